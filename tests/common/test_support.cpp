@@ -1,0 +1,23 @@
+#include "test_support.h"
+
+#include "arbor/paths.h"
+
+namespace arbor::test {
+
+std::filesystem::path fixtures_dir() {
+    return std::filesystem::path(ARBOR_SHARED_DIR) / "fixtures";
+}
+
+std::filesystem::path test_data_dir() { return ARBOR_TEST_DATA_DIR; }
+
+std::filesystem::path model_path() { return arbor::default_model_path(); }
+
+std::string missing_model_message() {
+    const auto path = model_path();
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) return {};
+    return "default model not found at " + path.string() +
+           " - run 'bash packaging/setup.sh test' (or set ARBOR_MODEL to a GGUF file)";
+}
+
+} // namespace arbor::test

@@ -1,0 +1,27 @@
+// Shared helpers for the test suites: where fixtures and the default model are.
+#pragma once
+
+#include <QtTest>
+
+#include <filesystem>
+#include <string>
+
+namespace arbor::test {
+
+// ../shared/fixtures (configurable with ARBOR_SHARED_DIR at configure time).
+std::filesystem::path fixtures_dir();
+// tests/data in the source tree.
+std::filesystem::path test_data_dir();
+// The default model as installed by set-up ($ARBOR_MODEL overrides).
+std::filesystem::path model_path();
+// Empty when the model is present, else a message telling how to install it.
+std::string missing_model_message();
+
+} // namespace arbor::test
+
+// Fails (never skips) a test that needs the default model when it is missing.
+#define ARBOR_REQUIRE_MODEL()                                                       \
+    do {                                                                            \
+        const std::string arbor_missing_ = arbor::test::missing_model_message();   \
+        if (!arbor_missing_.empty()) QFAIL(arbor_missing_.c_str());                 \
+    } while (false)
