@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -88,6 +89,9 @@ private:
     size_t alignment_ = 32;
     std::vector<std::pair<std::string, GgufValue>> metadata_;
     std::vector<GgufTensor> tensors_;
+    // Views of the names stored in metadata_ / tensors_, which never change after open.
+    std::unordered_map<std::string_view, size_t> key_index_;
+    std::unordered_map<std::string_view, size_t> tensor_index_;
     const uint8_t* map_ = nullptr;
     size_t map_size_ = 0;
 };
