@@ -1,0 +1,45 @@
+#include "cli_common.h"
+
+#include "arbor/error.h"
+#include "arbor/paths.h"
+
+#include <filesystem>
+#include <random>
+
+namespace arbor::cli {
+
+std::set<std::string> model_options() { return {"--model", "-m", "--threads", "-t", "--ctx"}; }
+
+std::set<std::string> sampling_options() {
+    return {"--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--seed"};
+}
+
+LoadedModel load_model(const CliArgs& args, bool with_backend) {
+    const std::filesystem::path path = args.get("--model").value_or(args.get("-m").value_or(default_model_path().string()));
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        throw Error("model file not found: " + path.string() +
+                    (args.has("--model") || args.has("-m") ? "" : " (run 'bash packaging/setup.sh run' to install the default model)"));
+    LoadedModel out;
+    out.model = Model::load(path);
+    if (with_backend) {
+        BackendOptions options;
+        options.threads = int(args.get_int("--threads", args.get_int("-t", 0, 0, 1024), 0, 1024));
+        options.kv_tokens = int32_t(args.get_int("--ctx", 4096, 16, 1 << 20));
+        out.backend = make_cpu_backend(*out.model, options);
+    }
+    return out;
+}
+
+SamplerParams sampler_params(const CliArgs& args, float default_temperature) {
+    SamplerParams p;
+    p.temperature = float(args.get_double("--temp", default_temperature, 0.0, 100.0));
+    p.top_k = int(args.get_int("--top-k", p.top_k, 0, 1 << 30));
+    p.top_p = float(args.get_double("--top-p", p.top_p, 0.0, 1.0));
+    p.min_p = float(args.get_double("--min-p", p.min_p, 0.0, 1.0));
+    p.repetition_penalty = float(args.get_double("--repeat-penalty", p.repetition_penalty, 0.01, 100.0));
+    p.seed = args.get_u64("--seed", std::random_device{}());
+    return p;
+}
+
+} // namespace arbor::cli

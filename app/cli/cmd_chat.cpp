@@ -1,0 +1,66 @@
+// Interactive multi-turn chat in the terminal. The conversation is kept as token ids:
+// each turn's prompt extends the previous one, so only new tokens are computed.
+#include "cli_common.h"
+#include "commands.h"
+
+#include "arbor/chat_template.h"
+#include "arbor/generator.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <unistd.h>
+
+namespace arbor::cli {
+
+int run_chat(const std::vector<std::string>& raw) {
+    auto valued = model_options();
+    valued.merge(sampling_options());
+    valued.insert({"--system", "-n"});
+    const CliArgs args(raw, valued, {});
+
+    GenerateOptions options;
+    options.max_tokens = int32_t(args.get_int("-n", 512, 1, 1 << 20));
+    options.sampler = sampler_params(args, 0.7f);
+    LoadedModel loaded = load_model(args);
+    const Model& model = *loaded.model;
+    const ChatFormatter formatter(model.tokenizer(), detect_chat_template(model.chat_template_source()));
+    Generator generator(model, *loaded.backend);
+
+    std::vector<ChatMessage> messages;
+    if (auto system = args.get("--system")) messages.push_back({Role::System, formatter.encode_content(*system)});
+    const bool interactive = isatty(STDIN_FILENO);
+    if (interactive)
+        std::fprintf(stderr, "Chatting with %s. Type a message and press Enter; /reset clears, /quit or Ctrl+D ends.\n",
+                     model.config().name.c_str());
+    std::string line;
+    for (;;) {
+        if (interactive) std::fputs("\n> ", stdout), std::fflush(stdout);
+        if (!std::getline(std::cin, line)) break;
+        if (line == "/quit" || line == "/exit") break;
+        if (line == "/reset") {
+            messages.erase(std::remove_if(messages.begin(), messages.end(),
+                                          [](const ChatMessage& m) { return m.role != Role::System; }),
+                           messages.end());
+            std::fputs("(conversation cleared)\n", stderr);
+            continue;
+        }
+        if (line.empty()) continue;
+        messages.push_back({Role::User, formatter.encode_content(line)});
+        const auto prompt = formatter.compose(messages);
+        const GenerateResult result = generator.generate(prompt, options, [](std::string_view piece) {
+            std::fwrite(piece.data(), 1, piece.size(), stdout);
+            std::fflush(stdout);
+            return true;
+        });
+        std::fputs("\n", stdout);
+        std::fflush(stdout);
+        messages.push_back({Role::Assistant, result.tokens});
+        std::fprintf(stderr, "[%d prompt tokens, %d cached, %.1f tokens/s]\n", result.prompt_tokens,
+                     result.cached_tokens, result.decode_tokens_per_second());
+    }
+    return 0;
+}
+
+} // namespace arbor::cli

@@ -1,0 +1,60 @@
+#include "cli_common.h"
+#include "commands.h"
+
+#include "arbor/error.h"
+#include "arbor/generator.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace arbor::cli {
+
+int run_generate(const std::vector<std::string>& raw) {
+    auto valued = model_options();
+    valued.merge(sampling_options());
+    valued.insert({"--prompt", "-p", "--prompt-file", "-n"});
+    const CliArgs args(raw, valued, {"--ids", "--no-special"});
+
+    std::string prompt;
+    if (args.has("--prompt") || args.has("-p")) {
+        if (args.has("--prompt-file")) throw UsageError("give either --prompt or --prompt-file, not both");
+        prompt = args.get("--prompt").value_or(args.get_or("-p", ""));
+    } else if (auto file = args.get("--prompt-file")) {
+        std::ifstream in(*file, std::ios::binary);
+        if (!in) throw Error("cannot read prompt file '" + *file + "'");
+        std::ostringstream ss;
+        ss << in.rdbuf();
+        prompt = ss.str();
+    } else {
+        throw UsageError("generate needs --prompt TEXT or --prompt-file F");
+    }
+
+    GenerateOptions options;
+    options.max_tokens = int32_t(args.get_int("-n", 128, 1, 1 << 20));
+    options.sampler = sampler_params(args, 0.8f);
+    LoadedModel loaded = load_model(args);
+    const Tokenizer& tok = loaded.model->tokenizer();
+    const auto ids = tok.encode(prompt, tok.adds_bos(), !args.has("--no-special"));
+    if (ids.empty()) throw Error("the prompt is empty after tokenization");
+
+    Generator generator(*loaded.model, *loaded.backend);
+    const GenerateResult result = generator.generate(ids, options, [](std::string_view piece) {
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+        std::fflush(stdout);
+        return true;
+    });
+    if (args.has("--ids")) {
+        std::string json = "\n[";
+        for (size_t i = 0; i < result.tokens.size(); ++i) json += (i ? "," : "") + std::to_string(result.tokens[i]);
+        std::printf("%s]\n", json.c_str());
+    } else {
+        std::printf("\n");
+    }
+    std::fprintf(stderr, "prompt tokens: %d, prefill: %.1f tokens/s, decode: %.1f tokens/s (%zu tokens, %s)\n",
+                 result.prompt_tokens, result.prefill_tokens_per_second(), result.decode_tokens_per_second(),
+                 result.tokens.size(), std::string(finish_reason_name(result.finish)).c_str());
+    return 0;
+}
+
+} // namespace arbor::cli

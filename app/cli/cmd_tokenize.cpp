@@ -1,0 +1,22 @@
+#include "cli_common.h"
+#include "commands.h"
+
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+
+namespace arbor::cli {
+
+int run_tokenize(const std::vector<std::string>& raw) {
+    const CliArgs args(raw, {"--model", "-m"}, {"--no-bos", "--no-special"});
+    const std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+    LoadedModel loaded = load_model(args, false);
+    const Tokenizer& tok = loaded.model->tokenizer();
+    const auto ids = tok.encode(text, !args.has("--no-bos") && tok.adds_bos(), !args.has("--no-special"));
+    std::string json = "[";
+    for (size_t i = 0; i < ids.size(); ++i) json += (i ? "," : "") + std::to_string(ids[i]);
+    std::printf("%s]\n", json.c_str());
+    return 0;
+}
+
+} // namespace arbor::cli

@@ -1,0 +1,62 @@
+// The compute backend interface. A backend owns the model's weights in its memory
+// (host or device), a pool of fixed-size KV pages, and runs one forward step over a
+// batch that may mix several sequences: prefill chunks and single decode tokens.
+// Page bookkeeping (which sequence owns which page) is the caller's; the backend only
+// reads and writes the pages a batch names.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace arbor {
+
+class Model;
+using TokenId = int32_t;
+
+// The rows of one sequence in a batch: tokens at positions start_pos .. start_pos+n_rows-1.
+// Their K/V are written into the sequence's pages before attention reads positions
+// 0 .. start_pos+n_rows-1 through the block table (page p holds positions
+// [p*page_size, (p+1)*page_size)).
+struct SequenceRows {
+    int32_t first_row = 0;       // index into ForwardBatch::tokens
+    int32_t n_rows = 0;
+    int32_t start_pos = 0;
+    std::span<const int32_t> block_table;  // page ids covering every position read or written
+    enum class Logits { None, Last, All } logits = Logits::Last;
+};
+
+struct ForwardBatch {
+    std::vector<TokenId> tokens;
+    std::vector<SequenceRows> sequences;
+
+    int32_t logit_rows() const;  // rows of output in Backend::forward's logits
+};
+
+struct BackendOptions {
+    int threads = 0;                  // 0: one per core
+    size_t kv_budget_bytes = 512u << 20;
+    int32_t kv_tokens = 0;            // when > 0: room for this many tokens instead of the budget
+    int32_t page_size = 16;           // tokens per KV page
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string name() const = 0;
+    virtual int32_t page_size() const = 0;
+    virtual int32_t page_count() const = 0;
+    virtual size_t page_bytes() const = 0;
+
+    // Runs the batch. logits receives logit_rows() x n_vocab floats, sequences in batch
+    // order, rows in position order. Throws arbor::Error on an invalid batch.
+    virtual void forward(const ForwardBatch& batch, std::vector<float>& logits) = 0;
+};
+
+// The CPU backend: weights stay in the model's mapping, KV pages in host memory.
+std::unique_ptr<Backend> make_cpu_backend(const Model& model, const BackendOptions& options);
+
+} // namespace arbor

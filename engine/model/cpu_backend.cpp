@@ -1,0 +1,224 @@
+// The CPU backend: a batched forward pass of llama-family models over paged KV.
+// Every matrix product covers all rows of the batch at once (each weight read once per
+// step); attention reads K/V through each sequence's block table.
+#include "arbor/backend.h"
+#include "arbor/error.h"
+#include "arbor/kernels/cpu_ops.h"
+#include "arbor/kernels/matmul.h"
+#include "arbor/kernels/quant.h"
+#include "arbor/kernels/thread_pool.h"
+#include "arbor/model.h"
+#include "kv_pages.h"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+namespace arbor {
+
+int32_t ForwardBatch::logit_rows() const {
+    int32_t n = 0;
+    for (const auto& s : sequences)
+        n += s.logits == SequenceRows::Logits::All ? s.n_rows : (s.logits == SequenceRows::Logits::Last ? 1 : 0);
+    return n;
+}
+
+namespace {
+
+// Row-wise work below this many rows runs on the calling thread: waking the pool
+// costs more than it saves.
+constexpr int64_t kParallelRows = 16;
+
+class CpuBackend final : public Backend {
+public:
+    CpuBackend(const Model& model, const BackendOptions& options)
+        : model_(model), cfg_(model.config()),
+          pool_(options.threads > 0 ? options.threads : int(std::max(1u, std::thread::hardware_concurrency()))),
+          kv_(cfg_, options) {
+        scores_.resize(size_t(pool_.size()));
+    }
+
+    std::string name() const override { return "cpu"; }
+    int32_t page_size() const override { return kv_.page_size(); }
+    int32_t page_count() const override { return kv_.page_count(); }
+    size_t page_bytes() const override { return kv_.page_bytes(); }
+
+    void forward(const ForwardBatch& batch, std::vector<float>& logits) override;
+
+private:
+    void validate(const ForwardBatch& batch) const;
+    void resize(int64_t rows);
+    template <class F>
+    void for_rows(int64_t rows, F&& fn) {
+        if (rows >= kParallelRows) pool_.parallel_for(rows, [&](int64_t t, int) { fn(t); });
+        else for (int64_t t = 0; t < rows; ++t) fn(t);
+    }
+    void attention(const ForwardBatch& batch, int32_t layer, int64_t rows);
+    void attend_row(int32_t layer, const SequenceRows& seq, int32_t pos, int32_t head, const float* q, float* out,
+                    std::vector<float>& scores) const;
+
+    const Model& model_;
+    const ModelConfig& cfg_;
+    ThreadPool pool_;
+    KvPages kv_;
+    MatmulScratch scratch_;
+    // Activations of the current step, rows x width.
+    std::vector<float> x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, rope_;
+    std::vector<int32_t> row_pos_, row_seq_;
+    std::vector<std::vector<float>> scores_;  // per thread
+};
+
+void CpuBackend::validate(const ForwardBatch& batch) const {
+    int32_t expect_row = 0;
+    for (const auto& s : batch.sequences) {
+        if (s.first_row != expect_row || s.n_rows <= 0 || s.start_pos < 0)
+            throw Error("forward batch: sequences must cover the rows in order, each with at least one row");
+        expect_row += s.n_rows;
+        const int64_t last_pos = int64_t(s.start_pos) + s.n_rows - 1;
+        if (last_pos / kv_.page_size() >= int64_t(s.block_table.size()))
+            throw Error("forward batch: block table too short for position " + std::to_string(last_pos));
+        for (int32_t page : s.block_table)
+            if (page < 0 || page >= kv_.page_count()) throw Error("forward batch: page id out of range");
+    }
+    if (size_t(expect_row) != batch.tokens.size()) throw Error("forward batch: rows do not match tokens");
+    for (TokenId t : batch.tokens)
+        if (t < 0 || t >= cfg_.n_vocab) throw Error("forward batch: token id " + std::to_string(t) + " out of range");
+}
+
+void CpuBackend::resize(int64_t rows) {
+    const size_t r = size_t(rows);
+    const size_t q_dim = size_t(cfg_.n_head) * size_t(cfg_.head_dim);
+    x_.resize(r * size_t(cfg_.n_embd));
+    xn_.resize(r * std::max(size_t(cfg_.n_embd), q_dim));
+    tmp_.resize(r * size_t(cfg_.n_embd));
+    q_.resize(r * q_dim);
+    att_.resize(r * q_dim);
+    k_.resize(r * size_t(cfg_.kv_dim()));
+    v_.resize(r * size_t(cfg_.kv_dim()));
+    gate_.resize(r * size_t(cfg_.n_ff));
+    up_.resize(r * size_t(cfg_.n_ff));
+    rope_.resize(r * size_t(cfg_.head_dim));
+    row_pos_.resize(r);
+    row_seq_.resize(r);
+}
+
+void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) {
+    validate(batch);
+    const int64_t rows = int64_t(batch.tokens.size());
+    const int64_t E = cfg_.n_embd, D = cfg_.head_dim, KV = cfg_.kv_dim();
+    const int64_t QD = int64_t(cfg_.n_head) * D;
+    const ModelWeights& w = model_.weights();
+    resize(rows);
+    for (size_t s = 0; s < batch.sequences.size(); ++s) {
+        const auto& seq = batch.sequences[s];
+        for (int32_t i = 0; i < seq.n_rows; ++i) {
+            row_pos_[size_t(seq.first_row + i)] = seq.start_pos + i;
+            row_seq_[size_t(seq.first_row + i)] = int32_t(s);
+        }
+    }
+    for_rows(rows, [&](int64_t t) {
+        dequantize_row(w.token_embd.type, w.token_embd.row(batch.tokens[size_t(t)]), &x_[size_t(t * E)], E);
+        model_.rope_table(row_pos_[size_t(t)], &rope_[size_t(t * D)]);
+    });
+
+    for (int32_t l = 0; l < cfg_.n_layer; ++l) {
+        const LayerWeights& lw = w.layers[size_t(l)];
+        for_rows(rows, [&](int64_t t) { rms_norm(&x_[size_t(t * E)], lw.attn_norm.data(), &xn_[size_t(t * E)], E, cfg_.rms_eps); });
+        const MatmulOutput qkv[] = {
+            {lw.wq, q_.data(), QD, lw.bq.empty() ? nullptr : lw.bq.data()},
+            {lw.wk, k_.data(), KV, lw.bk.empty() ? nullptr : lw.bk.data()},
+            {lw.wv, v_.data(), KV, lw.bv.empty() ? nullptr : lw.bv.data()},
+        };
+        matmul(pool_, xn_.data(), rows, qkv, scratch_);
+        for_rows(rows, [&](int64_t t) {
+            const float* cs = &rope_[size_t(t * D)];
+            for (int32_t h = 0; h < cfg_.n_head; ++h) rope_apply(&q_[size_t(t * QD + h * D)], cs, D, cfg_.rope_neox);
+            for (int32_t h = 0; h < cfg_.n_head_kv; ++h) rope_apply(&k_[size_t(t * KV + h * D)], cs, D, cfg_.rope_neox);
+            const auto& seq = batch.sequences[size_t(row_seq_[size_t(t)])];
+            kv_.store(l, seq.block_table, row_pos_[size_t(t)], &k_[size_t(t * KV)], &v_[size_t(t * KV)]);
+        });
+        attention(batch, l, rows);
+        const MatmulOutput o[] = {{lw.wo, tmp_.data(), E, nullptr}};
+        matmul(pool_, att_.data(), rows, o, scratch_);
+        for_rows(rows, [&](int64_t t) {
+            float* x = &x_[size_t(t * E)];
+            const float* add = &tmp_[size_t(t * E)];
+            for (int64_t i = 0; i < E; ++i) x[i] += add[i];
+            rms_norm(x, lw.ffn_norm.data(), &xn_[size_t(t * E)], E, cfg_.rms_eps);
+        });
+        const MatmulOutput gate_up[] = {
+            {lw.w_gate, gate_.data(), cfg_.n_ff, nullptr},
+            {lw.w_up, up_.data(), cfg_.n_ff, nullptr},
+        };
+        matmul(pool_, xn_.data(), rows, gate_up, scratch_);
+        for_rows(rows, [&](int64_t t) { silu_mul(&gate_[size_t(t * cfg_.n_ff)], &up_[size_t(t * cfg_.n_ff)], cfg_.n_ff); });
+        const MatmulOutput down[] = {{lw.w_down, tmp_.data(), E, nullptr}};
+        matmul(pool_, gate_.data(), rows, down, scratch_);
+        for_rows(rows, [&](int64_t t) {
+            float* x = &x_[size_t(t * E)];
+            const float* add = &tmp_[size_t(t * E)];
+            for (int64_t i = 0; i < E; ++i) x[i] += add[i];
+        });
+    }
+
+    // Final norm and output projection, only for the rows whose logits are wanted.
+    std::vector<int64_t> out_rows;
+    for (const auto& s : batch.sequences) {
+        if (s.logits == SequenceRows::Logits::All)
+            for (int32_t i = 0; i < s.n_rows; ++i) out_rows.push_back(s.first_row + i);
+        else if (s.logits == SequenceRows::Logits::Last)
+            out_rows.push_back(s.first_row + s.n_rows - 1);
+    }
+    const int64_t n_out = int64_t(out_rows.size());
+    logits.resize(size_t(n_out) * size_t(cfg_.n_vocab));
+    if (n_out == 0) return;
+    for (int64_t i = 0; i < n_out; ++i)
+        rms_norm(&x_[size_t(out_rows[size_t(i)] * E)], w.output_norm.data(), &xn_[size_t(i * E)], E, cfg_.rms_eps);
+    const MatmulOutput out[] = {{w.output, logits.data(), cfg_.n_vocab, nullptr}};
+    matmul(pool_, xn_.data(), n_out, out, scratch_);
+}
+
+void CpuBackend::attention(const ForwardBatch& batch, int32_t layer, int64_t rows) {
+    const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D;
+    int32_t max_pos = 0;
+    for (int64_t t = 0; t < rows; ++t) max_pos = std::max(max_pos, row_pos_[size_t(t)]);
+    for (auto& s : scores_) s.resize(size_t(max_pos) + 1);
+    pool_.parallel_for(rows * cfg_.n_head, [&](int64_t task, int thread) {
+        const int64_t t = task / cfg_.n_head;
+        const int32_t h = int32_t(task % cfg_.n_head);
+        const auto& seq = batch.sequences[size_t(row_seq_[size_t(t)])];
+        attend_row(layer, seq, row_pos_[size_t(t)], h, &q_[size_t(t * QD + h * D)], &att_[size_t(t * QD + h * D)],
+                   scores_[size_t(thread)]);
+    });
+}
+
+void CpuBackend::attend_row(int32_t layer, const SequenceRows& seq, int32_t pos, int32_t head, const float* q,
+                            float* out, std::vector<float>& scores) const {
+    const int64_t D = cfg_.head_dim;
+    const int32_t P = kv_.page_size();
+    const int32_t kv_head = head / (cfg_.n_head / cfg_.n_head_kv);
+    const float scale = 1.0f / std::sqrt(float(D));
+    const int32_t n = pos + 1;
+    for (int32_t start = 0; start < n; start += P) {
+        const int32_t page = seq.block_table[size_t(start / P)];
+        const float* keys = kv_.keys(layer, page, kv_head);
+        const int32_t count = std::min(P, n - start);
+        for (int32_t j = 0; j < count; ++j) scores[size_t(start + j)] = dot_f32(q, keys + j * D, D) * scale;
+    }
+    softmax(scores.data(), n);
+    std::fill(out, out + D, 0.0f);
+    for (int32_t start = 0; start < n; start += P) {
+        const int32_t page = seq.block_table[size_t(start / P)];
+        const float* values = kv_.values(layer, page, kv_head);
+        const int32_t count = std::min(P, n - start);
+        for (int32_t j = 0; j < count; ++j) axpy_f32(scores[size_t(start + j)], values + j * D, out, D);
+    }
+}
+
+} // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(const Model& model, const BackendOptions& options) {
+    return std::make_unique<CpuBackend>(model, options);
+}
+
+} // namespace arbor

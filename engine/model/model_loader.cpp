@@ -1,0 +1,170 @@
+// Model::load: reads the configuration from GGUF metadata and binds every weight
+// tensor, checking shapes and types so that the forward pass never sees a surprise.
+#include "arbor/model.h"
+
+#include "arbor/kernels/quant.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <string_view>
+
+namespace arbor {
+namespace {
+
+const char* const kSupported = "llama, qwen2";
+
+class Binder {
+public:
+    explicit Binder(const GgufFile& file) : file_(file) {}
+
+    const GgufTensor* find(const std::string& name) const { return file_.find_tensor(name); }
+
+    const GgufTensor& require(const std::string& name) const {
+        const GgufTensor* t = find(name);
+        if (!t) throw Error("model is missing tensor '" + name + "'");
+        return *t;
+    }
+
+    static void check_shape(const GgufTensor& t, int64_t cols, int64_t rows) {
+        const bool ok = t.dims.size() <= 2 && t.cols() == cols && t.rows() == rows;
+        if (!ok)
+            throw Error("tensor '" + t.name + "' has shape [" + dims_text(t) + "], expected [" +
+                        std::to_string(cols) + (rows > 1 ? ", " + std::to_string(rows) : "") + "]");
+    }
+
+    TensorView matrix(const std::string& name, int64_t cols, int64_t rows) const {
+        const GgufTensor& t = require(name);
+        check_shape(t, cols, rows);
+        if (!dtype_info(t.type).weight_type)
+            throw Error("tensor '" + name + "' has unsupported type " + std::string(dtype_name(t.type)));
+        return TensorView{t.type, cols, rows, t.data, row_bytes(t.type, cols)};
+    }
+
+    std::vector<float> vector(const std::string& name, int64_t n, bool required = true) const {
+        const GgufTensor* t = required ? &require(name) : find(name);
+        if (!t) return {};
+        check_shape(*t, n, 1);
+        std::vector<float> out(size_t(n));
+        dequantize_row(t->type, t->data, out.data(), n);
+        return out;
+    }
+
+private:
+    static std::string dims_text(const GgufTensor& t) {
+        std::string s;
+        for (size_t i = 0; i < t.dims.size(); ++i) s += (i ? ", " : "") + std::to_string(t.dims[i]);
+        return s;
+    }
+
+    const GgufFile& file_;
+};
+
+int32_t positive(const GgufFile& file, const std::string& key, std::optional<uint64_t> fallback = {}) {
+    std::optional<uint64_t> v = file.get_uint(key);
+    if (!v) v = fallback;
+    if (!v) throw Error("model metadata lacks '" + key + "'");
+    if (*v == 0 || *v > (1u << 24)) throw Error("model metadata '" + key + "' has invalid value " + std::to_string(*v));
+    return int32_t(*v);
+}
+
+ModelConfig read_config(const GgufFile& file) {
+    ModelConfig c;
+    c.architecture = file.require_string("general.architecture");
+    if (c.architecture != "llama" && c.architecture != "qwen2")
+        throw Error("unsupported model architecture '" + c.architecture + "' (supported: " + kSupported + ")");
+    c.name = file.get_string("general.name").value_or(c.architecture);
+    const std::string a = c.architecture + ".";
+    c.n_layer = positive(file, a + "block_count");
+    c.n_embd = positive(file, a + "embedding_length");
+    c.n_ff = positive(file, a + "feed_forward_length");
+    c.n_head = positive(file, a + "attention.head_count");
+    c.n_head_kv = positive(file, a + "attention.head_count_kv", uint64_t(c.n_head));
+    if (c.n_head % c.n_head_kv != 0)
+        throw Error("attention.head_count " + std::to_string(c.n_head) + " is not a multiple of head_count_kv " +
+                    std::to_string(c.n_head_kv));
+    c.head_dim = positive(file, a + "attention.key_length", uint64_t(c.n_embd / c.n_head));
+    const int32_t rope_dims = positive(file, a + "rope.dimension_count", uint64_t(c.head_dim));
+    if (rope_dims != c.head_dim || c.head_dim % 2 != 0)
+        throw Error("partial or odd rotary dimensions (" + std::to_string(rope_dims) + " of head size " +
+                    std::to_string(c.head_dim) + ") are not supported");
+    c.n_ctx_train = positive(file, a + "context_length", 4096);
+    c.rms_eps = float(file.get_float(a + "attention.layer_norm_rms_epsilon").value_or(1e-5));
+    c.rope_base = float(file.get_float(a + "rope.freq_base").value_or(10000.0));
+    const std::string scaling = file.get_string(a + "rope.scaling.type").value_or("none");
+    if (scaling == "linear") {
+        const double factor = file.get_float(a + "rope.scaling.factor").value_or(1.0);
+        if (!(factor > 0.0)) throw Error("invalid rope.scaling.factor");
+        c.rope_freq_scale = float(1.0 / factor);
+    } else if (scaling != "none" && !scaling.empty()) {
+        spdlog::warn("RoPE scaling type '{}' is not supported; positions are not scaled", scaling);
+    }
+    c.rope_neox = c.architecture == "qwen2";
+    if (!(c.rms_eps > 0.0f) || !(c.rope_base > 0.0f)) throw Error("invalid rms epsilon or rope base in metadata");
+    return c;
+}
+
+} // namespace
+
+std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
+    std::unique_ptr<Model> m(new Model());
+    m->file_ = GgufFile::open(path);
+    const GgufFile& file = *m->file_;
+    m->config_ = read_config(file);
+    ModelConfig& c = m->config_;
+    m->tokenizer_ = Tokenizer::from_gguf(file);
+    m->chat_template_ = file.get_string("tokenizer.chat_template").value_or("");
+
+    Binder bind(file);
+    const GgufTensor& embd = bind.require("token_embd.weight");
+    c.n_vocab = int32_t(embd.rows());
+    if (c.n_vocab != m->tokenizer_->n_vocab())
+        spdlog::warn("token_embd has {} rows but the vocabulary has {} tokens", c.n_vocab, m->tokenizer_->n_vocab());
+    if (c.n_vocab < m->tokenizer_->n_vocab())
+        throw Error("token_embd has fewer rows than the vocabulary has tokens");
+
+    ModelWeights& w = m->weights_;
+    const int64_t q_dim = int64_t(c.n_head) * c.head_dim;
+    w.token_embd = bind.matrix("token_embd.weight", c.n_embd, c.n_vocab);
+    w.output_norm = bind.vector("output_norm.weight", c.n_embd);
+    w.output = bind.find("output.weight") ? bind.matrix("output.weight", c.n_embd, c.n_vocab) : w.token_embd;
+    w.layers.resize(size_t(c.n_layer));
+    for (int32_t i = 0; i < c.n_layer; ++i) {
+        const std::string p = "blk." + std::to_string(i) + ".";
+        LayerWeights& l = w.layers[size_t(i)];
+        l.attn_norm = bind.vector(p + "attn_norm.weight", c.n_embd);
+        l.ffn_norm = bind.vector(p + "ffn_norm.weight", c.n_embd);
+        l.wq = bind.matrix(p + "attn_q.weight", c.n_embd, q_dim);
+        l.wk = bind.matrix(p + "attn_k.weight", c.n_embd, c.kv_dim());
+        l.wv = bind.matrix(p + "attn_v.weight", c.n_embd, c.kv_dim());
+        l.wo = bind.matrix(p + "attn_output.weight", q_dim, c.n_embd);
+        l.bq = bind.vector(p + "attn_q.bias", q_dim, false);
+        l.bk = bind.vector(p + "attn_k.bias", c.kv_dim(), false);
+        l.bv = bind.vector(p + "attn_v.bias", c.kv_dim(), false);
+        l.w_gate = bind.matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff);
+        l.w_up = bind.matrix(p + "ffn_up.weight", c.n_embd, c.n_ff);
+        l.w_down = bind.matrix(p + "ffn_down.weight", c.n_ff, c.n_embd);
+    }
+    w.rope_freq_factors = bind.vector("rope_freqs.weight", c.head_dim / 2, false);
+
+    const int32_t half = c.head_dim / 2;
+    m->inv_freq_.resize(size_t(half));
+    for (int32_t i = 0; i < half; ++i) {
+        double f = std::pow(double(c.rope_base), -2.0 * i / c.head_dim) * c.rope_freq_scale;
+        if (!w.rope_freq_factors.empty()) f /= w.rope_freq_factors[size_t(i)];
+        m->inv_freq_[size_t(i)] = float(f);
+    }
+    spdlog::info("loaded {} ({}): {} layers, {} embd, {} heads ({} kv), vocab {}", c.name, c.architecture,
+                 c.n_layer, c.n_embd, c.n_head, c.n_head_kv, c.n_vocab);
+    return m;
+}
+
+void Model::rope_table(int32_t pos, float* cos_sin) const {
+    for (size_t i = 0; i < inv_freq_.size(); ++i) {
+        const double angle = double(pos) * double(inv_freq_[i]);
+        cos_sin[2 * i] = float(std::cos(angle));
+        cos_sin[2 * i + 1] = float(std::sin(angle));
+    }
+}
+
+} // namespace arbor

@@ -1,0 +1,100 @@
+#include "arbor/kernels/matmul.h"
+
+#include "arbor/kernels/quant.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace arbor {
+namespace {
+
+// Rows handled by one task: small enough to balance two to a few dozen threads,
+// large enough that the per-task overhead (one atomic) stays negligible.
+int64_t rows_per_task(int64_t total_rows, int threads) {
+    const int64_t target_tasks = int64_t(threads) * 8;
+    int64_t chunk = (total_rows + target_tasks - 1) / target_tasks;
+    return std::clamp<int64_t>((chunk + 7) / 8 * 8, 8, 256);
+}
+
+constexpr int64_t kActivationTile = 64;
+
+} // namespace
+
+void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const MatmulOutput> outputs,
+            MatmulScratch& scratch) {
+    if (outputs.empty() || n_rows <= 0) return;
+    const int64_t cols = outputs[0].weight.cols;
+
+    // Quantize the activations once for every distinct dot-product type.
+    scratch.slots.resize(0);
+    std::vector<size_t> slot_of(outputs.size());
+    for (size_t j = 0; j < outputs.size(); ++j) {
+        if (outputs[j].weight.cols != cols) throw std::invalid_argument("matmul: outputs differ in cols");
+        const DType act = vec_dot_type(outputs[j].weight.type);
+        size_t s = 0;
+        while (s < scratch.slots.size() && scratch.slots[s].type != act) ++s;
+        if (s == scratch.slots.size()) scratch.slots.push_back({act, row_bytes(act, cols), {}});
+        slot_of[j] = s;
+    }
+    for (auto& slot : scratch.slots) {
+        slot.data.resize(slot.row_bytes * size_t(n_rows));
+        auto quantize = [&](int64_t t, int) {
+            quantize_row(slot.type, x + t * cols, slot.data.data() + size_t(t) * slot.row_bytes, cols);
+        };
+        if (n_rows >= 4) pool.parallel_for(n_rows, quantize);
+        else for (int64_t t = 0; t < n_rows; ++t) quantize(t, 0);
+    }
+
+    struct Range { size_t output; int64_t begin, end; };
+    int64_t total_rows = 0;
+    for (const auto& o : outputs) total_rows += o.weight.rows;
+    const int64_t chunk = rows_per_task(total_rows, pool.size());
+    std::vector<Range> tasks;
+    for (size_t j = 0; j < outputs.size(); ++j)
+        for (int64_t r = 0; r < outputs[j].weight.rows; r += chunk)
+            tasks.push_back({j, r, std::min(r + chunk, outputs[j].weight.rows)});
+
+    std::vector<VecDotFn> dots(outputs.size());
+    std::vector<VecDotMultiFn> multis(outputs.size());
+    for (size_t j = 0; j < outputs.size(); ++j) {
+        dots[j] = vec_dot_fn(outputs[j].weight.type);
+        multis[j] = vec_dot_multi_fn(outputs[j].weight.type);
+    }
+
+    pool.parallel_for(int64_t(tasks.size()), [&](int64_t task, int) {
+        const Range& range = tasks[size_t(task)];
+        const MatmulOutput& out = outputs[range.output];
+        const auto& slot = scratch.slots[slot_of[range.output]];
+        if (n_rows == 1) {
+            const VecDotFn dot = dots[range.output];
+            for (int64_t r = range.begin; r < range.end; ++r) out.y[r] = dot(cols, out.weight.row(r), slot.data.data());
+        } else {
+            // Activation tiles small enough to stay in L2 while the weight rows stream.
+            const VecDotMultiFn multi = multis[range.output];
+            for (int64_t t0 = 0; t0 < n_rows; t0 += kActivationTile) {
+                const int n_act = int(std::min<int64_t>(kActivationTile, n_rows - t0));
+                const uint8_t* act = slot.data.data() + size_t(t0) * slot.row_bytes;
+                for (int64_t r = range.begin; r < range.end; ++r)
+                    multi(cols, out.weight.row(r), act, slot.row_bytes, n_act, out.y + t0 * out.ldy + r, out.ldy);
+            }
+        }
+        if (out.bias)
+            for (int64_t t = 0; t < n_rows; ++t)
+                for (int64_t r = range.begin; r < range.end; ++r) out.y[t * out.ldy + r] += out.bias[r];
+    });
+}
+
+void matmul_reference(const float* x, int64_t n_rows, const MatmulOutput& output) {
+    const auto& w = output.weight;
+    std::vector<float> row(size_t(w.cols));
+    for (int64_t r = 0; r < w.rows; ++r) {
+        dequantize_row(w.type, w.row(r), row.data(), w.cols, Isa::Scalar);
+        for (int64_t t = 0; t < n_rows; ++t) {
+            double sum = output.bias ? output.bias[r] : 0.0;
+            for (int64_t c = 0; c < w.cols; ++c) sum += double(row[size_t(c)]) * double(x[t * w.cols + c]);
+            output.y[t * output.ldy + r] = float(sum);
+        }
+    }
+}
+
+} // namespace arbor

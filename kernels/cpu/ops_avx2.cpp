@@ -1,0 +1,62 @@
+// AVX2/FMA variants; this file alone is compiled with -mavx2 -mfma.
+#include "arbor/kernels/cpu_ops.h"
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+
+namespace arbor::avx2 {
+
+bool available() {
+    static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return ok;
+}
+
+static inline float hsum(__m256 v) {
+    __m128 lo = _mm256_castps256_ps128(v);
+    lo = _mm_add_ps(lo, _mm256_extractf128_ps(v, 1));
+    lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+    lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
+    return _mm_cvtss_f32(lo);
+}
+
+float dot_f32(const float* a, const float* b, int64_t n) {
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
+    }
+    for (; i + 8 <= n; i += 8)
+        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+    float sum = hsum(_mm256_add_ps(acc0, acc1));
+    for (; i < n; ++i) sum += a[i] * b[i];
+    return sum;
+}
+
+void axpy_f32(float a, const float* x, float* y, int64_t n) {
+    const __m256 va = _mm256_set1_ps(a);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    for (; i < n; ++i) y[i] += a * x[i];
+}
+
+void scale_f32(float a, float* y, int64_t n) {
+    const __m256 va = _mm256_set1_ps(a);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(va, _mm256_loadu_ps(y + i)));
+    for (; i < n; ++i) y[i] *= a;
+}
+
+} // namespace arbor::avx2
+
+#else  // not an x86 build: the dispatcher never selects these
+
+namespace arbor::avx2 {
+bool available() { return false; }
+float dot_f32(const float* a, const float* b, int64_t n) { return ref::dot_f32(a, b, n); }
+void axpy_f32(float a, const float* x, float* y, int64_t n) { ref::axpy_f32(a, x, y, n); }
+void scale_f32(float a, float* y, int64_t n) { ref::scale_f32(a, y, n); }
+} // namespace arbor::avx2
+
+#endif

@@ -1,0 +1,17 @@
+#include "arbor/kernels/cpu_ops.h"
+
+namespace arbor {
+
+float dot_f32(const float* a, const float* b, int64_t n) {
+    return avx2::available() ? avx2::dot_f32(a, b, n) : ref::dot_f32(a, b, n);
+}
+
+void axpy_f32(float a, const float* x, float* y, int64_t n) {
+    avx2::available() ? avx2::axpy_f32(a, x, y, n) : ref::axpy_f32(a, x, y, n);
+}
+
+void scale_f32(float a, float* y, int64_t n) {
+    avx2::available() ? avx2::scale_f32(a, y, n) : ref::scale_f32(a, y, n);
+}
+
+} // namespace arbor

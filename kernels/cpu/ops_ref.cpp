@@ -1,0 +1,62 @@
+// Scalar references and the portable kernels.
+#include "arbor/kernels/cpu_ops.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace arbor {
+
+namespace ref {
+
+float dot_f32(const float* a, const float* b, int64_t n) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += double(a[i]) * double(b[i]);
+    return float(sum);
+}
+
+void axpy_f32(float a, const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+void scale_f32(float a, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] *= a;
+}
+
+} // namespace ref
+
+void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += double(x[i]) * double(x[i]);
+    const float scale = float(1.0 / std::sqrt(sum / double(n) + double(eps)));
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * weight[i];
+}
+
+void silu_mul(float* x, const float* g, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i])) * g[i];
+}
+
+void softmax(float* x, int64_t n) {
+    if (n <= 0) return;
+    const float max = *std::max_element(x, x + n);
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+        x[i] = std::exp(x[i] - max);
+        sum += x[i];
+    }
+    const float inv = float(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+void rope_apply(float* x, const float* cos_sin, int64_t head_dim, bool neox) {
+    const int64_t half = head_dim / 2;
+    for (int64_t i = 0; i < half; ++i) {
+        const float c = cos_sin[2 * i], s = cos_sin[2 * i + 1];
+        const int64_t i0 = neox ? i : 2 * i;
+        const int64_t i1 = neox ? i + half : 2 * i + 1;
+        const float x0 = x[i0], x1 = x[i1];
+        x[i0] = x0 * c - x1 * s;
+        x[i1] = x0 * s + x1 * c;
+    }
+}
+
+} // namespace arbor

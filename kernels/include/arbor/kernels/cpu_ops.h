@@ -1,0 +1,39 @@
+// Float kernels of the CPU forward pass. The hot ones (dot, axpy) have a scalar
+// reference in namespace ref and an AVX2/FMA variant chosen at run time.
+#pragma once
+
+#include <cstdint>
+
+namespace arbor {
+
+namespace ref {
+float dot_f32(const float* a, const float* b, int64_t n);
+void axpy_f32(float a, const float* x, float* y, int64_t n);  // y += a * x
+void scale_f32(float a, float* y, int64_t n);                 // y *= a
+} // namespace ref
+
+namespace avx2 {
+bool available();
+float dot_f32(const float* a, const float* b, int64_t n);
+void axpy_f32(float a, const float* x, float* y, int64_t n);
+void scale_f32(float a, float* y, int64_t n);
+} // namespace avx2
+
+// Dispatching entry points (AVX2 when the CPU has it, else the reference).
+float dot_f32(const float* a, const float* b, int64_t n);
+void axpy_f32(float a, const float* x, float* y, int64_t n);
+void scale_f32(float a, float* y, int64_t n);
+
+// y = x / rms(x) * weight, over n elements.
+void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps);
+// In place: x = silu(x) * g.
+void silu_mul(float* x, const float* g, int64_t n);
+// In place, numerically stable.
+void softmax(float* x, int64_t n);
+
+// Rotary position embedding of one head vector of head_dim elements with a
+// precomputed table of cos/sin for its position (head_dim/2 pairs each).
+// neox: rotate pairs (i, i + head_dim/2) instead of adjacent pairs (2i, 2i+1).
+void rope_apply(float* x, const float* cos_sin, int64_t head_dim, bool neox);
+
+} // namespace arbor

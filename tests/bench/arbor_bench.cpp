@@ -1,0 +1,123 @@
+// arbor-bench: measures prefill (a prompt of --prompt-tokens, default 512) and decode
+// (--gen-tokens single-token steps, default 128) throughput of one sequence, like
+// llama-bench's pp512 and tg128.
+#include "bench_report.h"
+
+#include "arbor/error.h"
+#include "arbor/generator.h"
+#include "arbor/kernels/quant.h"
+#include "arbor/model.h"
+#include "arbor/paths.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+    std::string model = arbor::default_model_path().string();
+    int threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    int prompt_tokens = 512;
+    int gen_tokens = 128;
+    int repetitions = 3;
+    bool json = false;
+};
+
+void usage() {
+    std::fputs("usage: arbor-bench [--model PATH] [--threads N] [--prompt-tokens N] [--gen-tokens N]\n"
+               "                   [--repetitions N] [--json]\n",
+               stderr);
+}
+
+bool parse(int argc, char** argv, Options& o) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto next_int = [&](int& out) {
+            if (i + 1 >= argc) return false;
+            char* end = nullptr;
+            const long v = std::strtol(argv[++i], &end, 10);
+            if (*end != '\0' || v < 1 || v > 1000000) return false;
+            out = int(v);
+            return true;
+        };
+        if (a == "--json") o.json = true;
+        else if (a == "--model" && i + 1 < argc) o.model = argv[++i];
+        else if (a == "--threads" || a == "-t") { if (!next_int(o.threads)) return false; }
+        else if (a == "--prompt-tokens") { if (!next_int(o.prompt_tokens)) return false; }
+        else if (a == "--gen-tokens") { if (!next_int(o.gen_tokens)) return false; }
+        else if (a == "--repetitions" || a == "-r") { if (!next_int(o.repetitions)) return false; }
+        else return false;
+    }
+    return true;
+}
+
+arbor::bench::Measurement summarize(std::string test, int threads, std::vector<double> runs) {
+    arbor::bench::Measurement m{std::move(test), threads, 0.0, 0.0, std::move(runs)};
+    for (double r : m.runs_tps) m.mean_tps += r;
+    m.mean_tps /= double(m.runs_tps.size());
+    for (double r : m.runs_tps) m.stddev_tps += (r - m.mean_tps) * (r - m.mean_tps);
+    m.stddev_tps = m.runs_tps.size() > 1 ? std::sqrt(m.stddev_tps / double(m.runs_tps.size() - 1)) : 0.0;
+    return m;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    if (!parse(argc, argv, o)) {
+        usage();
+        return 2;
+    }
+    spdlog::set_level(spdlog::level::warn);
+    try {
+        auto model = arbor::Model::load(o.model);
+        arbor::BackendOptions bo;
+        bo.threads = o.threads;
+        bo.kv_tokens = o.prompt_tokens + o.gen_tokens + 16;
+        auto backend = arbor::make_cpu_backend(*model, bo);
+        arbor::Generator gen(*model, *backend, o.prompt_tokens);
+
+        // Random ids like llama-bench: the content does not change the work done.
+        std::mt19937 rng(1234);
+        std::uniform_int_distribution<int32_t> pick(0, model->config().n_vocab - 1);
+        std::vector<arbor::TokenId> prompt(size_t(o.prompt_tokens));
+        for (auto& id : prompt) id = pick(rng);
+
+        gen.prefill(std::span(prompt.data(), 16));  // warm-up: page in weights
+        std::vector<double> pp, tg;
+        for (int r = 0; r < o.repetitions; ++r) {
+            gen.reset();
+            auto t0 = Clock::now();
+            gen.prefill(prompt);
+            pp.push_back(o.prompt_tokens / std::chrono::duration<double>(Clock::now() - t0).count());
+
+            gen.reset();
+            t0 = Clock::now();
+            arbor::TokenId id = prompt[0];
+            for (int i = 0; i < o.gen_tokens; ++i) {
+                const auto& logits = gen.decode(id);
+                (void)logits;
+                id = prompt[size_t(i + 1) % prompt.size()];
+            }
+            tg.push_back(o.gen_tokens / std::chrono::duration<double>(Clock::now() - t0).count());
+        }
+        arbor::bench::Report report{std::filesystem::path(o.model).filename().string(), backend->name(),
+                                    std::string(arbor::isa_name(arbor::best_isa())), {}};
+        report.rows.push_back(summarize("pp" + std::to_string(o.prompt_tokens), o.threads, pp));
+        report.rows.push_back(summarize("tg" + std::to_string(o.gen_tokens), o.threads, tg));
+        std::fputs((o.json ? arbor::bench::to_json(report) : arbor::bench::to_table(report)).c_str(), stdout);
+        return 0;
+    } catch (const arbor::Error& e) {
+        std::fprintf(stderr, "arbor-bench: error: %s\n", e.what());
+        return 1;
+    }
+}

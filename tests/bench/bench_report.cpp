@@ -1,0 +1,57 @@
+#include "bench_report.h"
+
+#include <cstdio>
+
+namespace arbor::bench {
+namespace {
+
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\', out += c;
+        else if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else out += c;
+    }
+    return out + "\"";
+}
+
+std::string number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", v);
+    return buf;
+}
+
+} // namespace
+
+std::string to_table(const Report& r) {
+    std::string out = "model: " + r.model + "\nbackend: " + r.backend + " (" + r.isa + ")\n\n";
+    char line[160];
+    std::snprintf(line, sizeof line, "| %-8s | %7s | %14s |\n|----------|---------|----------------|\n", "test",
+                  "threads", "tokens/s");
+    out += line;
+    for (const auto& m : r.rows) {
+        std::snprintf(line, sizeof line, "| %-8s | %7d | %7.1f ± %5.1f |\n", m.test.c_str(), m.threads, m.mean_tps,
+                      m.stddev_tps);
+        out += line;
+    }
+    return out;
+}
+
+std::string to_json(const Report& r) {
+    std::string out = "{\"model\": " + json_string(r.model) + ", \"backend\": " + json_string(r.backend) +
+                      ", \"isa\": " + json_string(r.isa) + ", \"results\": [";
+    for (size_t i = 0; i < r.rows.size(); ++i) {
+        const auto& m = r.rows[i];
+        out += std::string(i ? ", " : "") + "{\"test\": " + json_string(m.test) +
+               ", \"threads\": " + std::to_string(m.threads) + ", \"tokens_per_second\": " + number(m.mean_tps) +
+               ", \"stddev\": " + number(m.stddev_tps) + ", \"runs\": [";
+        for (size_t j = 0; j < m.runs_tps.size(); ++j) out += (j ? ", " : "") + number(m.runs_tps[j]);
+        out += "]}";
+    }
+    return out + "]}\n";
+}
+
+} // namespace arbor::bench

@@ -1,0 +1,27 @@
+// Result rows of arbor-bench, printed as a table or as JSON.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace arbor::bench {
+
+struct Measurement {
+    std::string test;        // e.g. "pp512", "tg128"
+    int threads = 0;
+    double mean_tps = 0.0;   // tokens per second
+    double stddev_tps = 0.0;
+    std::vector<double> runs_tps;
+};
+
+struct Report {
+    std::string model;
+    std::string backend;
+    std::string isa;
+    std::vector<Measurement> rows;
+};
+
+std::string to_table(const Report& report);
+std::string to_json(const Report& report);
+
+} // namespace arbor::bench

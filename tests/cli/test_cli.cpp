@@ -1,0 +1,121 @@
+// arbor-cli end to end: the real binary on the default model, through QProcess.
+#include "test_support.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QProcess>
+
+namespace {
+
+struct Run {
+    int exit_code = -1;
+    QString out, err;
+};
+
+Run run_cli(const QStringList& args, const QByteArray& input = {}) {
+    QProcess p;
+    p.start(QStringLiteral(ARBOR_CLI_PATH), args);
+    if (!p.waitForStarted()) return {};
+    p.write(input);
+    p.closeWriteChannel();
+    p.waitForFinished(180000);
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+QString model() { return QString::fromStdString(arbor::test::model_path().string()); }
+
+QJsonArray last_line_array(const QString& out) {
+    const auto lines = out.trimmed().split('\n');
+    return QJsonDocument::fromJson(lines.last().toUtf8()).array();
+}
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { ARBOR_REQUIRE_MODEL(); }
+
+    void generateStreamsTextIdsAndStats() {
+        const Run r = run_cli({"generate", "--model", model(), "--prompt", "The capital of France is", "-n", "8",
+                               "--temp", "0", "--ids"});
+        QCOMPARE(r.exit_code, 0);
+        const QJsonArray ids = last_line_array(r.out);
+        QCOMPARE(ids.size(), 8);
+        QVERIFY(r.out.contains("Paris"));
+        QVERIFY2(r.err.contains("prompt tokens: 5") && r.err.contains("prefill:") && r.err.contains("decode:"),
+                 qPrintable(r.err));
+    }
+
+    void generateIsReproducibleWithASeed() {
+        const QStringList args = {"generate", "--model", model(), "--prompt", "Once upon a time", "-n", "12",
+                                  "--temp", "1.0", "--top-k", "50", "--top-p", "0.9", "--seed", "7", "--ids"};
+        const Run a = run_cli(args), b = run_cli(args);
+        QCOMPARE(a.exit_code, 0);
+        QCOMPARE(last_line_array(a.out), last_line_array(b.out));
+        QStringList other = args;
+        other[other.indexOf("7")] = "8";
+        QVERIFY(last_line_array(run_cli(other).out) != last_line_array(a.out));
+    }
+
+    void tokenizeReadsStandardInput() {
+        const Run r = run_cli({"tokenize", "--model", model()}, "<|im_start|>user\nHello");
+        QCOMPARE(r.exit_code, 0);
+        const QJsonArray ids = QJsonDocument::fromJson(r.out.toUtf8()).array();
+        QVERIFY(ids.size() >= 3);
+        QCOMPARE(ids.first().toInt(), 1);  // <|im_start|> of SmolLM2's vocabulary
+        const Run plain = run_cli({"tokenize", "--model", model(), "--no-special"}, "<|im_start|>");
+        QVERIFY(QJsonDocument::fromJson(plain.out.toUtf8()).array().size() > 1);
+    }
+
+    void chatKeepsTheConversationAndReusesItsKv() {
+        const Run r = run_cli({"chat", "--model", model(), "--temp", "0", "-n", "24"},
+                              "What is 2 plus 2?\nAnd what is 3 plus 3?\n");
+        QCOMPARE(r.exit_code, 0);
+        QVERIFY(!r.out.trimmed().isEmpty());
+        // Second turn: its prompt starts with the whole first turn, which is cached.
+        const auto stats = r.err.split('\n').filter("cached");
+        QCOMPARE(stats.size(), 2);
+        const QRegularExpression re(R"(\[(\d+) prompt tokens, (\d+) cached)");
+        const auto first = re.match(stats[0]), second = re.match(stats[1]);
+        QVERIFY(first.hasMatch() && second.hasMatch());
+        QCOMPARE(first.captured(2).toInt(), 0);
+        QVERIFY(second.captured(2).toInt() > first.captured(1).toInt());
+    }
+
+    void badInputFailsClearly_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("no command") << QStringList{} << "usage";
+        QTest::newRow("unknown command") << QStringList{"frobnicate"} << "unknown command";
+        QTest::newRow("unknown option") << QStringList{"generate", "--prompt", "x", "--bogus"} << "unknown argument";
+        QTest::newRow("missing prompt") << QStringList{"generate", "--model", model()} << "--prompt";
+        QTest::newRow("bad number") << QStringList{"generate", "--prompt", "x", "-n", "ten"} << "expects an integer";
+        QTest::newRow("missing value") << QStringList{"generate", "--prompt"} << "needs a value";
+        QTest::newRow("missing model") << QStringList{"generate", "--model", "/nonexistent/m.gguf", "--prompt", "x"}
+                                       << "not found";
+        QTest::newRow("missing prompt file") << QStringList{"generate", "--prompt-file", "/nonexistent/p.txt"}
+                                             << "cannot read prompt file";
+    }
+    void badInputFailsClearly() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const Run r = run_cli(args);
+        QVERIFY2(r.exit_code > 0, qPrintable(QString("exit code %1").arg(r.exit_code)));
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    }
+
+    void notAModelFileFailsClearly() {
+        QTemporaryFile f;
+        QVERIFY(f.open());
+        f.write("this is not a gguf file at all, just some text");
+        f.flush();
+        const Run r = run_cli({"generate", "--model", f.fileName(), "--prompt", "x"});
+        QCOMPARE(r.exit_code, 1);
+        QVERIFY2(r.err.contains("error:"), qPrintable(r.err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"

@@ -1,0 +1,129 @@
+// The threaded matrix product against the dequantize-then-multiply reference, for every
+// weight type, several batch sizes and thread counts.
+#include "arbor/kernels/fp16.h"
+#include "arbor/kernels/matmul.h"
+#include "arbor/kernels/quant.h"
+#include "arbor/kernels/quant_blocks.h"
+
+#include <QtTest>
+
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace {
+
+// Random but valid weight bytes: quantization keeps scales finite, which random bytes
+// in the half-precision scale fields would not.
+std::vector<uint8_t> random_weights(arbor::DType type, int64_t rows, int64_t cols, std::mt19937& rng) {
+    std::vector<uint8_t> bytes(arbor::row_bytes(type, cols) * size_t(rows));
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (auto& b : bytes) b = uint8_t(byte(rng));
+    // Overwrite each block's scale fields with sane halves/bfloats.
+    std::uniform_real_distribution<float> scale(0.001f, 0.02f);
+    const auto& info = arbor::dtype_info(type);
+    const size_t blocks = bytes.size() / info.block_bytes;
+    for (size_t i = 0; i < blocks; ++i) {
+        uint8_t* blk = bytes.data() + i * info.block_bytes;
+        auto put_half = [&](size_t offset) {
+            const uint16_t h = arbor::fp32_to_fp16(scale(rng));
+            std::memcpy(blk + offset, &h, 2);
+        };
+        switch (type) {
+        case arbor::DType::F32: { float f = scale(rng) * 50; std::memcpy(blk, &f, 4); break; }
+        case arbor::DType::F16: put_half(0); break;
+        case arbor::DType::BF16: { uint16_t b = arbor::fp32_to_bf16(scale(rng) * 50); std::memcpy(blk, &b, 2); break; }
+        case arbor::DType::Q4_0: case arbor::DType::Q5_0: case arbor::DType::Q8_0: put_half(0); break;
+        case arbor::DType::Q4_1: case arbor::DType::Q5_1: case arbor::DType::Q4_K: case arbor::DType::Q5_K:
+            put_half(0); put_half(2); break;
+        case arbor::DType::Q6_K: put_half(offsetof(arbor::BlockQ6_K, d)); break;
+        default: break;
+        }
+    }
+    return bytes;
+}
+
+} // namespace
+
+class TestMatmul : public QObject {
+    Q_OBJECT
+private slots:
+    void matchesReference_data() {
+        QTest::addColumn<int>("type");
+        QTest::addColumn<int>("batch");
+        QTest::addColumn<int>("threads");
+        const arbor::DType types[] = {arbor::DType::F32, arbor::DType::F16, arbor::DType::BF16, arbor::DType::Q8_0,
+                                      arbor::DType::Q4_0, arbor::DType::Q4_1, arbor::DType::Q5_0, arbor::DType::Q5_1,
+                                      arbor::DType::Q4_K, arbor::DType::Q5_K, arbor::DType::Q6_K};
+        for (auto t : types)
+            for (int batch : {1, 3, 70})
+                for (int threads : {1, 3})
+                    QTest::newRow(qPrintable(QString("%1 batch %2 threads %3")
+                                                 .arg(QString::fromUtf8(arbor::dtype_name(t).data()))
+                                                 .arg(batch)
+                                                 .arg(threads)))
+                        << int(t) << batch << threads;
+    }
+    void matchesReference() {
+        QFETCH(int, type);
+        QFETCH(int, batch);
+        QFETCH(int, threads);
+        const auto dtype = arbor::DType(type);
+        const int64_t cols = 512, rows = 37;
+        std::mt19937 rng(42 + type);
+        const auto bytes = random_weights(dtype, rows, cols, rng);
+        arbor::TensorView w{dtype, cols, rows, bytes.data(), arbor::row_bytes(dtype, cols)};
+        std::vector<float> x(size_t(batch * cols)), bias(size_t(rows));
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        for (auto& v : x) v = normal(rng);
+        for (auto& v : bias) v = normal(rng);
+
+        std::vector<float> y(size_t(batch * rows), NAN), want(size_t(batch * rows));
+        arbor::ThreadPool pool(threads);
+        arbor::MatmulScratch scratch;
+        const arbor::MatmulOutput out{w, y.data(), rows, bias.data()};
+        arbor::matmul(pool, x.data(), batch, std::span(&out, 1), scratch);
+        arbor::matmul_reference(x.data(), batch, arbor::MatmulOutput{w, want.data(), rows, bias.data()});
+
+        // Activations are quantized to 8 bits for the quantized types: allow for that.
+        const bool float_type = dtype == arbor::DType::F32 || dtype == arbor::DType::F16 || dtype == arbor::DType::BF16;
+        double max_err = 0.0, max_ref = 0.0;
+        for (size_t i = 0; i < y.size(); ++i) {
+            QVERIFY2(std::isfinite(y[i]), "non-finite output");
+            max_err = std::max(max_err, double(std::fabs(y[i] - want[i])));
+            max_ref = std::max(max_ref, double(std::fabs(want[i])));
+        }
+        const double tol = float_type ? 1e-4 * max_ref + 1e-4 : 0.02 * max_ref + 1e-3;
+        QVERIFY2(max_err <= tol, qPrintable(QString("max error %1 > %2").arg(max_err).arg(tol)));
+    }
+
+    void fusedOutputsShareOneInput() {
+        const int64_t cols = 64;
+        std::vector<float> w1(size_t(cols * 2)), w2(size_t(cols * 3)), x(size_t(cols));
+        for (int64_t i = 0; i < cols; ++i) {
+            x[size_t(i)] = float(i % 5);
+            w1[size_t(i)] = 1.0f;              // row 0 of w1: sum of x
+            w1[size_t(cols + i)] = i == 3;     // row 1: x[3]
+            for (int r = 0; r < 3; ++r) w2[size_t(r * cols + i)] = float(r);
+        }
+        std::vector<float> y1(2), y2(3);
+        const arbor::MatmulOutput outs[] = {
+            {{arbor::DType::F32, cols, 2, reinterpret_cast<const uint8_t*>(w1.data()), size_t(cols) * 4}, y1.data(), 2, nullptr},
+            {{arbor::DType::F32, cols, 3, reinterpret_cast<const uint8_t*>(w2.data()), size_t(cols) * 4}, y2.data(), 3, nullptr},
+        };
+        arbor::ThreadPool pool(2);
+        arbor::MatmulScratch scratch;
+        arbor::matmul(pool, x.data(), 1, outs, scratch);
+        float sum = 0;
+        for (float v : x) sum += v;
+        QCOMPARE(y1[0], sum);
+        QCOMPARE(y1[1], 3.0f);
+        QCOMPARE(y2[0], 0.0f);
+        QCOMPARE(y2[2], 2.0f * sum);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestMatmul)
+#include "test_matmul.moc"
