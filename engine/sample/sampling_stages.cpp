@@ -1,0 +1,229 @@
+#include "arbor/error.h"
+#include "arbor/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace arbor::sampling {
+namespace {
+
+// Strict total order on candidates: higher logit first, then lower id.
+bool before(const Candidate& a, const Candidate& b) {
+    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+}
+
+// The best k of n candidates, sorted, in one pass over them: a heap whose top is the
+// worst kept candidate rejects almost every element with a single comparison.
+template <typename Get>
+std::vector<Candidate> select_best(size_t n, size_t k, Get get) {
+    std::vector<Candidate> heap;
+    heap.reserve(k);
+    for (size_t i = 0; i < n; ++i) {
+        const Candidate x = get(i);
+        if (heap.size() < k) {
+            heap.push_back(x);
+            std::push_heap(heap.begin(), heap.end(), before);
+        } else if (before(x, heap.front())) {
+            std::pop_heap(heap.begin(), heap.end(), before);
+            heap.back() = x;
+            std::push_heap(heap.begin(), heap.end(), before);
+        }
+    }
+    std::sort_heap(heap.begin(), heap.end(), before);
+    return heap;
+}
+
+float max_logit(const Candidates& c) {
+    if (c.sorted) return c.items.front().logit;
+    float m = -std::numeric_limits<float>::infinity();
+    for (const auto& x : c.items) m = std::max(m, x.logit);
+    return m;
+}
+
+// exp(logit - max) for every candidate; when the maximum is infinite (all -inf, or
+// some +inf) the candidates equal to it share the mass evenly.
+std::vector<double> weights(const Candidates& c, double* total) {
+    std::vector<double> w(c.items.size());
+    const float m = max_logit(c);
+    double sum = 0.0;
+    if (std::isfinite(m)) {
+        // Single precision exp: the mass is summed in double, and float relative
+        // precision is ample for probabilities.
+        for (size_t i = 0; i < w.size(); ++i) {
+            w[i] = static_cast<double>(std::exp(c.items[i].logit - m));
+            sum += w[i];
+        }
+    } else {
+        for (size_t i = 0; i < w.size(); ++i) {
+            w[i] = c.items[i].logit == m ? 1.0 : 0.0;
+            sum += w[i];
+        }
+    }
+    *total = sum;
+    return w;
+}
+
+} // namespace
+
+Candidates make_candidates(std::span<const float> logits) {
+    Candidates c;
+    c.items.resize(logits.size());
+    for (size_t i = 0; i < logits.size(); ++i) {
+        if (std::isnan(logits[i])) throw Error("sampler: logit " + std::to_string(i) + " is NaN");
+        c.items[i] = Candidate{static_cast<int32_t>(i), logits[i]};
+    }
+    return c;
+}
+
+void apply_penalties(std::span<float> logits, const TokenCounts& counts, float repetition,
+                     float presence, float frequency) {
+    for (const auto& [id, count] : counts) {
+        if (id < 0 || static_cast<size_t>(id) >= logits.size() || count <= 0) continue;
+        float& l = logits[static_cast<size_t>(id)];
+        l = l > 0.0f ? l / repetition : l * repetition;
+        l -= static_cast<float>(count) * frequency + presence;
+    }
+}
+
+void top_k(Candidates& c, int k) {
+    if (k <= 0 || static_cast<size_t>(k) >= c.items.size()) return;
+    if (c.sorted) {
+        c.items.resize(static_cast<size_t>(k));
+        return;
+    }
+    c.items = select_best(c.items.size(), static_cast<size_t>(k), [&](size_t i) { return c.items[i]; });
+    c.sorted = true;
+}
+
+Candidates top_k_of(std::span<const float> logits, int k) {
+    if (k <= 0 || static_cast<size_t>(k) >= logits.size()) return make_candidates(logits);
+    bool nan = false;
+    Candidates c;
+    c.items = select_best(logits.size(), static_cast<size_t>(k), [&](size_t i) {
+        nan |= std::isnan(logits[i]);
+        return Candidate{static_cast<int32_t>(i), logits[i]};
+    });
+    if (nan) throw Error("sampler: logits contain NaN");
+    c.sorted = true;
+    return c;
+}
+
+void top_p(Candidates& c, float p) {
+    if (!(p < 1.0f) || c.items.empty()) return;
+    double total = 0.0;
+    const std::vector<double> w = weights(c, &total);
+    const double target = static_cast<double>(p) * total;
+    if (c.sorted) {
+        double cum = 0.0;
+        for (size_t i = 0; i < c.items.size(); ++i) {
+            cum += w[i];
+            if (cum >= target) {
+                c.items.resize(i + 1);
+                return;
+            }
+        }
+        return;
+    }
+    // Unsorted (typically the whole vocabulary): find the worst kept candidate by
+    // quickselect on probability mass instead of sorting, then filter in place so the
+    // survivors keep their order.
+    struct Entry {
+        Candidate c;
+        double w;
+    };
+    // Candidates lighter than floor weigh less than (1 - p) of the mass all together, so
+    // the kept set lies among the heavier ones; this usually leaves few to select from.
+    const double floor = (total - target) / static_cast<double>(c.items.size());
+    std::vector<Entry> e;
+    for (size_t i = 0; i < c.items.size(); ++i)
+        if (w[i] >= floor) e.push_back({c.items[i], w[i]});
+    size_t lo = 0, hi = e.size();
+    double need = target;  // mass still to collect from e[lo, hi)
+    Candidate cut = c.items.front();
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        std::swap(e[mid], e[hi - 1]);
+        const Candidate pivot = e[hi - 1].c;
+        size_t store = lo;
+        double better_mass = 0.0;
+        for (size_t i = lo; i + 1 < hi; ++i) {
+            if (before(e[i].c, pivot)) {
+                better_mass += e[i].w;
+                std::swap(e[i], e[store++]);
+            }
+        }
+        std::swap(e[store], e[hi - 1]);  // pivot now at `store`
+        if (better_mass >= need && store > lo) {
+            hi = store;
+        } else if (better_mass + e[store].w >= need || store + 1 == hi) {
+            cut = pivot;
+            break;
+        } else {
+            need -= better_mass + e[store].w;
+            lo = store + 1;
+        }
+    }
+    std::erase_if(c.items, [&](const Candidate& x) { return before(cut, x); });
+}
+
+void min_p(Candidates& c, float p) {
+    if (!(p > 0.0f) || c.items.empty()) return;
+    const float m = max_logit(c);
+    if (!std::isfinite(m)) return;
+    const double threshold = std::min(static_cast<double>(p), 1.0);
+    std::erase_if(c.items, [&](const Candidate& x) {
+        return static_cast<double>(std::exp(x.logit - m)) < threshold;
+    });
+}
+
+void temperature(Candidates& c, float t) {
+    for (auto& x : c.items) x.logit /= t;
+}
+
+std::vector<double> probabilities(const Candidates& c) {
+    double total = 0.0;
+    std::vector<double> w = weights(c, &total);
+    for (double& x : w) x /= total;
+    return w;
+}
+
+double unit_interval(uint64_t bits) {
+    // The top 53 bits fill a double's mantissa exactly.
+    return static_cast<double>(bits >> 11) * 0x1.0p-53;
+}
+
+int32_t draw(const Candidates& c, std::mt19937_64& rng) {
+    if (c.items.empty()) throw Error("sampler: no candidates left to draw from");
+    double total = 0.0;
+    const std::vector<double> w = weights(c, &total);
+    const double target = unit_interval(rng()) * total;
+    double cum = 0.0;
+    size_t last_positive = 0;
+    for (size_t i = 0; i < w.size(); ++i) {
+        if (w[i] <= 0.0) continue;
+        cum += w[i];
+        last_positive = i;
+        if (target < cum) return c.items[i].id;
+    }
+    return c.items[last_positive].id;
+}
+
+int32_t argmax(std::span<const float> logits) {
+    if (logits.empty()) throw Error("sampler: empty logits");
+    size_t best = 0;
+    float best_value = logits[0];
+    bool nan = std::isnan(best_value);
+    for (size_t i = 1; i < logits.size(); ++i) {
+        const float v = logits[i];
+        nan |= std::isnan(v);
+        if (v > best_value) {
+            best_value = v;
+            best = i;
+        }
+    }
+    if (nan || std::isnan(best_value)) throw Error("sampler: logits contain NaN");
+    return static_cast<int32_t>(best);
+}
+
+} // namespace arbor::sampling
