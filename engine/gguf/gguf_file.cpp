@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
+#include <new>
 #include <numeric>
 
 namespace arbor {
@@ -221,6 +222,9 @@ std::unique_ptr<GgufFile> GgufFile::open(const std::filesystem::path& path) {
         Parser(*f).run();
     } catch (const Error& e) {
         throw Error("GGUF file '" + path.string() + "': " + e.what());
+    } catch (const std::bad_alloc&) {
+        // Counts are bounded by the file size, but a huge hostile file can still exhaust memory.
+        throw Error("GGUF file '" + path.string() + "': out of memory while reading the metadata");
     }
     const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start);
     spdlog::debug("opened GGUF {} (v{}, {} metadata keys, {} tensors) in {:.1f} ms", path.string(),

@@ -189,6 +189,8 @@ std::vector<uint8_t> pattern_bytes(size_t n, uint8_t seed) {
 }
 
 void write_file(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {
+    // A fresh inode: truncating a just-written file in place makes ext4 flush it to disk.
+    std::filesystem::remove(path);
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
     if (!f) throw std::runtime_error("test writer: cannot write " + path.string());
