@@ -1,0 +1,75 @@
+// Helpers for the translation units compiled with -mavx2 -mfma -mf16c. Everything
+// here is static (see block_bits.h for why), and these units avoid fp16.h and other
+// shared inline code for the same reason: half floats go through F16C instead.
+#pragma once
+
+#include "arbor/kernels/quant_blocks.h"
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace arbor::quant::avx2 {
+
+static inline float half_to_float(uint16_t h) { return _cvtsh_ss(h); }
+
+static inline uint16_t float_to_half(float f) {
+    return uint16_t(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+// Two adjacent halves (d and m of Q4_1/Q5_1, d and s of Q8_1) as floats in lanes 0, 1.
+static inline __m128 load_half_pair(const uint16_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return _mm_cvtph_ps(_mm_cvtsi32_si128(v));
+}
+
+static inline float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+static inline int32_t hsum_i32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
+    return _mm_cvtsi128_si32(s);
+}
+
+// 16 packed bytes -> 32 nibbles: bytes 0-15 the low nibbles, 16-31 the high ones,
+// which is element order for the 32-element block types.
+static inline __m256i unpack_nibbles(const uint8_t* qs) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(v, 4), v);
+    return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+}
+
+// Byte j = 0x10 where bit j of the 32-bit mask is set, else 0.
+static inline __m256i fifth_bits(uint32_t qh) {
+    const __m256i spread = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(int32_t(qh)),
+        _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
+    const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201));
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+    return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+}
+
+// Eight int32 sums of four u8 * i8 products each. Pair sums stay within int16 as long
+// as u <= 128 and |s| <= 127, true for every caller.
+static inline __m256i dot_u8_i8(__m256i u, __m256i s) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+// Signed x signed via |x| and sign(x) * y; y must not hold -128.
+static inline __m256i dot_i8_i8(__m256i x, __m256i y) {
+    return dot_u8_i8(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+}
+
+static inline __m256i load256(const void* p) {
+    return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+
+} // namespace arbor::quant::avx2
