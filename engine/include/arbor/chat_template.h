@@ -1,0 +1,83 @@
+// Chat prompts composed from token ids. Template pieces (role headers, turn markers,
+// BOS) are tokenized on their own with special-token parsing; message content is
+// tokenized on its own without it, or is the exact ids the model generated. So turn N+1's
+// prompt starts with exactly turn N's prompt followed by the reply's ids, and a follow-up
+// reuses every cached token.
+//
+// Rendered as text (with a tokenizer that round-trips), each family matches its
+// reference Jinja template:
+//   ChatML   <|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n
+//   Llama3   <|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>
+//            <|start_header_id|>assistant<|end_header_id|>\n\n
+//   Llama2   <s>[INST] <<SYS>>\nsys\n<</SYS>>\n\nHi [/INST] reply </s><s>[INST] ... [/INST]
+//   Gemma    <bos><start_of_turn>user\nsys\n\nHi<end_of_turn>\n<start_of_turn>model\n
+//   Zephyr   <|system|>\nsys</s>\n<|user|>\nHi</s>\n<|assistant|>\n
+// Llama 2 wraps an assistant reply in spaces (" reply "); a reply the model generated
+// carries its own leading space, so the formatter adds none and the content is used as
+// given. Llama 2 and Gemma have no system role: system messages are folded into the next
+// user message the way their templates do (a system message with no user message right
+// after it becomes a user turn of its own).
+#pragma once
+
+#include "arbor/tokenizer.h"
+
+#include <string_view>
+#include <vector>
+
+namespace arbor {
+
+enum class ChatTemplateKind { ChatML, Llama3, Llama2, Gemma, Zephyr };
+enum class Role { System, User, Assistant };
+
+std::string_view chat_template_name(ChatTemplateKind kind);
+
+// Detects the family from the GGUF's tokenizer.chat_template text (Jinja source).
+// Missing or unknown: logs a warning and returns ChatML; *recognised tells which.
+ChatTemplateKind detect_chat_template(std::string_view jinja_source, bool* recognised = nullptr);
+
+struct ChatMessage {
+    Role role;
+    std::vector<TokenId> content;
+};
+
+class ChatFormatter {
+public:
+    // Keeps a reference to the tokenizer, which must outlive the formatter.
+    ChatFormatter(const Tokenizer& tokenizer, ChatTemplateKind kind);
+
+    ChatTemplateKind kind() const { return kind_; }
+
+    // Message text -> ids, special-token texts kept as plain text.
+    std::vector<TokenId> encode_content(std::string_view text) const;
+
+    // The full prompt for generating the next assistant reply after `messages`.
+    std::vector<TokenId> compose(const std::vector<ChatMessage>& messages) const;
+
+    // End-of-turn ids of this template (plus the tokenizer's end-of-sequence id). An
+    // assistant message ending with one of them gets no end-of-turn marker appended.
+    std::vector<TokenId> stop_tokens() const;
+
+private:
+    std::vector<TokenId> special(std::string_view text) const;
+    bool ends_turn(const std::vector<TokenId>& content) const;
+    void append_system(std::vector<TokenId>& out, const std::vector<TokenId>& content) const;
+    void append_user(std::vector<TokenId>& out, const std::vector<const std::vector<TokenId>*>& systems,
+                     const std::vector<TokenId>* content) const;
+    void append_assistant(std::vector<TokenId>& out, const std::vector<TokenId>& content) const;
+
+    const Tokenizer& tokenizer_;
+    ChatTemplateKind kind_;
+    // Template pieces, tokenized once. A turn renders as header + content + end_of_turn
+    // + separator; the generation prompt is the assistant header.
+    std::vector<TokenId> prefix_;            // at the very start (BOS where the template has it)
+    std::vector<TokenId> system_header_;     // families with a system role
+    std::vector<TokenId> user_header_;
+    std::vector<TokenId> assistant_header_;
+    std::vector<TokenId> user_end_;          // Llama 2 closes a user turn with " [/INST]"
+    std::vector<TokenId> end_of_turn_;
+    std::vector<TokenId> separator_;
+    std::vector<TokenId> fold_open_, fold_close_;  // around a system text folded into a user turn
+    std::vector<TokenId> stop_tokens_;
+};
+
+} // namespace arbor
