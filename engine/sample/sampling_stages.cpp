@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 namespace arbor::sampling {
 namespace {
@@ -98,13 +99,11 @@ void top_k(Candidates& c, int k) {
 
 Candidates top_k_of(std::span<const float> logits, int k) {
     if (k <= 0 || static_cast<size_t>(k) >= logits.size()) return make_candidates(logits);
-    bool nan = false;
     Candidates c;
     c.items = select_best(logits.size(), static_cast<size_t>(k), [&](size_t i) {
-        nan |= std::isnan(logits[i]);
+        if (std::isnan(logits[i])) throw Error("sampler: logit " + std::to_string(i) + " is NaN");
         return Candidate{static_cast<int32_t>(i), logits[i]};
     });
-    if (nan) throw Error("sampler: logits contain NaN");
     c.sorted = true;
     return c;
 }
@@ -132,12 +131,12 @@ void top_p(Candidates& c, float p) {
         Candidate c;
         double w;
     };
-    // Candidates lighter than floor weigh less than (1 - p) of the mass all together, so
-    // the kept set lies among the heavier ones; this usually leaves few to select from.
-    const double floor = (total - target) / static_cast<double>(c.items.size());
+    // Candidates lighter than `light` weigh less than (1 - p) of the mass all together,
+    // so the kept set lies among the heavier ones; this usually leaves few to select from.
+    const double light = (total - target) / static_cast<double>(c.items.size());
     std::vector<Entry> e;
     for (size_t i = 0; i < c.items.size(); ++i)
-        if (w[i] >= floor) e.push_back({c.items[i], w[i]});
+        if (w[i] >= light) e.push_back({c.items[i], w[i]});
     size_t lo = 0, hi = e.size();
     double need = target;  // mass still to collect from e[lo, hi)
     Candidate cut = c.items.front();

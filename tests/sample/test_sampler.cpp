@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -307,6 +308,20 @@ private slots:
             const double expected = std::exp(double(logits[size_t(id)])) / z;
             QVERIFY(std::abs(double(hits[size_t(id)]) / n - expected) < 0.02);
         }
+    }
+
+    void maskedLogitsNeverDrawn() {
+        const float inf = std::numeric_limits<float>::infinity();
+        const std::vector<float> logits{-inf, 0.0f, -inf, 0.5f};
+        SamplerParams p = plain(1.0f);
+        p.seed = 9;
+        Sampler s(p, 4);
+        std::set<int32_t> seen;
+        for (int i = 0; i < 500; ++i) seen.insert(s.sample(logits));
+        QCOMPARE(seen, (std::set<int32_t>{1, 3}));
+        // All masked: the lowest id, deterministically.
+        Sampler g(plain(0.0f), 2);
+        QCOMPARE(g.sample(std::vector<float>{-inf, -inf}), 0);
     }
 
     void largeVocabularyDefaults() {
