@@ -24,7 +24,9 @@ public:
 
     // add_bos: prepend BOS when the vocabulary asks for it (tokenizer.ggml.add_bos_token).
     // parse_special: recognise special/control token texts such as "<|im_start|>";
-    // otherwise they are tokenized as plain text.
+    // otherwise they are tokenized as plain text. User-defined tokens (token type 4, words
+    // added to the vocabulary, e.g. runs of spaces) are always recognised, as the
+    // reference tokenizers do. Invalid UTF-8 in byte-level BPE input becomes U+FFFD.
     virtual std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special) const = 0;
 
     // The raw bytes of one token (special tokens render as their text). May be a

@@ -1,0 +1,147 @@
+#include "pretokenizer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <array>
+
+namespace arbor::tok {
+
+namespace {
+
+// The split patterns, per family, as the reference tokenizer runs them.
+constexpr std::string_view kGpt2 =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))";
+constexpr std::string_view kLlama3 =
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kQwen2 =
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kSeedCoder =
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kBailing =
+    R"('(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+)";
+constexpr std::string_view kTekken =
+    R"([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kGpt4o =
+    R"([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kBloom = " ?[^(\\s|.,!?\u2026\u3002\uFF0C\u3001\u0964\u06D4\u060C)]+";
+constexpr std::string_view kCjk = "[\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF]+";
+constexpr std::string_view kDeepseekLlmLetters =
+    "\\s?["
+    "A-Za-z\u00B5\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u01BA\u01BC-\u01BF\u01C4-\u0293\u0295-\u02AF"
+    "\u0370-\u0373\u0376\u0377\u037B-\u037D\u037F\u0386\u0388-\u038A\u038C\u038E-\u03A1\u03A3-\u03F5"
+    "\u03F7-\u0481\u048A-\u052F\u0531-\u0556\u10A0-\u10C5\u13A0-\u13F5\u13F8-\u13FD\u1C90-\u1CBA"
+    "\u1CBD-\u1CBF\u1D00-\u1D2B\u1D6B-\u1D77\u1D79-\u1D9A\u1E00-\u1F15\u1F18-\u1F1D\u1F20-\u1F45"
+    "\u1F48-\u1F4D\u1F50-\u1F57\u1F59\u1F5B\u1F5D\u1F5F-\u1F7D\u1F80-\u1FB4\u1FB6-\u1FBC\u1FBE"
+    "\u1FC2-\u1FC4\u1FC6-\u1FCC\u1FD0-\u1FD3\u1FD6-\u1FDB\u1FE0-\u1FEC\u1FF2-\u1FF4\u1FF6-\u1FFC"
+    "\u2102\u2107\u210A-\u2113\u2115\u2119-\u211D\u2124\u2126\u2128\u212A-\u212D\u212F-\u2134\u2139"
+    "\u213C-\u213F\u2145-\u2149\u214E\u2183\u2184\u2C00-\u2C7B\u2C7E-\u2CE4\u2CEB-\u2CEE\u2CF2\u2CF3"
+    "\uA640-\uA66D\uA680-\uA69B\uA722-\uA76F\uA771-\uA787\uA78B-\uA78E\uAB70-\uABBF\uFB00-\uFB06"
+    "\uFB13-\uFB17\uFF21-\uFF3A\uFF41-\uFF5A\U00010400-\U0001044F\U000104B0-\U000104D3"
+    "\U000104D8-\U000104FB\U00010C80-\U00010CB2\U00010CC0-\U00010CF2\U000118A0-\U000118DF"
+    "\U0001E900-\U0001E943]+";
+constexpr std::string_view kDeepseekLlmPunct = "\\s?[!-/:-~\uFF01-\uFF0F\uFF1A-\uFF5E\u2018-\u201F\u3000-\u3002]+";
+
+struct Family {
+    std::string_view name;
+    std::vector<std::string_view> patterns;
+    bool ignore_merges = false;
+    bool add_bos = false;
+};
+
+const std::vector<Family>& families() {
+    static const std::vector<Family> all = {
+        {"default", {R"([\p{P}\$\+<=>\^~\|]+)", kGpt2, R"(\p{N}+)", "[0-9][0-9][0-9]"}},
+        {"gpt2", {kGpt2}},
+        {"llama3", {kLlama3}, true, true},
+        {"llama3-merging", {kLlama3}},
+        {"qwen2", {kQwen2}},
+        {"starcoder", {R"(\p{N})", kGpt2}},
+        {"falcon", {R"([\p{P}\$\+<=>\^~\|`]+)", kGpt2, "[0-9][0-9][0-9]"}},
+        {"deepseek-llm",
+         {"[\r\n]", kDeepseekLlmLetters, kDeepseekLlmPunct, R"(\s+$)", kCjk, R"(\p{N}+)"}},
+        {"deepseek-coder", {"[\r\n]", R"(\s?\p{L}+)", R"(\s?\p{P}+)", kCjk, R"(\p{N})"}},
+        {"bloom", {kBloom}},
+        {"viking", {kBloom, R"(\p{N})"}},
+        {"seed-coder", {kSeedCoder}},
+        {"bailingmoe", {kBailing}},
+        {"tekken", {kTekken}, true, true},
+        {"gpt-4o", {kGpt4o}},
+    };
+    return all;
+}
+
+// tokenizer.ggml.pre names -> family, following the reference's grouping.
+std::string_view family_of(std::string_view pre) {
+    struct Alias {
+        std::string_view family;
+        std::vector<std::string_view> names;
+    };
+    static const std::vector<Alias> aliases = {
+        {"default", {"default"}},
+        {"llama3", {"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2"}},
+        {"llama3-merging", {"dbrx", "smaug-bpe"}},
+        {"gpt2", {"gpt2", "gpt-2", "mpt", "phi-2", "olmo", "jais", "trillion", "granite-docling", "jina-es",
+                  "jina-de", "jina-v1-en", "jina-v2-es", "jina-v2-de", "jina-v2-code", "roberta-bpe",
+                  "gigachat", "a.x-4.0", "mellum", "exaone4", "modern-bert"}},
+        {"qwen2", {"qwen2", "deepseek-r1-qwen", "megrez", "stablelm2", "hunyuan", "kormo", "f2llmv2",
+                   "solar-open", "grok-2"}},
+        {"starcoder", {"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b",
+                       "mellum2"}},
+        {"falcon", {"falcon"}},
+        {"deepseek-llm", {"deepseek-llm"}},
+        {"deepseek-coder", {"deepseek-coder"}},
+        {"bloom", {"bloom", "poro-chat", "gpt3-finnish"}},
+        {"viking", {"viking"}},
+        {"seed-coder", {"seed-coder"}},
+        {"bailingmoe", {"bailingmoe", "bailingmoe2", "llada-moe"}},
+        {"tekken", {"tekken"}},
+        {"gpt-4o", {"gpt-4o", "llama4", "minimax-m2"}},
+    };
+    for (const auto& a : aliases)
+        for (auto n : a.names)
+            if (n == pre) return a.family;
+    return {};
+}
+
+} // namespace
+
+PreTokenizer::PreTokenizer(std::string_view pre_name) {
+    std::string_view family;
+    if (pre_name.empty()) {
+        spdlog::warn("tokenizer: no tokenizer.ggml.pre in the model, using the 'default' pre-tokenizer; "
+                     "tokenization may differ from the original model");
+        family = "default";
+    } else {
+        family = family_of(pre_name);
+        if (family.empty()) {
+            spdlog::warn("tokenizer: unknown pre-tokenizer '{}', using gpt2's; tokenization may differ "
+                         "from the original model", pre_name);
+            family = "gpt2";
+        }
+    }
+    for (const auto& f : families()) {
+        if (f.name != family) continue;
+        info_.family = std::string(f.name);
+        info_.ignore_merges = f.ignore_merges;
+        info_.add_bos = f.add_bos;
+        for (auto p : f.patterns) patterns_.emplace_back(p);
+        break;
+    }
+}
+
+std::vector<std::pair<size_t, size_t>> PreTokenizer::split(const std::u32string& cps,
+                                                           const std::vector<uint8_t>& flags) const {
+    std::vector<std::pair<size_t, size_t>> spans{{0, cps.size()}};
+    if (cps.empty()) return {};
+    const RegexInput in{cps.data(), flags.data()};
+    std::vector<std::pair<size_t, size_t>> next;
+    for (const auto& re : patterns_) {
+        next.clear();
+        next.reserve(spans.size() * 2);
+        re.split(in, spans, next);
+        spans.swap(next);
+    }
+    return spans;
+}
+
+} // namespace arbor::tok

@@ -1,0 +1,81 @@
+// The two tokenizer kinds behind arbor::Tokenizer, sharing the vocabulary queries.
+#pragma once
+
+#include "arbor/tokenizer.h"
+#include "pretokenizer.h"
+#include "vocab.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace arbor::tok {
+
+class VocabTokenizer : public Tokenizer {
+public:
+    explicit VocabTokenizer(Vocab vocab) : vocab_(std::move(vocab)) {}
+
+    int32_t n_vocab() const override { return vocab_.size(); }
+    TokenId bos() const override { return vocab_.bos(); }
+    TokenId eos() const override { return vocab_.eos(); }
+    bool adds_bos() const override { return vocab_.add_bos(); }
+    bool is_end_of_generation(TokenId id) const override { return vocab_.is_eog(id); }
+    bool is_special(TokenId id) const override { return vocab_.is_special(id); }
+    std::optional<TokenId> find(std::string_view token_text) const override;
+
+protected:
+    void check_id(TokenId id) const;
+    Vocab vocab_;
+};
+
+// Byte-level BPE (tokenizer.ggml.model "gpt2").
+class BpeTokenizer final : public VocabTokenizer {
+public:
+    BpeTokenizer(const GgufFile& file, std::string_view pre_name);
+
+    std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special) const override;
+    std::string token_bytes(TokenId id) const override;
+    const PreTokenizerInfo& pre_tokenizer() const { return pre_.info(); }
+
+private:
+    BpeTokenizer(const GgufFile& file, PreTokenizer pre);
+    void load_merges(const GgufFile& file);
+    int32_t intern(std::string text);
+    void encode_text(std::string_view text, std::vector<TokenId>& out) const;
+    void encode_word(std::string_view bytes, std::vector<TokenId>& out) const;
+
+    struct Merge {
+        int32_t rank;
+        int32_t result;  // piece id of the concatenation
+    };
+
+    PreTokenizer pre_;
+    // Pieces: every string a merge can involve, interned so merging compares integers.
+    TokenIndex piece_index_;
+    std::vector<const std::string*> piece_text_;
+    std::vector<TokenId> piece_token_;  // vocabulary id of each piece, -1 when none
+    std::unordered_map<uint64_t, Merge> merges_;  // (left piece << 32 | right piece)
+    std::array<int32_t, 256> byte_piece_{};
+    std::vector<std::string> decoded_;  // token_bytes of every token
+};
+
+// SentencePiece (tokenizer.ggml.model "llama"): score-driven merging of characters.
+class SpmTokenizer final : public VocabTokenizer {
+public:
+    explicit SpmTokenizer(const GgufFile& file);
+
+    std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special) const override;
+    std::string token_bytes(TokenId id) const override;
+
+private:
+    void encode_text(const std::string& text, std::vector<TokenId>& out) const;
+    void push_bytes(std::string_view bytes, std::vector<TokenId>& out) const;
+
+    bool add_space_prefix_ = true;
+    std::array<TokenId, 256> byte_token_{};
+};
+
+} // namespace arbor::tok

@@ -1,0 +1,185 @@
+// The shared tokenizer vectors: every string of every ggml-vocab-NAME.gguf.inp must
+// tokenize (no BOS, no special-token parsing) to exactly the ids on its line of .out.
+#include "test_support.h"
+
+#include "arbor/gguf.h"
+#include "arbor/tokenizer.h"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fixture_dir() { return arbor::test::fixtures_dir() / "tokenizer"; }
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// Inputs are written as text + "\n__ggml_vocab_test__\n" each.
+std::vector<std::string> read_inputs(const fs::path& path) {
+    const std::string raw = read_file(path);
+    const std::string sep = "\n__ggml_vocab_test__\n";
+    std::vector<std::string> out;
+    size_t pos = 0;
+    while (pos < raw.size()) {
+        const size_t next = raw.find(sep, pos);
+        if (next == std::string::npos) {
+            out.push_back(raw.substr(pos));
+            break;
+        }
+        out.push_back(raw.substr(pos, next - pos));
+        pos = next + sep.size();
+    }
+    return out;
+}
+
+std::vector<std::vector<arbor::TokenId>> read_outputs(const fs::path& path) {
+    std::ifstream in(path);
+    std::vector<std::vector<arbor::TokenId>> out;
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream ls(line);
+        std::vector<arbor::TokenId> ids;
+        long long id = 0;
+        while (ls >> id) ids.push_back(static_cast<arbor::TokenId>(id));
+        out.push_back(std::move(ids));
+    }
+    return out;
+}
+
+std::string join(const std::vector<arbor::TokenId>& ids) {
+    std::string s;
+    for (auto id : ids) s += (s.empty() ? "" : " ") + std::to_string(id);
+    return s;
+}
+
+std::vector<fs::path> fixture_inputs() {
+    std::vector<fs::path> found;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(fixture_dir(), ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind("ggml-vocab-", 0) == 0 && name.size() > 9 &&
+            name.compare(name.size() - 9, 9, ".gguf.inp") == 0)
+            found.push_back(entry.path());
+    }
+    std::sort(found.begin(), found.end());
+    return found;
+}
+
+} // namespace
+
+class TokenizerFixtures : public QObject {
+    Q_OBJECT
+
+private slots:
+    void fixturesPresent() {
+        const auto inputs = fixture_inputs();
+        QVERIFY2(!inputs.empty(), ("no tokenizer fixtures in " + fixture_dir().string()).c_str());
+        for (const auto& inp : inputs) {
+            const std::string base = inp.string().substr(0, inp.string().size() - 4);
+            QVERIFY2(fs::exists(base), base.c_str());
+            QVERIFY2(fs::exists(base + ".out"), (base + ".out").c_str());
+        }
+    }
+
+    // BOS, end-of-generation and decoding on the fixture vocabularies (ids and flags read
+    // from their metadata with the `gguf` Python package).
+    void vocabularyProperties() {
+        const auto open = [](const char* name) {
+            auto file = arbor::GgufFile::open(fixture_dir() / name);
+            return std::make_pair(std::move(file), arbor::Tokenizer::from_gguf(*file));
+        };
+        {
+            const auto [file, spm] = open("ggml-vocab-llama-spm.gguf");
+            QVERIFY(spm->adds_bos());
+            QCOMPARE(spm->bos(), 1);
+            QCOMPARE(spm->eos(), 2);
+            const auto plain = spm->encode("Hello world", false, false);
+            auto with_bos = plain;
+            with_bos.insert(with_bos.begin(), 1);
+            QCOMPARE(join(spm->encode("Hello world", true, false)), join(with_bos));
+            QCOMPARE(spm->decode(plain), std::string(" Hello world"));  // the space prefix
+            QVERIFY(spm->is_end_of_generation(2));
+            QVERIFY(!spm->is_end_of_generation(1));
+
+            // Characters missing from the vocabulary fall back to <0xXX> byte tokens.
+            const std::string text = "llama \U0001F999 \u4E2D\u6587";
+            const auto ids = spm->encode(text, false, false);
+            QCOMPARE(spm->decode(ids), " " + text);
+            arbor::StreamDecoder stream(*spm);
+            std::string joined;
+            for (auto id : ids) joined += stream.push(id);
+            joined += stream.flush();
+            QCOMPARE(joined, " " + text);
+
+            // "<s>" is a control token: one id with parse_special, text otherwise.
+            QCOMPARE(spm->encode("<s>hi", false, true).front(), 1);
+            for (auto id : spm->encode("<s>hi", false, false)) QVERIFY(id != 1);
+        }
+        {
+            const auto [file, gpt2] = open("ggml-vocab-gpt-2.gguf");
+            QVERIFY(!gpt2->adds_bos());  // no tokenizer.ggml.add_bos_token: BPE default
+            QCOMPARE(join(gpt2->encode("Hello", true, false)), join(gpt2->encode("Hello", false, false)));
+            QVERIFY(gpt2->is_end_of_generation(50256));
+        }
+        {
+            const auto [file, coder] = open("ggml-vocab-deepseek-coder.gguf");
+            QVERIFY(coder->adds_bos());
+            QCOMPARE(coder->encode("x", true, false).front(), 32013);
+            QVERIFY(coder->is_end_of_generation(32014));
+        }
+        {
+            const auto [file, phi3] = open("ggml-vocab-phi-3.gguf");
+            QCOMPARE(phi3->eos(), 32000);
+            QVERIFY(phi3->is_end_of_generation(32000));  // <|endoftext|>
+            QVERIFY(phi3->is_end_of_generation(32007));  // <|end|>
+            QVERIFY(!phi3->is_end_of_generation(32010)); // <|user|>
+        }
+    }
+
+    void testFixture_data() {
+        QTest::addColumn<QString>("input");
+        for (const auto& inp : fixture_inputs()) {
+            std::string name = inp.filename().string();
+            name = name.substr(11, name.size() - 11 - 9);  // ggml-vocab-NAME.gguf.inp
+            QTest::newRow(name.c_str()) << QString::fromStdString(inp.string());
+        }
+    }
+
+    void testFixture() {
+        QFETCH(QString, input);
+        const std::string inp = input.toStdString();
+        const std::string base = inp.substr(0, inp.size() - 4);
+        const auto file = arbor::GgufFile::open(base);
+        const auto tokenizer = arbor::Tokenizer::from_gguf(*file);
+
+        const auto texts = read_inputs(inp);
+        const auto expected = read_outputs(base + ".out");
+        QVERIFY(!texts.empty());
+        QCOMPARE(texts.size(), expected.size());
+
+        int failures = 0;
+        std::string report;
+        for (size_t i = 0; i < texts.size(); ++i) {
+            const auto ids = tokenizer->encode(texts[i], false, false);
+            if (ids == expected[i]) continue;
+            ++failures;
+            report += "\n  string " + std::to_string(i) + " '" + texts[i] + "'\n    expected: " +
+                      join(expected[i]) + "\n    got:      " + join(ids);
+        }
+        if (failures)
+            QFAIL((std::to_string(failures) + " of " + std::to_string(texts.size()) +
+                   " strings differ:" + report).c_str());
+    }
+};
+
+QTEST_APPLESS_MAIN(TokenizerFixtures)
+#include "test_tokenizer_fixtures.moc"
