@@ -74,6 +74,8 @@ private slots:
     void avx2_matches_scalar();
     void multi_rows_match_single_data() { types(); }
     void multi_rows_match_single();
+    void weight_rows_match_single_data() { types(); }
+    void weight_rows_match_single();
     void avx2_quantize_matches_scalar();
 
 private:
@@ -178,6 +180,49 @@ void TestVecDot::multi_rows_match_single() {
                                          .arg(got, 0, 'g', 9).arg(want[r], 0, 'g', 9)));
                 QCOMPARE(out[size_t(r * out_stride + 1)], -777.0f);
                 QCOMPARE(out[size_t(r * out_stride + 2)], -777.0f);
+            }
+        }
+    }
+}
+
+// Several weight rows at a stride against one activation row (the decode form).
+void TestVecDot::weight_rows_match_single() {
+    QFETCH(DType, weight);
+    const int64_t n = dtype_info(weight).block_size == 256 ? 512 : 576;
+    const DType act = vec_dot_type(weight);
+    const size_t w_stride = row_bytes(weight, n) + 24;
+    const int64_t out_stride = 2;
+    for (Isa isa : {Isa::Scalar, Isa::Avx2}) {
+        if (!isa_supported(isa)) continue;
+        std::mt19937 rng(31u + uint32_t(weight));
+        const auto x = test::random_activations(n, rng);
+        std::vector<uint8_t> xq(row_bytes(act, n));
+        quantize_row(act, x.data(), xq.data(), n, Isa::Scalar);
+        const auto xf = test::decode_activations(act, xq.data(), n);
+        const VecDotFn single = vec_dot_fn(weight, isa);
+        const VecDotRowsFn rows = vec_dot_rows_fn(weight, isa);
+        for (int n_rows : {1, 2, 3, 4, 5, 7, 8, 13}) {
+            std::vector<uint8_t> w(w_stride * size_t(n_rows), 0);
+            std::vector<double> want(static_cast<size_t>(n_rows)), mags(static_cast<size_t>(n_rows));
+            for (int r = 0; r < n_rows; ++r) {
+                const auto row = test::random_weight_row(weight, n, rng);
+                std::copy(row.begin(), row.end(), w.begin() + ptrdiff_t(r * w_stride));
+                want[r] = single(n, row.data(), xq.data());
+                std::vector<float> wf(static_cast<size_t>(n));
+                dequantize_row(weight, row.data(), wf.data(), n, Isa::Scalar);
+                mags[r] = test::min_term_magnitude(weight, row.data(), xq.data(), n);
+                for (int64_t i = 0; i < n; ++i) mags[r] += std::fabs(double(wf[i]) * double(xf[i]));
+            }
+            std::vector<float> out(static_cast<size_t>(n_rows * out_stride), -777.0f);
+            rows(n, w.data(), w_stride, n_rows, xq.data(), out.data(), out_stride);
+            for (int r = 0; r < n_rows; ++r) {
+                const double got = out[size_t(r * out_stride)];
+                const double tol = 2e-5 * mags[r] + 1e-30;
+                if (std::fabs(got - want[r]) > tol)
+                    QFAIL(qPrintable(QString("%1 %2 rows, row %3: rows kernel %4 vs single %5")
+                                         .arg(isa_name(isa).data()).arg(n_rows).arg(r)
+                                         .arg(got, 0, 'g', 9).arg(want[r], 0, 'g', 9)));
+                QCOMPARE(out[size_t(r * out_stride + 1)], -777.0f);
             }
         }
     }

@@ -42,9 +42,8 @@ static inline int32_t hsum_i32(__m256i v) {
 // 16 packed bytes -> 32 nibbles: bytes 0-15 the low nibbles, 16-31 the high ones,
 // which is element order for the 32-element block types.
 static inline __m256i unpack_nibbles(const uint8_t* qs) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(v, 4), v);
-    return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+    const __m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
+    return _mm256_and_si256(_mm256_srlv_epi64(v, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(0x0f));
 }
 
 // Byte j = 0x10 where bit j of the 32-bit mask is set, else 0.

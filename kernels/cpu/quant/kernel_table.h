@@ -14,6 +14,7 @@ QuantFn scalar_quant(DType act_type);
 VecDotFn scalar_vec_dot(DType weight);         // all weight types
 VecDotFn scalar_vec_dot_kquant(DType weight);  // Q4_K, Q5_K, Q6_K
 VecDotMultiFn scalar_vec_dot_multi(DType weight);
+VecDotRowsFn scalar_vec_dot_rows(DType weight);
 
 // Defined in translation units built with -mavx2 -mfma -mf16c: call only after
 // checking isa_supported(Isa::Avx2).
@@ -21,9 +22,12 @@ DequantFn avx2_dequant(DType type);
 QuantFn avx2_quant(DType act_type);
 VecDotFn avx2_vec_dot(DType weight);            // all weight types
 VecDotMultiFn avx2_vec_dot_multi(DType weight); // all weight types
+VecDotRowsFn avx2_vec_dot_rows(DType weight);   // all weight types
 VecDotFn avx2_vec_dot_float(DType weight);      // F32, F16, BF16
 VecDotMultiFn avx2_vec_dot_multi_float(DType weight);
+VecDotRowsFn avx2_vec_dot_rows_float(DType weight);
 VecDotFn avx2_vec_dot_kquant(DType weight);     // Q4_K, Q5_K, Q6_K
 VecDotMultiFn avx2_vec_dot_multi_kquant(DType weight);
+VecDotRowsFn avx2_vec_dot_rows_kquant(DType weight);
 
 } // namespace arbor::quant

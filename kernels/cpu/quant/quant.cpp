@@ -111,4 +111,13 @@ VecDotMultiFn vec_dot_multi_fn(DType weight, Isa isa) {
     return fn;
 }
 
+VecDotRowsFn vec_dot_rows_fn(DType weight, Isa isa) {
+    check_isa(isa, "vec_dot_rows_fn");
+    const auto fn = pick(quant::scalar_vec_dot_rows(weight),
+                         isa == Isa::Avx2 ? quant::avx2_vec_dot_rows(weight) : nullptr, isa);
+    if (!fn)
+        fail("vec_dot_rows_fn: no kernel for weight type " + std::string(dtype_name(weight)));
+    return fn;
+}
+
 } // namespace arbor

@@ -1,6 +1,7 @@
 // AVX2 dot products of F32/F16/BF16 weight rows with F32 activations.
 #include "avx2_common.h"
 #include "kernel_table.h"
+#include "row_loops.h"
 
 namespace arbor::quant {
 namespace {
@@ -107,6 +108,15 @@ VecDotMultiFn avx2_vec_dot_multi_float(DType weight) {
     case DType::F32: return vec_dot_multi<F32T>;
     case DType::F16: return vec_dot_multi<F16T>;
     case DType::BF16: return vec_dot_multi<BF16T>;
+    default: return nullptr;
+    }
+}
+
+VecDotRowsFn avx2_vec_dot_rows_float(DType weight) {
+    switch (weight) {
+    case DType::F32: return rows_by_single<vec_dot<F32T>>;
+    case DType::F16: return rows_by_single<vec_dot<F16T>>;
+    case DType::BF16: return rows_by_single<vec_dot<BF16T>>;
     default: return nullptr;
     }
 }

@@ -5,6 +5,7 @@
 #include "avx2_common.h"
 #include "block_bits.h"
 #include "kernel_table.h"
+#include "row_loops.h"
 
 namespace arbor::quant {
 namespace {
@@ -90,13 +91,6 @@ float dot_q6_k(int64_t n, const void* w, const void* a) {
     return hsum(acc);
 }
 
-template <VecDotFn Dot>
-void dot_multi(int64_t n, const void* w, const void* acts, size_t stride, int n_act, float* out,
-               int64_t out_stride) {
-    const auto* a = static_cast<const char*>(acts);
-    for (int r = 0; r < n_act; ++r) out[r * out_stride] = Dot(n, w, a + r * stride);
-}
-
 } // namespace
 
 VecDotFn avx2_vec_dot_kquant(DType weight) {
@@ -110,9 +104,18 @@ VecDotFn avx2_vec_dot_kquant(DType weight) {
 
 VecDotMultiFn avx2_vec_dot_multi_kquant(DType weight) {
     switch (weight) {
-    case DType::Q4_K: return dot_multi<dot_q45_k<false, BlockQ4_K>>;
-    case DType::Q5_K: return dot_multi<dot_q45_k<true, BlockQ5_K>>;
-    case DType::Q6_K: return dot_multi<dot_q6_k>;
+    case DType::Q4_K: return acts_by_single<dot_q45_k<false, BlockQ4_K>>;
+    case DType::Q5_K: return acts_by_single<dot_q45_k<true, BlockQ5_K>>;
+    case DType::Q6_K: return acts_by_single<dot_q6_k>;
+    default: return nullptr;
+    }
+}
+
+VecDotRowsFn avx2_vec_dot_rows_kquant(DType weight) {
+    switch (weight) {
+    case DType::Q4_K: return rows_by_single<dot_q45_k<false, BlockQ4_K>>;
+    case DType::Q5_K: return rows_by_single<dot_q45_k<true, BlockQ5_K>>;
+    case DType::Q6_K: return rows_by_single<dot_q6_k>;
     default: return nullptr;
     }
 }

@@ -5,6 +5,8 @@
 
 #include "arbor/kernels/fp16.h"
 
+#include <type_traits>
+
 namespace arbor::quant {
 namespace {
 
@@ -113,13 +115,49 @@ float dot_q8_0(int64_t n, const void* w, const void* a) {
     return sum;
 }
 
+// Multi-row forms for the reference: plain loops over the single-row dot.
 template <DType W>
-void dot_multi(int64_t n, const void* w, const void* acts, size_t act_stride, int n_act,
-               float* out, int64_t out_stride) {
+void multi_acts(int64_t n, const void* w, const void* acts, size_t act_stride, int n_act, float* out,
+                int64_t out_stride) {
     const VecDotFn dot = scalar_vec_dot(W);
     const auto* a = static_cast<const char*>(acts);
     for (int r = 0; r < n_act; ++r) out[r * out_stride] = dot(n, w, a + r * act_stride);
 }
+
+template <DType W>
+void multi_rows(int64_t n, const void* w, size_t w_stride, int64_t n_rows, const void* act, float* out,
+                int64_t out_stride) {
+    const VecDotFn dot = scalar_vec_dot(W);
+    const auto* base = static_cast<const char*>(w);
+    for (int64_t r = 0; r < n_rows; ++r) out[r * out_stride] = dot(n, base + r * w_stride, act);
+}
+
+template <template <DType> class Pick>
+std::decay_t<decltype(Pick<DType::F32>::fn)> for_type(DType weight) {
+    switch (weight) {
+    case DType::F32: return Pick<DType::F32>::fn;
+    case DType::F16: return Pick<DType::F16>::fn;
+    case DType::BF16: return Pick<DType::BF16>::fn;
+    case DType::Q4_0: return Pick<DType::Q4_0>::fn;
+    case DType::Q4_1: return Pick<DType::Q4_1>::fn;
+    case DType::Q5_0: return Pick<DType::Q5_0>::fn;
+    case DType::Q5_1: return Pick<DType::Q5_1>::fn;
+    case DType::Q8_0: return Pick<DType::Q8_0>::fn;
+    case DType::Q4_K: return Pick<DType::Q4_K>::fn;
+    case DType::Q5_K: return Pick<DType::Q5_K>::fn;
+    case DType::Q6_K: return Pick<DType::Q6_K>::fn;
+    default: return nullptr;
+    }
+}
+
+template <DType W>
+struct PickActs {
+    static constexpr VecDotMultiFn fn = multi_acts<W>;
+};
+template <DType W>
+struct PickRows {
+    static constexpr VecDotRowsFn fn = multi_rows<W>;
+};
 
 } // namespace
 
@@ -137,21 +175,8 @@ VecDotFn scalar_vec_dot(DType weight) {
     }
 }
 
-VecDotMultiFn scalar_vec_dot_multi(DType weight) {
-    switch (weight) {
-    case DType::F32: return dot_multi<DType::F32>;
-    case DType::F16: return dot_multi<DType::F16>;
-    case DType::BF16: return dot_multi<DType::BF16>;
-    case DType::Q4_0: return dot_multi<DType::Q4_0>;
-    case DType::Q4_1: return dot_multi<DType::Q4_1>;
-    case DType::Q5_0: return dot_multi<DType::Q5_0>;
-    case DType::Q5_1: return dot_multi<DType::Q5_1>;
-    case DType::Q8_0: return dot_multi<DType::Q8_0>;
-    case DType::Q4_K: return dot_multi<DType::Q4_K>;
-    case DType::Q5_K: return dot_multi<DType::Q5_K>;
-    case DType::Q6_K: return dot_multi<DType::Q6_K>;
-    default: return nullptr;
-    }
-}
+VecDotMultiFn scalar_vec_dot_multi(DType weight) { return for_type<PickActs>(weight); }
+
+VecDotRowsFn scalar_vec_dot_rows(DType weight) { return for_type<PickRows>(weight); }
 
 } // namespace arbor::quant

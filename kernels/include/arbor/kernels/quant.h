@@ -6,6 +6,8 @@
 //   act_type = vec_dot_type(weight_type);
 //   quantize_row(act_type, x, xq, n);                 // once per activation row
 //   y[i] = vec_dot_fn(weight_type)(n, w_row(i), xq);  // once per weight row
+// (or vec_dot_rows_fn for a range of weight rows, vec_dot_multi_fn for a weight row
+// against several activation rows).
 #pragma once
 
 #include "arbor/kernels/dtype.h"
@@ -51,5 +53,14 @@ VecDotFn vec_dot_fn(DType weight, Isa isa = best_isa());
 using VecDotMultiFn = void (*)(int64_t n, const void* weight_row, const void* act_rows,
                                size_t act_stride, int n_act, float* out, int64_t out_stride);
 VecDotMultiFn vec_dot_multi_fn(DType weight, Isa isa = best_isa());
+
+// n_rows weight rows against one activation row (a matrix-vector product, decode):
+//   out[r * out_stride] = dot((const char*)weight_rows + r * weight_stride, act_row)
+// for r in [0, n_rows). Each activation block is loaded and scaled once for a group
+// of weight rows, and the per-call overhead is paid once: prefer it to a loop over
+// vec_dot_fn when rows are short (e.g. 576 elements).
+using VecDotRowsFn = void (*)(int64_t n, const void* weight_rows, size_t weight_stride, int64_t n_rows,
+                              const void* act_row, float* out, int64_t out_stride);
+VecDotRowsFn vec_dot_rows_fn(DType weight, Isa isa = best_isa());
 
 } // namespace arbor
