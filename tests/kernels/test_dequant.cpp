@@ -22,12 +22,14 @@ std::filesystem::path data_file(const std::string& name) {
     return test::test_data_dir() / "quant" / name;
 }
 
-void skip_unless_supported(Isa isa) {
-    if (!isa_supported(isa))
-        QSKIP("this CPU lacks AVX2/FMA/F16C: only the scalar kernels are checked here");
-}
-
 } // namespace
+
+// A macro: QSKIP returns from the function it is written in, which must be the test.
+#define SKIP_UNLESS_SUPPORTED(isa)                                                       \
+    do {                                                                                 \
+        if (!isa_supported(isa))                                                         \
+            QSKIP("this CPU lacks AVX2/FMA/F16C: only the scalar kernels are checked"); \
+    } while (false)
 
 class TestDequant : public QObject {
     Q_OBJECT
@@ -54,7 +56,7 @@ void TestDequant::dequantize_matches_gguf_py_data() {
 void TestDequant::dequantize_matches_gguf_py() {
     QFETCH(DType, type);
     QFETCH(Isa, isa);
-    skip_unless_supported(isa);
+    SKIP_UNLESS_SUPPORTED(isa);
     const auto file = test::read_quant_file(data_file(std::string(dtype_name(type)) + ".bin"),
                                             test::QuantFileKind::Weights);
     QCOMPARE(file.type, type);
@@ -92,7 +94,7 @@ void TestDequant::quantize_activations_match_reference_data() {
 void TestDequant::quantize_activations_match_reference() {
     QFETCH(DType, type);
     QFETCH(Isa, isa);
-    skip_unless_supported(isa);
+    SKIP_UNLESS_SUPPORTED(isa);
     const auto file = test::read_quant_file(data_file("act_" + std::string(dtype_name(type)) + ".bin"),
                                             test::QuantFileKind::Activations);
     QCOMPARE(file.type, type);

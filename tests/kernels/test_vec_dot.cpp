@@ -15,10 +15,12 @@ Q_DECLARE_METATYPE(arbor::DType)
 
 namespace {
 
-void skip_without_avx2() {
-    if (!isa_supported(Isa::Avx2))
-        QSKIP("this CPU lacks AVX2/FMA/F16C: the AVX2 kernels cannot run here");
-}
+// A macro: QSKIP returns from the function it is written in, which must be the test.
+#define SKIP_WITHOUT_AVX2()                                                          \
+    do {                                                                             \
+        if (!isa_supported(Isa::Avx2))                                               \
+            QSKIP("this CPU lacks AVX2/FMA/F16C: the AVX2 kernels cannot run here"); \
+    } while (false)
 
 // Row lengths per weight type: several multiples of the block, odd block counts
 // (unroll tails), the default model's widths (576, 1536) and a long row.
@@ -123,7 +125,7 @@ void TestVecDot::scalar_matches_dequantized_dot() {
 
 void TestVecDot::avx2_matches_scalar() {
     QFETCH(DType, weight);
-    skip_without_avx2();
+    SKIP_WITHOUT_AVX2();
     std::mt19937 rng(777u + uint32_t(weight));
     const VecDotFn scalar = vec_dot_fn(weight, Isa::Scalar);
     const VecDotFn avx2 = vec_dot_fn(weight, Isa::Avx2);
@@ -231,7 +233,7 @@ void TestVecDot::weight_rows_match_single() {
 // Both quantizers apply the same scale expressions and rounding rules element by
 // element, so the blocks must be byte-identical (no one-quantum slack needed).
 void TestVecDot::avx2_quantize_matches_scalar() {
-    skip_without_avx2();
+    SKIP_WITHOUT_AVX2();
     std::mt19937 rng(4242u);
     for (DType act : {DType::F32, DType::Q8_0, DType::Q8_1, DType::Q8_K}) {
         for (int64_t n : {256, 512, 1536, 4096}) {

@@ -19,10 +19,10 @@ bool cpu_has_avx2() {
 #endif
 }
 
-Isa detect_isa() {
+// ARBOR_CPU_ISA=scalar hides the SIMD kernels entirely, as on a CPU without them.
+bool forced_scalar() {
     const char* forced = std::getenv("ARBOR_CPU_ISA");
-    if (forced && std::string(forced) == "scalar") return Isa::Scalar;
-    return cpu_has_avx2() ? Isa::Avx2 : Isa::Scalar;
+    return forced && std::string(forced) == "scalar";
 }
 
 [[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(what); }
@@ -47,14 +47,11 @@ Fn pick(Fn scalar, Fn avx2, Isa isa) {
 } // namespace
 
 bool isa_supported(Isa isa) {
-    static const bool avx2 = cpu_has_avx2();
+    static const bool avx2 = cpu_has_avx2() && !forced_scalar();
     return isa == Isa::Scalar || (isa == Isa::Avx2 && avx2);
 }
 
-Isa best_isa() {
-    static const Isa isa = detect_isa();
-    return isa;
-}
+Isa best_isa() { return isa_supported(Isa::Avx2) ? Isa::Avx2 : Isa::Scalar; }
 
 std::string_view isa_name(Isa isa) { return isa == Isa::Avx2 ? "AVX2" : "scalar"; }
 

@@ -20,8 +20,9 @@ namespace arbor {
 
 enum class Isa { Scalar, Avx2 };
 
-// Best kernel set this CPU runs (detected once; the environment variable
-// ARBOR_CPU_ISA=scalar forces the scalar references, for debugging).
+// Best kernel set this CPU runs, detected once. The environment variable
+// ARBOR_CPU_ISA=scalar makes the SIMD sets unsupported (scalar references only), to
+// debug or to test the fallback on a machine that has them.
 Isa best_isa();
 bool isa_supported(Isa isa);
 std::string_view isa_name(Isa isa);
