@@ -26,8 +26,17 @@ thread_local std::vector<Frame> g_stack;
 
 } // namespace
 
+bool Regex::Visited::test_and_set(int32_t slot, size_t pos) {
+    const size_t bit = static_cast<size_t>(slot) * width + (pos - begin);
+    uint64_t& word = bits[bit >> 6];
+    const uint64_t mask = uint64_t{1} << (bit & 63);
+    const bool seen = (word & mask) != 0;
+    word |= mask;
+    return seen;
+}
+
 bool Regex::run(int32_t program, const RegexInput& in, size_t begin, size_t end, size_t pos,
-                size_t& match_end) const {
+                size_t& match_end, Visited* visited) const {
     const Program& p = programs_[static_cast<size_t>(program)];
     auto& stack = g_stack;
     const size_t base = stack.size();
@@ -44,6 +53,10 @@ bool Regex::run(int32_t program, const RegexInput& in, size_t begin, size_t end,
             }
             break;
         case Op::Split:
+            if (visited && visited->test_and_set(split_slot_[static_cast<size_t>(pc)], pos)) {
+                ok = false;
+                break;
+            }
             stack.push_back({inst.y, pos});
             pc = inst.x;
             break;
@@ -69,7 +82,7 @@ bool Regex::run(int32_t program, const RegexInput& in, size_t begin, size_t end,
                         classes_[static_cast<size_t>(sub[0].x)].matches(in.cps[pos], in.flags[pos]);
             } else {
                 size_t ignored = 0;
-                found = run(inst.x, in, begin, end, pos, ignored);
+                found = run(inst.x, in, begin, end, pos, ignored, nullptr);
             }
             ok = found == (inst.op == Op::Look);
             ++pc;
@@ -87,24 +100,29 @@ bool Regex::run(int32_t program, const RegexInput& in, size_t begin, size_t end,
 
 std::ptrdiff_t Regex::match_at(const RegexInput& in, size_t begin, size_t end, size_t pos) const {
     size_t match_end = 0;
-    if (!run(0, in, begin, end, pos, match_end)) return -1;
+    if (!run(0, in, begin, end, pos, match_end, nullptr)) return -1;
     return static_cast<std::ptrdiff_t>(match_end - pos);
 }
 
 void Regex::split(const RegexInput& in, const std::vector<std::pair<size_t, size_t>>& spans,
                   std::vector<std::pair<size_t, size_t>>& out) const {
+    Visited visited;
     for (const auto& [begin, end] : spans) {
+        visited.begin = begin;
+        visited.width = end - begin + 1;
+        visited.bits.assign((static_cast<size_t>(n_split_slots_) * visited.width + 63) / 64, 0);
         size_t gap = begin;
         size_t pos = begin;
         while (pos < end) {
-            const std::ptrdiff_t len = match_at(in, begin, end, pos);
-            if (len <= 0) {  // no pattern in use matches the empty string at a real position
+            size_t match_end = pos;
+            // No pattern in use matches the empty string at a real position.
+            if (!run(0, in, begin, end, pos, match_end, nullable_ ? nullptr : &visited) || match_end == pos) {
                 ++pos;
                 continue;
             }
             if (pos > gap) out.emplace_back(gap, pos);
-            out.emplace_back(pos, pos + static_cast<size_t>(len));
-            pos += static_cast<size_t>(len);
+            out.emplace_back(pos, match_end);
+            pos = match_end;
             gap = pos;
         }
         if (gap < end) out.emplace_back(gap, end);

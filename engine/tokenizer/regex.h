@@ -58,11 +58,27 @@ public:
 
 private:
     friend class RegexCompiler;
+
+    // (split instruction, position) states of the main program already explored without
+    // reaching a match. Failure there does not depend on where the attempt started, so
+    // one set serves every start position of a span: a search over a span stays linear
+    // in its length instead of quadratic (e.g. \s+$ on a long run of spaces).
+    struct Visited {
+        std::vector<uint64_t> bits;
+        size_t begin = 0, width = 0;
+        bool test_and_set(int32_t slot, size_t pos);
+    };
+
     bool run(int32_t program, const RegexInput& in, size_t begin, size_t end, size_t pos,
-             size_t& match_end) const;
+             size_t& match_end, Visited* visited) const;
 
     std::vector<Class> classes_;
     std::vector<Program> programs_;  // [0] is the main pattern, the rest lookahead bodies
+    std::vector<int32_t> split_slot_;  // per instruction of programs_[0]: slot, or -1
+    int32_t n_split_slots_ = 0;
+    // Visited is only sound when no match is empty: a state on a successful path is
+    // marked too, and reaching it again from a later start could only end empty.
+    bool nullable_ = false;
 };
 
 } // namespace arbor::tok

@@ -53,6 +53,7 @@ public:
     void compile() {
         Node root = parse_alt();
         if (i_ != p_.size()) fail("unbalanced ')'");
+        re_.nullable_ = nullable(root);
         re_.programs_.emplace_back();
         emit_program(root, 0);
     }
@@ -364,6 +365,8 @@ private:
 
 Regex::Regex(std::string_view pattern_utf8) {
     RegexCompiler(*this, pattern_utf8).compile();
+    for (const Inst& inst : programs_[0])
+        split_slot_.push_back(inst.op == Op::Split ? n_split_slots_++ : -1);
 }
 
 } // namespace arbor::tok

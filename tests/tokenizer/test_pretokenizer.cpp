@@ -8,6 +8,7 @@
 #include "regex.h"
 #include "unicode.h"
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,20 @@ private slots:
         QFETCH(std::string, text);
         QFETCH(Words, words);
         QCOMPARE(show(split(PreTokenizer(pre.toStdString()), text)), show(words));
+    }
+
+    // "\s+$" tried at every position of a long run of whitespace that does not end the
+    // text is quadratic for a plain backtracking search; this must stay linear.
+    void longWhitespaceStaysLinear() {
+        std::string text;
+        for (int i = 0; i < 50000; ++i) text += " \t";
+        const auto start = std::chrono::steady_clock::now();
+        const Words words = split(PreTokenizer("deepseek-llm"), text + "5");
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        QCOMPARE(words.size(), size_t{2});
+        QCOMPARE(words[0], text);
+        QCOMPARE(words[1], std::string("5"));
+        QVERIFY2(s < 5.0, std::to_string(s).c_str());
     }
 
     void regexSemantics() {
