@@ -38,12 +38,12 @@ BpeTokenizer::BpeTokenizer(const GgufFile& file, PreTokenizer pre)
                   merges_.size(), pre_.info().family);
 }
 
-int32_t BpeTokenizer::intern(std::string text) {
+int32_t BpeTokenizer::intern(std::string_view text) {
     const auto it = piece_index_.find(text);
     if (it != piece_index_.end()) return it->second;
     const auto id = static_cast<int32_t>(piece_text_.size());
     const TokenId token = vocab_.lookup(text);
-    const auto [pos, inserted] = piece_index_.emplace(std::move(text), id);
+    const auto [pos, inserted] = piece_index_.emplace(std::string(text), id);
     piece_text_.push_back(&pos->first);
     piece_token_.push_back(token);
     return id;
@@ -56,15 +56,18 @@ void BpeTokenizer::load_merges(const GgufFile& file) {
     if (!merges) throw Error("tokenizer: tokenizer.ggml.merges is not an array");
     merges_.reserve(merges->size() * 2);
     piece_index_.reserve(merges->size() * 2);
+    std::string joined;
     for (size_t i = 0; i < merges->size(); ++i) {
         const std::string* m = (*merges)[i].as_string();
         if (!m) throw Error("tokenizer: tokenizer.ggml.merges[" + std::to_string(i) + "] is not a string");
         // "left right", split at the first space after the first character.
         const size_t sp = m->find(' ', 1);
         if (sp == std::string::npos) continue;
-        const int32_t left = intern(m->substr(0, sp));
-        const int32_t right = intern(m->substr(sp + 1));
-        const int32_t result = intern(m->substr(0, sp) + m->substr(sp + 1));
+        const std::string_view text(*m);
+        const int32_t left = intern(text.substr(0, sp));
+        const int32_t right = intern(text.substr(sp + 1));
+        joined.assign(text.substr(0, sp)).append(text.substr(sp + 1));
+        const int32_t result = intern(joined);
         const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
         merges_.emplace(key, Merge{static_cast<int32_t>(i), result});
     }

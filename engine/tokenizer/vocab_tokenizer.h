@@ -43,7 +43,7 @@ public:
 private:
     BpeTokenizer(const GgufFile& file, PreTokenizer pre);
     void load_merges(const GgufFile& file);
-    int32_t intern(std::string text);
+    int32_t intern(std::string_view text);
     void encode_text(std::string_view text, std::vector<TokenId>& out) const;
     void encode_word(std::string_view bytes, std::vector<TokenId>& out) const;
 
