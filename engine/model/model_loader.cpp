@@ -45,7 +45,7 @@ public:
         const GgufTensor* t = required ? &require(name) : find(name);
         if (!t) return {};
         check_shape(*t, n, 1);
-        std::vector<float> out(size_t(n));
+        std::vector<float> out(static_cast<size_t>(n));
         dequantize_row(t->type, t->data, out.data(), n);
         return out;
     }

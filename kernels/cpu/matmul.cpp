@@ -1,5 +1,7 @@
 #include "arbor/kernels/matmul.h"
 
+#include "arbor/kernels/float_dot.h"
+#include "arbor/kernels/gemm_f32.h"
 #include "arbor/kernels/quant.h"
 
 #include <algorithm>
@@ -18,18 +20,93 @@ int64_t rows_per_task(int64_t total_rows, int threads) {
 
 constexpr int64_t kActivationTile = 64;
 
+struct Range {
+    size_t output;
+    int64_t begin, end;
+};
+
+std::vector<Range> split_rows(std::span<const MatmulOutput> outputs, int threads) {
+    int64_t total_rows = 0;
+    for (const auto& o : outputs) total_rows += o.weight.rows;
+    const int64_t chunk = rows_per_task(total_rows, threads);
+    std::vector<Range> tasks;
+    for (size_t j = 0; j < outputs.size(); ++j)
+        for (int64_t r = 0; r < outputs[j].weight.rows; r += chunk)
+            tasks.push_back({j, r, std::min(r + chunk, outputs[j].weight.rows)});
+    return tasks;
+}
+
+void add_bias(const MatmulOutput& out, const Range& range, int64_t n_rows) {
+    if (!out.bias) return;
+    for (int64_t t = 0; t < n_rows; ++t)
+        for (int64_t r = range.begin; r < range.end; ++r) out.y[t * out.ldy + r] += out.bias[r];
+}
+
+// Weight rows dequantized per group into the thread's buffer, then multiplied with all
+// activation rows. With few activation rows a group of 4 stays in L1; with many, a
+// group of up to kDequantRows rows stays in L2 while activation tiles stream past it.
+constexpr int64_t kDequantRows = 32;
+constexpr int64_t kFusedMaxRows = 3;
+
+void matmul_float(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const MatmulOutput> outputs,
+                  MatmulScratch& scratch, int64_t cols) {
+    const std::vector<Range> tasks = split_rows(outputs, pool.size());
+    const int64_t group = n_rows <= 3 ? 4 : kDequantRows;
+    scratch.weight_rows.resize(size_t(pool.size()));
+    for (auto& b : scratch.weight_rows) b.resize(size_t(group * cols));
+    // With few activation rows, types with a fused kernel skip the dequantized buffer.
+    const bool fused = n_rows <= kFusedMaxRows && cols % 32 == 0;
+    if (fused) {
+        scratch.block_sums.resize(size_t(n_rows * cols / 32));
+        for (int64_t t = 0; t < n_rows; ++t) block_sums_32(x + t * cols, cols, &scratch.block_sums[size_t(t * cols / 32)]);
+    }
+    pool.parallel_for(int64_t(tasks.size()), [&](int64_t task, int thread) {
+        const Range& range = tasks[size_t(task)];
+        const MatmulOutput& out = outputs[range.output];
+        if (const FloatDotFn dot = fused ? float_dot_fn(out.weight.type) : nullptr) {
+            for (int64_t t = 0; t < n_rows; ++t) {
+                const float* xt = x + t * cols;
+                const float* sums = &scratch.block_sums[size_t(t * cols / 32)];
+                for (int64_t r = range.begin; r < range.end; ++r)
+                    out.y[t * out.ldy + r] = dot(cols, out.weight.row(r), xt, sums);
+            }
+            add_bias(out, range, n_rows);
+            return;
+        }
+        float* buffer = scratch.weight_rows[size_t(thread)].data();
+        for (int64_t r0 = range.begin; r0 < range.end; r0 += group) {
+            const int64_t n_w = std::min(group, range.end - r0);
+            const float* w = buffer;
+            if (out.weight.type == DType::F32) {
+                w = reinterpret_cast<const float*>(out.weight.row(r0));
+            } else {
+                for (int64_t i = 0; i < n_w; ++i)
+                    dequantize_row(out.weight.type, out.weight.row(r0 + i), buffer + i * cols, cols);
+            }
+            const int64_t ldw = out.weight.type == DType::F32 ? int64_t(out.weight.row_stride / sizeof(float)) : cols;
+            gemm_tile_f32(w, ldw, n_w, x, cols, n_rows, cols, out.y + r0, out.ldy);
+        }
+        add_bias(out, range, n_rows);
+    });
+}
+
 } // namespace
 
 void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const MatmulOutput> outputs,
-            MatmulScratch& scratch) {
+            MatmulScratch& scratch, Activations mode) {
     if (outputs.empty() || n_rows <= 0) return;
     const int64_t cols = outputs[0].weight.cols;
+    for (const auto& o : outputs)
+        if (o.weight.cols != cols) throw std::invalid_argument("matmul: outputs differ in cols");
+    if (mode == Activations::Float) {
+        matmul_float(pool, x, n_rows, outputs, scratch, cols);
+        return;
+    }
 
     // Quantize the activations once for every distinct dot-product type.
     scratch.slots.resize(0);
     std::vector<size_t> slot_of(outputs.size());
     for (size_t j = 0; j < outputs.size(); ++j) {
-        if (outputs[j].weight.cols != cols) throw std::invalid_argument("matmul: outputs differ in cols");
         const DType act = vec_dot_type(outputs[j].weight.type);
         size_t s = 0;
         while (s < scratch.slots.size() && scratch.slots[s].type != act) ++s;
@@ -45,14 +122,7 @@ void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const Ma
         else for (int64_t t = 0; t < n_rows; ++t) quantize(t, 0);
     }
 
-    struct Range { size_t output; int64_t begin, end; };
-    int64_t total_rows = 0;
-    for (const auto& o : outputs) total_rows += o.weight.rows;
-    const int64_t chunk = rows_per_task(total_rows, pool.size());
-    std::vector<Range> tasks;
-    for (size_t j = 0; j < outputs.size(); ++j)
-        for (int64_t r = 0; r < outputs[j].weight.rows; r += chunk)
-            tasks.push_back({j, r, std::min(r + chunk, outputs[j].weight.rows)});
+    const std::vector<Range> tasks = split_rows(outputs, pool.size());
 
     std::vector<VecDotFn> dots(outputs.size());
     std::vector<VecDotMultiFn> multis(outputs.size());
@@ -78,9 +148,7 @@ void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const Ma
                     multi(cols, out.weight.row(r), act, slot.row_bytes, n_act, out.y + t0 * out.ldy + r, out.ldy);
             }
         }
-        if (out.bias)
-            for (int64_t t = 0; t < n_rows; ++t)
-                for (int64_t r = range.begin; r < range.end; ++r) out.y[t * out.ldy + r] += out.bias[r];
+        add_bias(out, range, n_rows);
     });
 }
 

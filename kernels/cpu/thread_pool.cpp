@@ -1,7 +1,5 @@
 #include "arbor/kernels/thread_pool.h"
 
-#include <chrono>
-
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define ARBOR_CPU_RELAX() _mm_pause()
@@ -14,6 +12,7 @@ namespace {
 // Roughly 50-100 microseconds of spinning: long enough to cover the gap between the
 // kernels of one forward pass, short enough not to burn a core while idle.
 constexpr int kSpinIterations = 20000;
+uint32_t job_of(uint64_t state) { return uint32_t(state >> 32); }
 } // namespace
 
 ThreadPool::ThreadPool(int n_threads) {
@@ -26,17 +25,26 @@ ThreadPool::~ThreadPool() {
     {
         std::lock_guard lock(mutex_);
         stop_.store(true);
-        generation_.fetch_add(1);
     }
     wake_.notify_all();
     for (auto& w : workers_) w.join();
 }
 
-void ThreadPool::drain(int thread) {
+void ThreadPool::work_on(uint32_t job_id, int thread) {
+    const Job& job = jobs_[job_id % 2];
+    uint64_t s = state_.load(std::memory_order_acquire);
     for (;;) {
-        const int64_t task = next_task_.fetch_add(1, std::memory_order_relaxed);
-        if (task >= n_tasks_) break;
-        fn_(ctx_, task, thread);
+        if (job_of(s) != job_id) return;
+        const int64_t task = int64_t(s & 0xffffffffu);
+        // Fields read before the CAS belong to job_id if the CAS succeeds (see jobs_).
+        const int64_t n = job.n_tasks;
+        const TaskFn fn = job.fn;
+        void* const ctx = job.ctx;
+        if (task >= n) return;
+        if (!state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+        fn(ctx, task, thread);
+        done_.fetch_add(1, std::memory_order_release);
+        s = state_.load(std::memory_order_acquire);
     }
 }
 
@@ -46,48 +54,37 @@ void ThreadPool::run(int64_t n_tasks, TaskFn fn, void* ctx) {
         for (int64_t i = 0; i < n_tasks; ++i) fn(ctx, i, 0);
         return;
     }
-    fn_ = fn;
-    ctx_ = ctx;
-    n_tasks_ = n_tasks;
-    next_task_.store(0, std::memory_order_relaxed);
-    busy_workers_.store(int(workers_.size()), std::memory_order_relaxed);
+    const uint32_t job_id = job_of(state_.load(std::memory_order_relaxed)) + 1;
+    jobs_[job_id % 2] = Job{fn, ctx, n_tasks};
+    done_.store(0, std::memory_order_relaxed);
+    state_.store(uint64_t(job_id) << 32, std::memory_order_seq_cst);
+    // A worker about to sleep re-checks state_ under the lock, so it cannot miss this job.
     if (sleepers_.load(std::memory_order_seq_cst) > 0) {
-        {
-            std::lock_guard lock(mutex_);
-            generation_.fetch_add(1, std::memory_order_release);
-        }
+        { std::lock_guard lock(mutex_); }
         wake_.notify_all();
-    } else {
-        generation_.fetch_add(1, std::memory_order_seq_cst);
-        // A worker may have started to sleep after the check above; the lock orders it.
-        if (sleepers_.load(std::memory_order_seq_cst) > 0) {
-            { std::lock_guard lock(mutex_); }
-            wake_.notify_all();
-        }
     }
-    drain(0);
-    while (busy_workers_.load(std::memory_order_acquire) != 0) ARBOR_CPU_RELAX();
+    work_on(job_id, 0);
+    while (done_.load(std::memory_order_acquire) < n_tasks) ARBOR_CPU_RELAX();
 }
 
 void ThreadPool::worker_loop(int thread) {
-    uint64_t seen = 0;
+    uint32_t seen = 0;
     for (;;) {
-        uint64_t gen = generation_.load(std::memory_order_acquire);
-        for (int spin = 0; gen == seen && spin < kSpinIterations; ++spin) {
+        uint32_t job = job_of(state_.load(std::memory_order_acquire));
+        for (int spin = 0; job == seen && spin < kSpinIterations; ++spin) {
             ARBOR_CPU_RELAX();
-            gen = generation_.load(std::memory_order_acquire);
+            job = job_of(state_.load(std::memory_order_acquire));
         }
-        if (gen == seen) {
+        if (job == seen) {
             std::unique_lock lock(mutex_);
             sleepers_.fetch_add(1, std::memory_order_seq_cst);
-            wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+            wake_.wait(lock, [&] { return stop_.load() || job_of(state_.load(std::memory_order_seq_cst)) != seen; });
             sleepers_.fetch_sub(1, std::memory_order_relaxed);
-            gen = generation_.load(std::memory_order_acquire);
+            if (stop_.load()) return;
+            job = job_of(state_.load(std::memory_order_acquire));
         }
-        seen = gen;
-        if (stop_.load()) return;
-        drain(thread);
-        busy_workers_.fetch_sub(1, std::memory_order_release);
+        seen = job;
+        work_on(job, thread);
     }
 }
 

@@ -31,7 +31,7 @@ T* to_device(const std::vector<T>& v) {
 std::vector<uint8_t> make_weights(arbor::DType type, int64_t rows, int64_t cols, std::mt19937& rng) {
     std::normal_distribution<float> normal(0.0f, 1.0f);
     std::vector<uint8_t> bytes(arbor::row_bytes(type, cols) * size_t(rows));
-    std::vector<float> row(size_t(cols));
+    std::vector<float> row(static_cast<size_t>(cols));
     for (int64_t r = 0; r < rows; ++r) {
         for (auto& v : row) v = normal(rng);
         uint8_t* dst = bytes.data() + size_t(r) * arbor::row_bytes(type, cols);
@@ -83,7 +83,7 @@ private slots:
         const int64_t rows = 300, cols = 576;
         std::mt19937 rng(5);
         const auto w = make_weights(dtype, rows, cols, rng);
-        std::vector<float> x(size_t(cols)), want(size_t(rows)), got(size_t(rows));
+        std::vector<float> x(static_cast<size_t>(cols)), want(static_cast<size_t>(rows)), got(static_cast<size_t>(rows));
         std::normal_distribution<float> normal(0.0f, 1.0f);
         for (auto& v : x) v = normal(rng);
         arbor::matmul_reference(x.data(), 1, {{dtype, cols, rows, w.data(), arbor::row_bytes(dtype, cols)}, want.data(), rows, nullptr});
@@ -106,7 +106,7 @@ private slots:
     void rmsNormMatchesCpuReference() {
         if (!have_device_) QSKIP(qPrintable("no CUDA device, CUDA kernels not run: " + why_not_));
         const int64_t n = 1000;
-        std::vector<float> x(size_t(n)), w(size_t(n)), want(size_t(n)), got(size_t(n));
+        std::vector<float> x(static_cast<size_t>(n)), w(static_cast<size_t>(n)), want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
         std::mt19937 rng(9);
         std::normal_distribution<float> normal(0.0f, 1.0f);
         for (auto& v : x) v = normal(rng);

@@ -75,12 +75,12 @@ private slots:
         std::mt19937 rng(42 + type);
         const auto bytes = random_weights(dtype, rows, cols, rng);
         arbor::TensorView w{dtype, cols, rows, bytes.data(), arbor::row_bytes(dtype, cols)};
-        std::vector<float> x(size_t(batch * cols)), bias(size_t(rows));
+        std::vector<float> x(static_cast<size_t>(batch * cols)), bias(static_cast<size_t>(rows));
         std::normal_distribution<float> normal(0.0f, 1.0f);
         for (auto& v : x) v = normal(rng);
         for (auto& v : bias) v = normal(rng);
 
-        std::vector<float> y(size_t(batch * rows), NAN), want(size_t(batch * rows));
+        std::vector<float> y(static_cast<size_t>(batch * rows), NAN), want(static_cast<size_t>(batch * rows));
         arbor::ThreadPool pool(threads);
         arbor::MatmulScratch scratch;
         const arbor::MatmulOutput out{w, y.data(), rows, bias.data()};
@@ -101,7 +101,7 @@ private slots:
 
     void fusedOutputsShareOneInput() {
         const int64_t cols = 64;
-        std::vector<float> w1(size_t(cols * 2)), w2(size_t(cols * 3)), x(size_t(cols));
+        std::vector<float> w1(static_cast<size_t>(cols * 2)), w2(static_cast<size_t>(cols * 3)), x(static_cast<size_t>(cols));
         for (int64_t i = 0; i < cols; ++i) {
             x[size_t(i)] = float(i % 5);
             w1[size_t(i)] = 1.0f;              // row 0 of w1: sum of x

@@ -16,9 +16,9 @@ private slots:
         QFETCH(int, threads);
         arbor::ThreadPool pool(threads);
         QCOMPARE(pool.size(), threads);
-        for (int round = 0; round < 500; ++round) {
+        for (int round = 0; round < 200; ++round) {
             const int n = 1 + round % 37;
-            std::vector<std::atomic<int>> hits(size_t(n));
+            std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
             std::atomic<int> bad_thread{0};
             pool.parallel_for(n, [&](int64_t task, int thread) {
                 hits[size_t(task)].fetch_add(1);

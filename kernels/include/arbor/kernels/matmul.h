@@ -1,7 +1,14 @@
-// Threaded matrix products of quantized weights with float activations. Activations are
-// quantized once per call to each weight's dot-product type, then every weight row is
-// dotted with every activation row while it is hot in cache: each weight byte is read
-// once per call whatever the number of activation rows.
+// Threaded matrix products of quantized weights with float activations: each weight byte
+// is read once per call whatever the number of activation rows.
+//
+// Two ways to take the activations:
+// - Float (default): weight rows are dequantized a few at a time into a small buffer and
+//   multiplied with the float activations. Exact up to float rounding, so the result is a
+//   smooth function of the input.
+// - Int8: activations are quantized per block to 8 bits (Q8_0/Q8_1/Q8_K) and dotted with
+//   the quantized blocks in integer arithmetic, as llama.cpp does. Faster for long
+//   prompts, but the rounding of activations makes logits jump by tenths under tiny input
+//   changes on some models, so it is not the default.
 #pragma once
 
 #include "arbor/kernels/dtype.h"
@@ -21,8 +28,13 @@ struct MatmulOutput {
     const float* bias = nullptr; // optional, `rows` values
 };
 
+enum class Activations { Float, Int8 };
+
 class MatmulScratch {
 public:
+    // Per-thread buffers of dequantized weight rows (Float mode).
+    std::vector<std::vector<float>> weight_rows;
+    std::vector<float> block_sums;  // per activation row and 32-block (fused kernels)
     // Activation rows quantized to `type`, quantizing x on first request per call.
     struct Slot {
         DType type;
@@ -35,7 +47,7 @@ public:
 // For each output j and activation row t < n_rows:
 //   outputs[j].y[t * ldy + r] = dot(weight_j row r, x + t * cols) + bias_j[r].
 void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const MatmulOutput> outputs,
-            MatmulScratch& scratch);
+            MatmulScratch& scratch, Activations mode = Activations::Float);
 
 // Reference: dequantizes each weight row and accumulates in double. For tests.
 void matmul_reference(const float* x, int64_t n_rows, const MatmulOutput& output);

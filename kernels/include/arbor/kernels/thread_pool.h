@@ -1,12 +1,17 @@
 // A fixed pool of worker threads for data-parallel kernels. The calling thread takes
 // part in every job, so a pool of size 1 runs everything inline.
+//
+// A job finishes when all its tasks are done, not when every worker has checked in: a
+// worker that the OS has not scheduled yet (a busy machine) never holds up the caller.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace arbor {
@@ -24,25 +29,33 @@ public:
     // returns once all calls have returned. Not re-entrant; one caller at a time.
     template <class F>
     void parallel_for(int64_t n_tasks, F&& fn) {
-        run(n_tasks, [](void* ctx, int64_t task, int thread) { (*static_cast<F*>(ctx))(task, thread); },
-            &fn);
+        using Fn = std::remove_reference_t<F>;
+        run(n_tasks, [](void* ctx, int64_t task, int thread) { (*static_cast<Fn*>(ctx))(task, thread); },
+            const_cast<void*>(static_cast<const void*>(&fn)));
     }
 
     using TaskFn = void (*)(void* ctx, int64_t task, int thread);
     void run(int64_t n_tasks, TaskFn fn, void* ctx);
 
 private:
+    struct Job {
+        TaskFn fn = nullptr;
+        void* ctx = nullptr;
+        int64_t n_tasks = 0;
+    };
+
     void worker_loop(int thread);
-    void drain(int thread);
+    // Claims and runs tasks of job `job_id` until none is left or the job changed.
+    void work_on(uint32_t job_id, int thread);
 
     std::vector<std::thread> workers_;
-    // Job published by run(): generation_ changes once the fields below are set.
-    TaskFn fn_ = nullptr;
-    void* ctx_ = nullptr;
-    int64_t n_tasks_ = 0;
-    std::atomic<int64_t> next_task_{0};
-    std::atomic<uint64_t> generation_{0};
-    std::atomic<int> busy_workers_{0};
+    // state_ packs (job id << 32) | next task index. A task is claimed by a CAS that
+    // keeps the job id, so a late worker can never claim a task of a job it has not read.
+    std::atomic<uint64_t> state_{0};
+    // Job j's fields live in jobs_[j % 2]: they are rewritten only for job j + 2, which is
+    // published after job j + 1 finished, so never while a claim on job j can succeed.
+    std::array<Job, 2> jobs_;
+    std::atomic<int64_t> done_{0};  // tasks of the current job that have returned
     std::atomic<bool> stop_{false};
     // Workers spin briefly for the next job, then sleep here; sleepers_ lets run() skip
     // the notify (a syscall) while everyone is still spinning.
