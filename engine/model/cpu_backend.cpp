@@ -202,16 +202,15 @@ void CpuBackend::attend_row(int32_t layer, const SequenceRows& seq, int32_t pos,
     for (int32_t start = 0; start < n; start += P) {
         const int32_t page = seq.block_table[size_t(start / P)];
         const float* keys = kv_.keys(layer, page, kv_head);
-        const int32_t count = std::min(P, n - start);
-        for (int32_t j = 0; j < count; ++j) scores[size_t(start + j)] = dot_f32(q, keys + j * D, D) * scale;
+        dot_rows_f32(q, keys, std::min(P, n - start), D, &scores[size_t(start)]);
     }
+    scale_f32(scale, scores.data(), n);
     softmax(scores.data(), n);
     std::fill(out, out + D, 0.0f);
     for (int32_t start = 0; start < n; start += P) {
         const int32_t page = seq.block_table[size_t(start / P)];
         const float* values = kv_.values(layer, page, kv_head);
-        const int32_t count = std::min(P, n - start);
-        for (int32_t j = 0; j < count; ++j) axpy_f32(scores[size_t(start + j)], values + j * D, out, D);
+        accumulate_rows_f32(&scores[size_t(start)], values, std::min(P, n - start), D, out);
     }
 }
 

@@ -8,6 +8,8 @@
 
 #include <immintrin.h>
 
+#include <cstring>
+
 namespace arbor::avx2 {
 namespace {
 
@@ -58,25 +60,43 @@ float dot_q4_0_f32(int64_t n, const void* w, const float* x, const float*) {
 
 float dot_q4_1_f32(int64_t n, const void* w, const float* x, const float* x_block_sums) {
     const auto* blocks = static_cast<const BlockQ4_1*>(w);
+    const __m256i low4 = _mm256_set1_epi32(0x0f);
     __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-    float mins = 0.0f;
+    __m128 mins = _mm_setzero_ps();
     for (int64_t b = 0; b < n / QK4_1; ++b) {
-        __m128i lo, hi;
-        unpack_nibbles(blocks[b].qs, lo, hi);
-        const __m256 t = codes_dot(lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8), x + b * QK4_1, false);
-        acc[b & 1] = _mm256_fmadd_ps(_mm256_set1_ps(half(blocks[b].d)), t, acc[b & 1]);
-        mins += half(blocks[b].m) * x_block_sums[b];
+        const BlockQ4_1& blk = blocks[b];
+        // Bytes widened to 32 bits: the low nibble is element i, the high nibble (byte >> 4,
+        // no mask needed) element i + 16.
+        const __m256i v0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk.qs)));
+        const __m256i v1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk.qs + 8)));
+        const float* xb = x + b * QK4_1;
+        __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v0, low4)), _mm256_loadu_ps(xb));
+        t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v1, low4)), _mm256_loadu_ps(xb + 8), t);
+        t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(v0, 4)), _mm256_loadu_ps(xb + 16), t);
+        t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(v1, 4)), _mm256_loadu_ps(xb + 24), t);
+        // d and m are adjacent halves: one conversion gives both.
+        int32_t dm_bits;
+        std::memcpy(&dm_bits, &blk.d, sizeof dm_bits);
+        const __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128(dm_bits));
+        acc[b & 1] = _mm256_fmadd_ps(_mm256_broadcastss_ps(dm), t, acc[b & 1]);
+        mins = _mm_fmadd_ss(_mm_movehdup_ps(dm), _mm_load_ss(x_block_sums + b), mins);
     }
-    return hsum(_mm256_add_ps(acc[0], acc[1])) + mins;
+    return hsum(_mm256_add_ps(acc[0], acc[1])) + _mm_cvtss_f32(mins);
 }
 
 float dot_q8_0_f32(int64_t n, const void* w, const float* x, const float*) {
     const auto* blocks = static_cast<const BlockQ8_0*>(w);
     __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    auto codes = [](const int8_t* q) {
+        return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q))));
+    };
     for (int64_t b = 0; b < n / QK8_0; ++b) {
-        const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[b].qs));
-        const __m128i q1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[b].qs + 16));
-        const __m256 t = codes_dot(q0, _mm_srli_si128(q0, 8), q1, _mm_srli_si128(q1, 8), x + b * QK8_0, true);
+        const int8_t* q = blocks[b].qs;
+        const float* xb = x + b * QK8_0;
+        __m256 t = _mm256_mul_ps(codes(q), _mm256_loadu_ps(xb));
+        t = _mm256_fmadd_ps(codes(q + 8), _mm256_loadu_ps(xb + 8), t);
+        t = _mm256_fmadd_ps(codes(q + 16), _mm256_loadu_ps(xb + 16), t);
+        t = _mm256_fmadd_ps(codes(q + 24), _mm256_loadu_ps(xb + 24), t);
         acc[b & 1] = _mm256_fmadd_ps(_mm256_set1_ps(half(blocks[b].d)), t, acc[b & 1]);
     }
     return hsum(_mm256_add_ps(acc[0], acc[1]));

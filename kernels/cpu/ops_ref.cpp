@@ -18,6 +18,14 @@ void axpy_f32(float a, const float* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
+void dot_rows_f32(const float* q, const float* rows, int64_t n_rows, int64_t dim, float* out) {
+    for (int64_t j = 0; j < n_rows; ++j) out[j] = dot_f32(q, rows + j * dim, dim);
+}
+
+void accumulate_rows_f32(const float* weights, const float* rows, int64_t n_rows, int64_t dim, float* out) {
+    for (int64_t j = 0; j < n_rows; ++j) axpy_f32(weights[j], rows + j * dim, out, dim);
+}
+
 void scale_f32(float a, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] *= a;
 }

@@ -11,6 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -92,7 +93,7 @@ int main(int argc, char** argv) {
         std::vector<arbor::TokenId> prompt(size_t(o.prompt_tokens));
         for (auto& id : prompt) id = pick(rng);
 
-        gen.prefill(std::span(prompt.data(), 16));  // warm-up: page in weights
+        gen.prefill(std::span(prompt.data(), std::min<size_t>(16, prompt.size())));  // warm-up: page in weights
         std::vector<double> pp, tg;
         for (int r = 0; r < o.repetitions; ++r) {
             gen.reset();

@@ -8,6 +8,10 @@ namespace arbor {
 
 namespace ref {
 float dot_f32(const float* a, const float* b, int64_t n);
+// out[j] = dot(q, rows + j * dim) for j < n_rows (attention scores over a page of keys).
+void dot_rows_f32(const float* q, const float* rows, int64_t n_rows, int64_t dim, float* out);
+// out += sum_j weights[j] * (rows + j * dim) (attention values of a page).
+void accumulate_rows_f32(const float* weights, const float* rows, int64_t n_rows, int64_t dim, float* out);
 void axpy_f32(float a, const float* x, float* y, int64_t n);  // y += a * x
 void scale_f32(float a, float* y, int64_t n);                 // y *= a
 } // namespace ref
@@ -15,12 +19,16 @@ void scale_f32(float a, float* y, int64_t n);                 // y *= a
 namespace avx2 {
 bool available();
 float dot_f32(const float* a, const float* b, int64_t n);
+void dot_rows_f32(const float* q, const float* rows, int64_t n_rows, int64_t dim, float* out);
+void accumulate_rows_f32(const float* weights, const float* rows, int64_t n_rows, int64_t dim, float* out);
 void axpy_f32(float a, const float* x, float* y, int64_t n);
 void scale_f32(float a, float* y, int64_t n);
 } // namespace avx2
 
 // Dispatching entry points (AVX2 when the CPU has it, else the reference).
 float dot_f32(const float* a, const float* b, int64_t n);
+void dot_rows_f32(const float* q, const float* rows, int64_t n_rows, int64_t dim, float* out);
+void accumulate_rows_f32(const float* weights, const float* rows, int64_t n_rows, int64_t dim, float* out);
 void axpy_f32(float a, const float* x, float* y, int64_t n);
 void scale_f32(float a, float* y, int64_t n);
 
