@@ -54,22 +54,26 @@ private slots:
         QTest::addColumn<int>("type");
         QTest::addColumn<int>("batch");
         QTest::addColumn<int>("threads");
+        QTest::addColumn<int>("mode");
         const arbor::DType types[] = {arbor::DType::F32, arbor::DType::F16, arbor::DType::BF16, arbor::DType::Q8_0,
                                       arbor::DType::Q4_0, arbor::DType::Q4_1, arbor::DType::Q5_0, arbor::DType::Q5_1,
                                       arbor::DType::Q4_K, arbor::DType::Q5_K, arbor::DType::Q6_K};
         for (auto t : types)
             for (int batch : {1, 3, 70})
                 for (int threads : {1, 3})
-                    QTest::newRow(qPrintable(QString("%1 batch %2 threads %3")
-                                                 .arg(QString::fromUtf8(arbor::dtype_name(t).data()))
-                                                 .arg(batch)
-                                                 .arg(threads)))
-                        << int(t) << batch << threads;
+                    for (auto mode : {arbor::Activations::Float, arbor::Activations::Int8})
+                        QTest::newRow(qPrintable(QString("%1 batch %2 threads %3 %4")
+                                                     .arg(QString::fromUtf8(arbor::dtype_name(t).data()))
+                                                     .arg(batch)
+                                                     .arg(threads)
+                                                     .arg(mode == arbor::Activations::Float ? "float" : "int8")))
+                            << int(t) << batch << threads << int(mode);
     }
     void matchesReference() {
         QFETCH(int, type);
         QFETCH(int, batch);
         QFETCH(int, threads);
+        QFETCH(int, mode);
         const auto dtype = arbor::DType(type);
         const int64_t cols = 512, rows = 37;
         std::mt19937 rng(42 + type);
@@ -84,11 +88,12 @@ private slots:
         arbor::ThreadPool pool(threads);
         arbor::MatmulScratch scratch;
         const arbor::MatmulOutput out{w, y.data(), rows, bias.data()};
-        arbor::matmul(pool, x.data(), batch, std::span(&out, 1), scratch);
+        arbor::matmul(pool, x.data(), batch, std::span(&out, 1), scratch, arbor::Activations(mode));
         arbor::matmul_reference(x.data(), batch, arbor::MatmulOutput{w, want.data(), rows, bias.data()});
 
-        // Activations are quantized to 8 bits for the quantized types: allow for that.
-        const bool float_type = dtype == arbor::DType::F32 || dtype == arbor::DType::F16 || dtype == arbor::DType::BF16;
+        // Int8 mode quantizes activations to 8 bits for the quantized types: allow for that.
+        const bool float_type = arbor::Activations(mode) == arbor::Activations::Float || dtype == arbor::DType::F32 ||
+                                dtype == arbor::DType::F16 || dtype == arbor::DType::BF16;
         double max_err = 0.0, max_ref = 0.0;
         for (size_t i = 0; i < y.size(); ++i) {
             QVERIFY2(std::isfinite(y[i]), "non-finite output");
