@@ -34,7 +34,8 @@ public:
     CpuBackend(const Model& model, const BackendOptions& options)
         : model_(model), cfg_(model.config()),
           pool_(options.threads > 0 ? options.threads : int(std::max(1u, std::thread::hardware_concurrency()))),
-          kv_(cfg_, options) {
+          kv_(cfg_, options),
+          activations_(options.int8_activations ? Activations::Int8 : Activations::Float) {
         scores_.resize(size_t(pool_.size()));
     }
 
@@ -62,6 +63,7 @@ private:
     ThreadPool pool_;
     KvPages kv_;
     MatmulScratch scratch_;
+    Activations activations_;
     // Activations of the current step, rows x width.
     std::vector<float> x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, rope_;
     std::vector<int32_t> row_pos_, row_seq_;
@@ -129,7 +131,7 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
             {lw.wk, k_.data(), KV, lw.bk.empty() ? nullptr : lw.bk.data()},
             {lw.wv, v_.data(), KV, lw.bv.empty() ? nullptr : lw.bv.data()},
         };
-        matmul(pool_, xn_.data(), rows, qkv, scratch_);
+        matmul(pool_, xn_.data(), rows, qkv, scratch_, activations_);
         for_rows(rows, [&](int64_t t) {
             const float* cs = &rope_[size_t(t * D)];
             for (int32_t h = 0; h < cfg_.n_head; ++h) rope_apply(&q_[size_t(t * QD + h * D)], cs, D, cfg_.rope_neox);
@@ -139,7 +141,7 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
         });
         attention(batch, l, rows);
         const MatmulOutput o[] = {{lw.wo, tmp_.data(), E, nullptr}};
-        matmul(pool_, att_.data(), rows, o, scratch_);
+        matmul(pool_, att_.data(), rows, o, scratch_, activations_);
         for_rows(rows, [&](int64_t t) {
             float* x = &x_[size_t(t * E)];
             const float* add = &tmp_[size_t(t * E)];
@@ -150,10 +152,10 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
             {lw.w_gate, gate_.data(), cfg_.n_ff, nullptr},
             {lw.w_up, up_.data(), cfg_.n_ff, nullptr},
         };
-        matmul(pool_, xn_.data(), rows, gate_up, scratch_);
+        matmul(pool_, xn_.data(), rows, gate_up, scratch_, activations_);
         for_rows(rows, [&](int64_t t) { silu_mul(&gate_[size_t(t * cfg_.n_ff)], &up_[size_t(t * cfg_.n_ff)], cfg_.n_ff); });
         const MatmulOutput down[] = {{lw.w_down, tmp_.data(), E, nullptr}};
-        matmul(pool_, gate_.data(), rows, down, scratch_);
+        matmul(pool_, gate_.data(), rows, down, scratch_, activations_);
         for_rows(rows, [&](int64_t t) {
             float* x = &x_[size_t(t * E)];
             const float* add = &tmp_[size_t(t * E)];
@@ -175,7 +177,7 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
     for (int64_t i = 0; i < n_out; ++i)
         rms_norm(&x_[size_t(out_rows[size_t(i)] * E)], w.output_norm.data(), &xn_[size_t(i * E)], E, cfg_.rms_eps);
     const MatmulOutput out[] = {{w.output, logits.data(), cfg_.n_vocab, nullptr}};
-    matmul(pool_, xn_.data(), n_out, out, scratch_);
+    matmul(pool_, xn_.data(), n_out, out, scratch_, activations_);
 }
 
 void CpuBackend::attention(const ForwardBatch& batch, int32_t layer, int64_t rows) {

@@ -31,11 +31,12 @@ struct Options {
     int gen_tokens = 128;
     int repetitions = 3;
     bool json = false;
+    bool int8 = false;
 };
 
 void usage() {
     std::fputs("usage: arbor-bench [--model PATH] [--threads N] [--prompt-tokens N] [--gen-tokens N]\n"
-               "                   [--repetitions N] [--json]\n",
+               "                   [--repetitions N] [--int8-activations] [--json]\n",
                stderr);
 }
 
@@ -51,6 +52,7 @@ bool parse(int argc, char** argv, Options& o) {
             return true;
         };
         if (a == "--json") o.json = true;
+        else if (a == "--int8-activations") o.int8 = true;
         else if (a == "--model" && i + 1 < argc) o.model = argv[++i];
         else if (a == "--threads" || a == "-t") { if (!next_int(o.threads)) return false; }
         else if (a == "--prompt-tokens") { if (!next_int(o.prompt_tokens)) return false; }
@@ -83,6 +85,7 @@ int main(int argc, char** argv) {
         auto model = arbor::Model::load(o.model);
         arbor::BackendOptions bo;
         bo.threads = o.threads;
+        bo.int8_activations = o.int8;
         bo.kv_tokens = o.prompt_tokens + o.gen_tokens + 16;
         auto backend = arbor::make_cpu_backend(*model, bo);
         arbor::Generator gen(*model, *backend, o.prompt_tokens);
@@ -111,7 +114,8 @@ int main(int argc, char** argv) {
             }
             tg.push_back(o.gen_tokens / std::chrono::duration<double>(Clock::now() - t0).count());
         }
-        arbor::bench::Report report{std::filesystem::path(o.model).filename().string(), backend->name(),
+        arbor::bench::Report report{std::filesystem::path(o.model).filename().string(),
+                                    backend->name() + (o.int8 ? ", int8 activations" : ""),
                                     std::string(arbor::isa_name(arbor::best_isa())), {}};
         report.rows.push_back(summarize("pp" + std::to_string(o.prompt_tokens), o.threads, pp));
         report.rows.push_back(summarize("tg" + std::to_string(o.gen_tokens), o.threads, tg));

@@ -41,6 +41,9 @@ struct BackendOptions {
     size_t kv_budget_bytes = 512u << 20;
     int32_t kv_tokens = 0;            // when > 0: room for this many tokens instead of the budget
     int32_t page_size = 16;           // tokens per KV page
+    // Float keeps logits a smooth function of the input (the default); Int8 quantizes
+    // activations to 8 bits inside matrix products like llama.cpp (see matmul.h).
+    bool int8_activations = false;
 };
 
 class Backend {
