@@ -11,7 +11,6 @@
 #include "arbor/gguf.h"
 #include "arbor/tokenizer.h"
 
-#include <chrono>
 #include <memory>
 
 using arbor::TokenId;
@@ -197,17 +196,14 @@ private slots:
         QVERIFY(!tok_->is_end_of_generation(-1));
     }
 
-    void encodesTenKilobytesQuickly() {
+    // Round trip of a long mixed text (speed is measured by arbor-bench, not asserted here).
+    void roundTripsTenKilobytes() {
         std::string text;
         while (text.size() < 10000)
             text += "The quick brown fox (\u00E9t\u00E9 \u4E2D\u6587 \U0001F600) jumps over 1234 lazy dogs; x += y;\n";
-        (void)tok_->encode(text, false, false);
-        const auto start = std::chrono::steady_clock::now();
         const Ids ids = tok_->encode(text, false, false);
-        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        qInfo("%zu bytes -> %zu tokens in %.2f ms", text.size(), ids.size(), ms);
+        QVERIFY(ids.size() > 1000);
         QCOMPARE(tok_->decode(ids), text);
-        QVERIFY2(ms < 250.0, "encoding 10 KB should take a few milliseconds");
     }
 };
 
