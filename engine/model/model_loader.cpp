@@ -91,12 +91,18 @@ ModelConfig read_config(const GgufFile& file) {
     c.n_ctx_train = positive(file, a + "context_length", 4096);
     c.rms_eps = float(file.get_float(a + "attention.layer_norm_rms_epsilon").value_or(1e-5));
     c.rope_base = float(file.get_float(a + "rope.freq_base").value_or(10000.0));
-    const std::string scaling = file.get_string(a + "rope.scaling.type").value_or("none");
+    // As in llama.cpp, the reference for GGUF semantics: an absent type means linear, the
+    // factor may sit under the older key rope.scale_linear, and 0 means unscaled.
+    const std::string scaling = file.get_string(a + "rope.scaling.type").value_or("linear");
     if (scaling == "linear") {
-        const double factor = file.get_float(a + "rope.scaling.factor").value_or(1.0);
-        if (!(factor > 0.0)) throw Error("invalid rope.scaling.factor");
-        c.rope_freq_scale = float(1.0 / factor);
-    } else if (scaling != "none" && !scaling.empty()) {
+        std::optional<double> factor = file.get_float(a + "rope.scaling.factor");
+        if (!factor) factor = file.get_float(a + "rope.scale_linear");
+        if (factor && *factor != 0.0) {
+            if (!(*factor > 0.0) || !std::isfinite(*factor))
+                throw Error("invalid RoPE scaling factor " + std::to_string(*factor));
+            c.rope_freq_scale = float(1.0 / *factor);
+        }
+    } else if (scaling != "none") {
         spdlog::warn("RoPE scaling type '{}' is not supported; positions are not scaled", scaling);
     }
     c.rope_neox = c.architecture == "qwen2";

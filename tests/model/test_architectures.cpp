@@ -1,0 +1,308 @@
+// Architecture coverage on tiny random-weight models (tests/data/synthetic, see the README
+// there): qwen2 (QKV bias, NEOX RoPE), llama with llama3-style rope_freqs and most weight
+// types, llama with linear RoPE scaling. Last-position logits are compared with llama.cpp's.
+// Model::load's errors are checked on copies of one model broken in one way each.
+#include "test_support.h"
+
+#include "arbor/generator.h"
+#include "arbor/model.h"
+#include "../gguf/gguf_test_writer.h"
+
+#include <QCryptographicHash>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <string>
+
+using arbor::TokenId;
+
+namespace {
+
+constexpr double kMaxAbsDiff = 1e-3;
+
+std::filesystem::path synthetic_dir() { return arbor::test::test_data_dir() / "synthetic"; }
+
+std::vector<TokenId> ids_of(const QJsonValue& v) {
+    std::vector<TokenId> out;
+    for (const auto& x : v.toArray()) out.push_back(TokenId(x.toInt()));
+    return out;
+}
+
+int32_t argmax(const std::vector<float>& v) { return int32_t(std::max_element(v.begin(), v.end()) - v.begin()); }
+
+// A model's metadata and tensors, editable and writable as a new file.
+struct Parts {
+    std::vector<std::pair<std::string, arbor::GgufValue>> metadata;
+    std::vector<arbor::test::TestTensor> tensors;
+
+    static Parts read(const std::filesystem::path& path) {
+        const auto file = arbor::GgufFile::open(path);
+        Parts p{file->metadata(), {}};
+        for (const auto& t : file->tensors()) {
+            arbor::test::TestTensor tt;
+            tt.name = t.name;
+            tt.type = uint32_t(t.type);
+            for (int64_t d : t.dims) tt.dims.push_back(uint64_t(d));
+            tt.data.assign(t.data, t.data + t.n_bytes);
+            p.tensors.push_back(std::move(tt));
+        }
+        return p;
+    }
+
+    void set(const std::string& key, arbor::GgufValue value) {
+        for (auto& [k, v] : metadata)
+            if (k == key) { v = std::move(value); return; }
+        metadata.emplace_back(key, std::move(value));
+    }
+    void erase_key(const std::string& key) {
+        std::erase_if(metadata, [&](const auto& kv) { return kv.first == key; });
+    }
+    void erase_tensor(const std::string& name) {
+        std::erase_if(tensors, [&](const auto& t) { return t.name == name; });
+    }
+    arbor::test::TestTensor& tensor(const std::string& name) {
+        for (auto& t : tensors)
+            if (t.name == name) return t;
+        throw std::runtime_error("no tensor " + name);
+    }
+
+    void write(const std::filesystem::path& path) const {
+        arbor::test::GgufWriter w;
+        for (const auto& [k, v] : metadata) w.add(k, v);
+        for (const auto& t : tensors) w.add_tensor(t);
+        arbor::test::write_file(path, w.bytes());
+    }
+};
+
+} // namespace
+
+class TestArchitectures : public QObject {
+    Q_OBJECT
+    QJsonArray models_;
+    std::map<QString, std::unique_ptr<arbor::Model>> loaded_;
+    QTemporaryDir tmp_;
+
+    const arbor::Model& model(const QString& file) {
+        auto& m = loaded_[file];
+        if (!m) m = arbor::Model::load(synthetic_dir() / file.toStdString());
+        return *m;
+    }
+
+    QJsonObject reference(const QString& file) const {
+        for (const auto& m : models_)
+            if (m.toObject().value("file").toString() == file) return m.toObject();
+        return {};
+    }
+
+    // Prefills every reference case (whole, and in chunks of 7 across KV pages) and
+    // compares the last-position logits; returns the largest difference seen.
+    double compare_with_reference(const arbor::Model& m, const QJsonObject& ref, const char* what) {
+        arbor::BackendOptions options;
+        options.kv_tokens = 256;
+        options.threads = 2;
+        auto backend = arbor::make_cpu_backend(m, options);
+        double worst = 0.0;
+        for (const auto& c : ref.value("cases").toArray()) {
+            const auto ids = ids_of(c.toObject().value("ids"));
+            const QJsonArray want = c.toObject().value("logits").toArray();
+            for (int32_t chunk : {512, 7}) {
+                arbor::Generator gen(m, *backend, chunk);
+                const std::vector<float> got = gen.prefill(ids);
+                if (got.size() != size_t(want.size())) {
+                    QTest::qFail(qPrintable(QString("%1: %2 logits, reference has %3").arg(what).arg(got.size()).arg(want.size())),
+                                 __FILE__, __LINE__);
+                    return INFINITY;
+                }
+                double diff = 0.0;
+                int32_t want_argmax = 0;
+                for (qsizetype i = 0; i < want.size(); ++i) {
+                    diff = std::max(diff, std::abs(double(got[size_t(i)]) - want[i].toDouble()));
+                    if (want[i].toDouble() > want[want_argmax].toDouble()) want_argmax = int32_t(i);
+                }
+                worst = std::max(worst, diff);
+                if (!(diff < kMaxAbsDiff) || argmax(got) != want_argmax) {
+                    QTest::qFail(qPrintable(QString("%1, %2 ids, chunk %3: max abs diff %4, argmax %5 (reference %6)")
+                                                .arg(what).arg(ids.size()).arg(chunk).arg(diff).arg(argmax(got)).arg(want_argmax)),
+                                 __FILE__, __LINE__);
+                    return worst;
+                }
+            }
+        }
+        return worst;
+    }
+
+    // The message of the arbor::Error that loading `path` throws, or what happened instead.
+    static QString load_error(const std::filesystem::path& path) {
+        try {
+            arbor::Model::load(path);
+        } catch (const arbor::Error& e) {
+            return QString::fromStdString(e.what());
+        } catch (const std::exception& e) {
+            return "non-arbor::Error exception: " + QString::fromStdString(e.what());
+        }
+        return "no error";
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(tmp_.isValid());
+        QFile f(QString::fromStdString((synthetic_dir() / "reference.json").string()));
+        QVERIFY2(f.open(QIODevice::ReadOnly), "tests/data/synthetic/reference.json missing");
+        models_ = QJsonDocument::fromJson(f.readAll()).object().value("models").toArray();
+        QCOMPARE(models_.size(), 3);
+    }
+
+    // The model files are the ones the reference was computed on.
+    void filesMatchReference() {
+        for (const auto& m : models_) {
+            const QString file = m.toObject().value("file").toString();
+            QFile f(QString::fromStdString((synthetic_dir() / file.toStdString()).string()));
+            QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(file));
+            QCOMPARE(QString(QCryptographicHash::hash(f.readAll(), QCryptographicHash::Sha256).toHex()),
+                     m.toObject().value("sha256").toString());
+        }
+    }
+
+    void configuration() {
+        const auto& qwen = model("qwen2-tiny.gguf");
+        QCOMPARE(qwen.config().architecture, std::string("qwen2"));
+        QVERIFY(qwen.config().rope_neox);
+        QCOMPARE(qwen.weights().layers[1].bk.size(), size_t(32));
+        QVERIFY(qwen.weights().output.data != qwen.weights().token_embd.data);
+
+        const auto& freqs = model("llama-ropefreqs-quant.gguf");
+        QVERIFY(!freqs.config().rope_neox);
+        QCOMPARE(freqs.config().head_dim, 32);
+        QCOMPARE(freqs.config().n_head_kv, 2);
+        QCOMPARE(freqs.weights().rope_freq_factors.size(), size_t(16));
+        QCOMPARE(freqs.weights().rope_freq_factors[3], 8.0f);
+        QVERIFY(freqs.weights().layers[0].bq.empty());
+        QCOMPARE(freqs.weights().output.type, arbor::DType::Q6_K);
+
+        const auto& linear = model("llama-linear-rope.gguf");
+        QCOMPARE(linear.config().rope_freq_scale, 0.25f);
+        QVERIFY(linear.weights().output.data == linear.weights().token_embd.data);
+    }
+
+    void tokenizerMatchesReference() {
+        for (const auto& r : models_) {
+            const auto o = r.toObject();
+            const auto& tok = model(o.value("file").toString()).tokenizer();
+            QCOMPARE(tok.n_vocab(), o.value("n_vocab").toInt());
+            QVERIFY(tok.encode(o.value("text").toString().toStdString(), false, false) == ids_of(o.value("text_ids")));
+        }
+    }
+
+    void logitsMatchReference_data() {
+        QTest::addColumn<QString>("file");
+        for (const auto& m : models_) {
+            const QString file = m.toObject().value("file").toString();
+            QTest::newRow(qPrintable(file)) << file;
+        }
+    }
+
+    void logitsMatchReference() {
+        QFETCH(QString, file);
+        const double worst = compare_with_reference(model(file), reference(file), qPrintable(file));
+        if (QTest::currentTestFailed()) return;
+        qInfo("%s: max abs diff %.3g over %lld cases", qPrintable(file), worst,
+              static_cast<long long>(reference(file).value("cases").toArray().size()));
+    }
+
+    // llama.cpp reads linear scaling from rope.scaling.factor when rope.scaling.type is
+    // absent, and from the older key rope.scale_linear: both give the reference's logits.
+    // Type "none" never scales.
+    void linearScalingKeyVariants_data() {
+        QTest::addColumn<QString>("variant");
+        QTest::addColumn<float>("freq_scale");
+        QTest::newRow("factor without type") << "no-type" << 0.25f;
+        QTest::newRow("rope.scale_linear") << "scale-linear" << 0.25f;
+        QTest::newRow("type none") << "none" << 1.0f;
+    }
+
+    void linearScalingKeyVariants() {
+        QFETCH(QString, variant);
+        QFETCH(float, freq_scale);
+        Parts p = Parts::read(synthetic_dir() / "llama-linear-rope.gguf");
+        p.erase_key("llama.rope.scaling.type");
+        if (variant == "scale-linear") {
+            p.erase_key("llama.rope.scaling.factor");
+            p.set("llama.rope.scale_linear", arbor::test::gv::f32(4.0f));
+        } else if (variant == "none") {
+            p.set("llama.rope.scaling.type", arbor::test::gv::str("none"));
+        }
+        const auto path = std::filesystem::path(tmp_.path().toStdString()) / (variant.toStdString() + ".gguf");
+        p.write(path);
+        const auto m = arbor::Model::load(path);
+        QCOMPARE(m->config().rope_freq_scale, freq_scale);
+        if (freq_scale != 1.0f) compare_with_reference(*m, reference("llama-linear-rope.gguf"), qPrintable(variant));
+    }
+
+    void loadErrors_data() {
+        QTest::addColumn<QString>("edit");
+        QTest::addColumn<QStringList>("words");
+        QTest::newRow("arch gpt2") << "arch:gpt2" << QStringList{"unsupported model architecture", "'gpt2'"};
+        QTest::newRow("arch mamba") << "arch:mamba" << QStringList{"unsupported model architecture", "'mamba'"};
+        QTest::newRow("missing ffn_down") << "drop:blk.1.ffn_down.weight" << QStringList{"missing", "'blk.1.ffn_down.weight'"};
+        QTest::newRow("missing output_norm") << "drop:output_norm.weight" << QStringList{"missing", "'output_norm.weight'"};
+        QTest::newRow("missing token_embd") << "drop:token_embd.weight" << QStringList{"missing", "'token_embd.weight'"};
+        QTest::newRow("transposed attn_k") << "transpose:blk.0.attn_k.weight" << QStringList{"'blk.0.attn_k.weight'", "shape"};
+        QTest::newRow("transposed ffn_up") << "transpose:blk.1.ffn_up.weight" << QStringList{"'blk.1.ffn_up.weight'", "shape"};
+        QTest::newRow("short q bias") << "halve:blk.1.attn_q.bias" << QStringList{"'blk.1.attn_q.bias'", "shape"};
+        QTest::newRow("short output_norm") << "halve:output_norm.weight" << QStringList{"'output_norm.weight'", "shape"};
+        QTest::newRow("output rows") << "halve:output.weight" << QStringList{"'output.weight'", "shape"};
+        QTest::newRow("negative rope factor") << "factor:-2" << QStringList{"RoPE scaling factor", "-2"};
+    }
+
+    void loadErrors() {
+        QFETCH(QString, edit);
+        QFETCH(QStringList, words);
+        const auto source = synthetic_dir() / "qwen2-tiny.gguf";
+        Parts p = Parts::read(source);
+        const QString op = edit.section(':', 0, 0);
+        const std::string arg = edit.section(':', 1).toStdString();
+        if (op == "arch") {
+            p.set("general.architecture", arbor::test::gv::str(arg));
+        } else if (op == "drop") {
+            p.erase_tensor(arg);
+        } else if (op == "transpose") {
+            auto& t = p.tensor(arg);
+            std::swap(t.dims[0], t.dims[1]);
+        } else if (op == "factor") {
+            p.set("qwen2.rope.scaling.factor", arbor::test::gv::f32(std::stof(arg)));
+        } else if (op == "halve") {
+            // Half the rows of a matrix, half the length of a vector; F32 data shrinks alike.
+            auto& t = p.tensor(arg);
+            QCOMPARE(t.type, 0u);
+            t.dims.back() /= 2;
+            uint64_t n = 1;
+            for (uint64_t d : t.dims) n *= d;
+            t.data.resize(size_t(n) * sizeof(float));
+        }
+        const auto path = std::filesystem::path(tmp_.path().toStdString()) / "broken.gguf";
+        p.write(path);
+        const QString message = load_error(path);
+        qInfo("%s", qPrintable(message));
+        for (const auto& w : words) QVERIFY2(message.contains(w), qPrintable("message: " + message));
+    }
+
+    // The rewriting itself keeps a model loadable and its logits unchanged, so the errors
+    // above come from the one edit each.
+    void unchangedCopyLoads() {
+        Parts p = Parts::read(synthetic_dir() / "qwen2-tiny.gguf");
+        const auto path = std::filesystem::path(tmp_.path().toStdString()) / "copy.gguf";
+        p.write(path);
+        const auto m = arbor::Model::load(path);
+        compare_with_reference(*m, reference("qwen2-tiny.gguf"), "rewritten copy");
+    }
+};
+
+QTEST_APPLESS_MAIN(TestArchitectures)
+#include "test_architectures.moc"
