@@ -45,6 +45,9 @@ public:
     size_t page_bytes() const override { return kv_.page_bytes(); }
 
     void forward(const ForwardBatch& batch, std::vector<float>& logits) override;
+    void copy_page_prefix(int32_t src, int32_t dst, int32_t n_positions) override {
+        kv_.copy_prefix(src, dst, n_positions);
+    }
 
 private:
     void validate(const ForwardBatch& batch) const;

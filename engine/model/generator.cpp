@@ -1,7 +1,7 @@
 #include "arbor/generator.h"
 
 #include "arbor/error.h"
-#include "arbor/stop_strings.h"
+#include "reply_stream.h"
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +18,7 @@ std::string_view finish_reason_name(FinishReason reason) {
     case FinishReason::Stop: return "stop";
     case FinishReason::Length: return "length";
     case FinishReason::Cancelled: return "cancelled";
+    case FinishReason::Error: return "error";
     }
     return "unknown";
 }
@@ -100,15 +101,13 @@ GenerateResult Generator::generate(std::span<const TokenId> prompt, const Genera
                                    const std::function<bool(std::string_view)>& on_text) {
     GenerateResult result;
     result.prompt_tokens = int32_t(prompt.size());
-    const Tokenizer& tok = model_.tokenizer();
     const auto t0 = Clock::now();
     const std::vector<float>* logits = &prefill(prompt, &result.cached_tokens);
     result.prefill_seconds = seconds_since(t0);
 
     Sampler sampler(options.sampler, model_.config().n_vocab);
     for (TokenId id : prompt) sampler.accept(id);
-    StreamDecoder decoder(tok);
-    StopStringMatcher stops(options.stop_strings);
+    ReplyStream reply(model_.tokenizer(), options);
     auto emit = [&](const std::string& text) {
         if (text.empty()) return true;
         result.text += text;
@@ -116,35 +115,25 @@ GenerateResult Generator::generate(std::span<const TokenId> prompt, const Genera
     };
 
     const auto t_decode = Clock::now();
-    bool hit_stop_string = false;
     // The last sampled id is never run through the model here: tokens_ lists only ids
     // whose KV is computed, and a follow-up prompt that contains the id computes it.
-    while (int32_t(result.tokens.size()) < options.max_tokens) {
+    while (options.max_tokens > 0) {
         const TokenId id = sampler.sample(*logits);
         sampler.accept(id);
         result.tokens.push_back(id);
-        if (options.stop_at_end_of_generation && tok.is_end_of_generation(id)) {
-            result.finish = FinishReason::Stop;
-            break;
-        }
-        const auto matched = stops.push(decoder.push(id));
-        if (!emit(matched.emit)) {
+        const auto step = reply.push(id);
+        if (!emit(step.text)) {
             result.finish = FinishReason::Cancelled;
             break;
         }
-        if (matched.stopped) {
-            result.finish = FinishReason::Stop;
-            hit_stop_string = true;
+        if (step.finish) {
+            result.finish = *step.finish;
             break;
         }
-        if (int32_t(result.tokens.size()) == options.max_tokens || int64_t(tokens_.size()) >= context_size()) break;
+        if (int64_t(tokens_.size()) >= context_size()) break;
         logits = &decode(id);
     }
-    if (result.finish != FinishReason::Cancelled && !hit_stop_string) {
-        const auto tail = stops.push(decoder.flush());
-        emit(tail.emit);
-        if (!tail.stopped) emit(stops.flush());
-    }
+    if (result.finish != FinishReason::Cancelled) emit(reply.flush());
     result.decode_seconds = seconds_since(t_decode);
     return result;
 }

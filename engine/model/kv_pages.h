@@ -57,6 +57,15 @@ public:
         }
     }
 
+    void copy_prefix(int32_t src, int32_t dst, int32_t n_positions) {
+        if (src < 0 || src >= page_count_ || dst < 0 || dst >= page_count_ || n_positions < 0 || n_positions > page_size_)
+            throw Error("KV page copy out of range");
+        const size_t n = size_t(n_positions) * size_t(head_dim_);
+        for (int32_t layer = 0; layer < n_layer_; ++layer)
+            for (int32_t h = 0; h < 2 * n_head_kv_; ++h)
+                std::copy_n(base(layer, src) + size_t(h) * head_stride_, n, base(layer, dst) + size_t(h) * head_stride_);
+    }
+
 private:
     float* base(int32_t layer, int32_t page) {
         return data_.get() + (size_t(layer) * size_t(page_count_) + size_t(page)) * layer_page_floats_;

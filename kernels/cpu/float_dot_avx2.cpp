@@ -1,6 +1,5 @@
-// AVX2/FMA fused float-activation dots; compiled with -mavx2 -mfma -mf16c.
-// Per 32-element block: t = sum(q_i * x_i) over the integer codes, then acc += d * t
-// (+ m * sum(x) for Q4_1). Two accumulators hide the FMA latency.
+// AVX2/FMA block products with float activations; compiled with -mavx2 -mfma -mf16c.
+// The operation order is the contract documented in float_dot.h.
 #include "arbor/kernels/float_dot.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
@@ -102,6 +101,67 @@ float dot_q8_0_f32(int64_t n, const void* w, const float* x, const float*) {
     return hsum(_mm256_add_ps(acc[0], acc[1]));
 }
 
+namespace {
+
+// NW unpacked rows x NX activation rows; two blocks per iteration so that the two
+// accumulators of each pair stay in registers.
+template <int NW, int NX>
+void block_micro(const float* codes, const float* d, const float* m, int64_t ldc, int64_t ldb, const float* x,
+                 const float* xs, int64_t ldx, int64_t nb, float* y, int64_t ldy) {
+    __m256 acc[NW][NX][2];
+    for (int r = 0; r < NW; ++r)
+        for (int j = 0; j < NX; ++j) acc[r][j][0] = acc[r][j][1] = _mm256_setzero_ps();
+    auto block = [&](int64_t b, int parity) {
+        for (int r = 0; r < NW; ++r) {
+            const float* c = codes + r * ldc + b * 32;
+            const __m256 c0 = _mm256_loadu_ps(c), c1 = _mm256_loadu_ps(c + 8);
+            const __m256 c2 = _mm256_loadu_ps(c + 16), c3 = _mm256_loadu_ps(c + 24);
+            const __m256 dv = _mm256_set1_ps(d[r * ldb + b]);
+            for (int j = 0; j < NX; ++j) {
+                const float* xb = x + j * ldx + b * 32;
+                __m256 t = _mm256_mul_ps(c0, _mm256_loadu_ps(xb));
+                t = _mm256_fmadd_ps(c1, _mm256_loadu_ps(xb + 8), t);
+                t = _mm256_fmadd_ps(c2, _mm256_loadu_ps(xb + 16), t);
+                t = _mm256_fmadd_ps(c3, _mm256_loadu_ps(xb + 24), t);
+                acc[r][j][parity] = _mm256_fmadd_ps(dv, t, acc[r][j][parity]);
+            }
+        }
+    };
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+        block(b, 0);
+        block(b + 1, 1);
+    }
+    if (b < nb) block(b, 0);
+    for (int r = 0; r < NW; ++r)
+        for (int j = 0; j < NX; ++j) {
+            __m128 mins = _mm_setzero_ps();
+            for (int64_t k = 0; k < nb; ++k)
+                mins = _mm_fmadd_ss(_mm_load_ss(m + r * ldb + k), _mm_load_ss(xs + j * nb + k), mins);
+            y[j * ldy + r] = hsum(_mm256_add_ps(acc[r][j][0], acc[r][j][1])) + _mm_cvtss_f32(mins);
+        }
+}
+
+template <int NW>
+void block_rows(const float* codes, const float* d, const float* m, int64_t ldc, int64_t ldb, const float* x,
+                const float* xs, int64_t ldx, int64_t n_x, int64_t nb, float* y, int64_t ldy) {
+    int64_t j = 0;
+    for (; j + 2 <= n_x; j += 2)
+        block_micro<NW, 2>(codes, d, m, ldc, ldb, x + j * ldx, xs + j * nb, ldx, nb, y + j * ldy, ldy);
+    if (j < n_x) block_micro<NW, 1>(codes, d, m, ldc, ldb, x + j * ldx, xs + j * nb, ldx, nb, y + j * ldy, ldy);
+}
+
+} // namespace
+
+void gemm_blocks(const float* codes, const float* d, const float* m, int64_t ldc, int64_t ldb, int64_t n_w,
+                 const float* x, const float* xs, int64_t ldx, int64_t n_x, int64_t n, float* y, int64_t ldy) {
+    const int64_t nb = n / 32;
+    int64_t r = 0;
+    for (; r + 2 <= n_w; r += 2)
+        block_rows<2>(codes + r * ldc, d + r * ldb, m + r * ldb, ldc, ldb, x, xs, ldx, n_x, nb, y + r, ldy);
+    if (r < n_w) block_rows<1>(codes + r * ldc, d + r * ldb, m + r * ldb, ldc, ldb, x, xs, ldx, n_x, nb, y + r, ldy);
+}
+
 } // namespace arbor::avx2
 
 #else
@@ -110,6 +170,10 @@ namespace arbor::avx2 {
 float dot_q4_0_f32(int64_t n, const void* w, const float* x, const float* s) { return ref::dot_q4_0_f32(n, w, x, s); }
 float dot_q4_1_f32(int64_t n, const void* w, const float* x, const float* s) { return ref::dot_q4_1_f32(n, w, x, s); }
 float dot_q8_0_f32(int64_t n, const void* w, const float* x, const float* s) { return ref::dot_q8_0_f32(n, w, x, s); }
+void gemm_blocks(const float* codes, const float* d, const float* m, int64_t ldc, int64_t ldb, int64_t n_w,
+                 const float* x, const float* xs, int64_t ldx, int64_t n_x, int64_t n, float* y, int64_t ldy) {
+    ref::gemm_blocks(codes, d, m, ldc, ldb, n_w, x, xs, ldx, n_x, n, y, ldy);
+}
 } // namespace arbor::avx2
 
 #endif

@@ -42,49 +42,60 @@ void add_bias(const MatmulOutput& out, const Range& range, int64_t n_rows) {
         for (int64_t r = range.begin; r < range.end; ++r) out.y[t * out.ldy + r] += out.bias[r];
 }
 
-// Weight rows dequantized per group into the thread's buffer, then multiplied with all
-// activation rows. With few activation rows a group of 4 stays in L1; with many, a
-// group of up to kDequantRows rows stays in L2 while activation tiles stream past it.
-constexpr int64_t kDequantRows = 32;
+// Weight rows are unpacked (Q4_0, Q4_1, Q8_0: float codes and block scales) or
+// dequantized (other types) per group into the thread's buffer, then multiplied with all
+// activation rows. With few activation rows a group of 4 stays in L1; with many, a group
+// of up to kGroupRows rows stays in L2 while activation rows stream past it. For one to
+// kFusedMaxRows activation rows the block types skip the buffer (fused kernels); results
+// are bit-identical either way (float_dot.h), so a row's output never depends on the
+// batch it is in.
+constexpr int64_t kGroupRows = 32;
 constexpr int64_t kFusedMaxRows = 3;
 
 void matmul_float(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const MatmulOutput> outputs,
                   MatmulScratch& scratch, int64_t cols) {
     const std::vector<Range> tasks = split_rows(outputs, pool.size());
-    const int64_t group = n_rows <= 3 ? 4 : kDequantRows;
-    scratch.weight_rows.resize(size_t(pool.size()));
-    for (auto& b : scratch.weight_rows) b.resize(size_t(group * cols));
-    // With few activation rows, types with a fused kernel skip the dequantized buffer.
-    const bool fused = n_rows <= kFusedMaxRows && cols % 32 == 0;
-    if (fused) {
-        scratch.block_sums.resize(size_t(n_rows * cols / 32));
-        for (int64_t t = 0; t < n_rows; ++t) block_sums_32(x + t * cols, cols, &scratch.block_sums[size_t(t * cols / 32)]);
+    const int64_t group = n_rows <= 3 ? 4 : kGroupRows;
+    const int64_t blocks = cols / 32;
+    bool any_block_type = false;
+    for (const auto& o : outputs) any_block_type |= has_block_kernels(o.weight.type);
+    if (any_block_type) {
+        scratch.block_sums.resize(size_t(n_rows * blocks));
+        for (int64_t t = 0; t < n_rows; ++t) block_sums_32(x + t * cols, cols, &scratch.block_sums[size_t(t * blocks)]);
     }
+    scratch.weight_rows.resize(size_t(pool.size()));
+    for (auto& b : scratch.weight_rows) b.resize(size_t(group * (cols + 2 * blocks)));
+    const float* sums = scratch.block_sums.data();
+
     pool.parallel_for(int64_t(tasks.size()), [&](int64_t task, int thread) {
         const Range& range = tasks[size_t(task)];
         const MatmulOutput& out = outputs[range.output];
-        if (const FloatDotFn dot = fused ? float_dot_fn(out.weight.type) : nullptr) {
-            for (int64_t t = 0; t < n_rows; ++t) {
-                const float* xt = x + t * cols;
-                const float* sums = &scratch.block_sums[size_t(t * cols / 32)];
+        const DType type = out.weight.type;
+        if (has_block_kernels(type) && n_rows <= kFusedMaxRows) {
+            const FloatDotFn dot = float_dot_fn(type);
+            for (int64_t t = 0; t < n_rows; ++t)
                 for (int64_t r = range.begin; r < range.end; ++r)
-                    out.y[t * out.ldy + r] = dot(cols, out.weight.row(r), xt, sums);
-            }
+                    out.y[t * out.ldy + r] = dot(cols, out.weight.row(r), x + t * cols, sums + t * blocks);
             add_bias(out, range, n_rows);
             return;
         }
         float* buffer = scratch.weight_rows[size_t(thread)].data();
         for (int64_t r0 = range.begin; r0 < range.end; r0 += group) {
             const int64_t n_w = std::min(group, range.end - r0);
-            const float* w = buffer;
-            if (out.weight.type == DType::F32) {
-                w = reinterpret_cast<const float*>(out.weight.row(r0));
-            } else {
+            float* y = out.y + r0;
+            if (has_block_kernels(type)) {
+                float* d = buffer + n_w * cols;
+                float* m = d + n_w * blocks;
                 for (int64_t i = 0; i < n_w; ++i)
-                    dequantize_row(out.weight.type, out.weight.row(r0 + i), buffer + i * cols, cols);
+                    unpack_blocks(type, out.weight.row(r0 + i), cols, buffer + i * cols, d + i * blocks, m + i * blocks);
+                gemm_blocks(buffer, d, m, cols, blocks, n_w, x, sums, cols, n_rows, cols, y, out.ldy);
+            } else if (type == DType::F32) {
+                gemm_tile_f32(reinterpret_cast<const float*>(out.weight.row(r0)),
+                              int64_t(out.weight.row_stride / sizeof(float)), n_w, x, cols, n_rows, cols, y, out.ldy);
+            } else {
+                for (int64_t i = 0; i < n_w; ++i) dequantize_row(type, out.weight.row(r0 + i), buffer + i * cols, cols);
+                gemm_tile_f32(buffer, cols, n_w, x, cols, n_rows, cols, y, out.ldy);
             }
-            const int64_t ldw = out.weight.type == DType::F32 ? int64_t(out.weight.row_stride / sizeof(float)) : cols;
-            gemm_tile_f32(w, ldw, n_w, x, cols, n_rows, cols, out.y + r0, out.ldy);
         }
         add_bias(out, range, n_rows);
     });

@@ -57,6 +57,10 @@ public:
     // Runs the batch. logits receives logit_rows() x n_vocab floats, sequences in batch
     // order, rows in position order. Throws arbor::Error on an invalid batch.
     virtual void forward(const ForwardBatch& batch, std::vector<float>& logits) = 0;
+
+    // Copies the K/V of the first n_positions slots of page src into page dst (all
+    // layers): how a sequence takes over part of a cached page it cannot share.
+    virtual void copy_page_prefix(int32_t src, int32_t dst, int32_t n_positions) = 0;
 };
 
 // The CPU backend: weights stay in the model's mapping, KV pages in host memory.

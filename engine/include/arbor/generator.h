@@ -22,7 +22,7 @@ struct GenerateOptions {
     bool stop_at_end_of_generation = true;  // end on eos / end-of-turn tokens
 };
 
-enum class FinishReason { Stop, Length, Cancelled };
+enum class FinishReason { Stop, Length, Cancelled, Error };
 std::string_view finish_reason_name(FinishReason reason);
 
 struct GenerateResult {

@@ -1,0 +1,96 @@
+// The serving engine: one loop thread runs every request (chat tabs, API clients)
+// through one continuous-batching scheduler over one paged KV pool with a radix prefix
+// cache. submit() and cancel() may be called from any thread.
+#pragma once
+
+#include "arbor/backend.h"
+#include "arbor/generator.h"
+#include "arbor/model.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace arbor {
+
+using RequestId = uint64_t;
+
+struct Request {
+    std::vector<TokenId> prompt;
+    GenerateOptions options;
+};
+
+struct RequestStats {
+    int32_t prompt_tokens = 0;
+    int32_t cached_tokens = 0;         // prompt tokens whose KV came from the prefix cache
+    int32_t generated_tokens = 0;
+    double time_to_first_token_ms = 0.0;  // from submit to the first token
+    double decode_tokens_per_second = 0.0;
+};
+
+struct Event {
+    enum class Kind { Token, Finished };
+    Kind kind = Kind::Token;
+    RequestId id = 0;
+    TokenId token = -1;       // Token: the sampled id
+    std::string text;         // Token: text completed by this id (UTF-8-safe, stop strings held back); may be empty
+    FinishReason finish = FinishReason::Stop;  // Finished
+    std::string error;        // Finished with FinishReason::Error
+    RequestStats stats;       // Finished: final; Token: prompt and cache figures
+};
+
+// Called on the engine thread, in order, for one request; it must return quickly (hand
+// the event to another thread). It may call Engine::cancel.
+using EventSink = std::function<void(const Event&)>;
+
+struct EngineOptions {
+    BackendOptions backend;
+    int32_t max_batch_tokens = 512;   // rows of one forward step (decode rows + prefill chunks)
+    int32_t max_running = 32;         // sequences admitted at once
+    int32_t short_queue = 8;          // below this many waiting, admit longest cached prefix first
+    int32_t max_wait_steps = 64;      // a request waiting this long is admitted before any other
+};
+
+struct EngineStats {
+    int32_t pages_total = 0;
+    int32_t pages_used = 0;       // referenced by sequences or the cache
+    int32_t pages_cached = 0;     // held by the prefix cache
+    int32_t running = 0;
+    int32_t waiting = 0;
+    uint64_t steps = 0;
+};
+
+class Engine {
+public:
+    // Starts the loop thread. Throws arbor::Error when the backend cannot be created.
+    Engine(const Model& model, EngineOptions options = {});
+    ~Engine();  // shutdown()
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    // Queues a request; its events go to sink. A request the engine cannot serve (empty
+    // prompt, longer than the context) finishes with FinishReason::Error.
+    RequestId submit(Request request, EventSink sink);
+    // Cancels a queued or running request: it finishes with FinishReason::Cancelled and
+    // everything it held is released. Unknown or finished ids are ignored.
+    void cancel(RequestId id);
+    // Cancels everything and stops the loop thread. Idempotent.
+    void shutdown();
+
+    EngineStats stats() const;
+    // Drops every cached page that no request holds.
+    void clear_cache();
+    // Blocks until no request is queued or running (for tests and benchmarks).
+    void wait_idle();
+
+    const Model& model() const;
+    int32_t context_size() const;   // longest sequence the engine accepts
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace arbor

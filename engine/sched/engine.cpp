@@ -1,0 +1,353 @@
+// Engine: the loop thread around the scheduler. Per step: take new requests and
+// cancellations, schedule, run one forward pass over the batch, sample for the
+// sequences whose last row ran, stream events, retire finished requests.
+#include "arbor/engine.h"
+
+#include "arbor/error.h"
+#include "arbor/sampler.h"
+#include "kv/page_pool.h"
+#include "kv/radix_cache.h"
+#include "model/reply_stream.h"
+#include "scheduler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+namespace arbor {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// Identifies the model's weights in the prefix cache.
+uint64_t model_namespace(const Model& model) {
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&](std::string_view s) {
+        for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+    };
+    mix(model.file().path().string());
+    mix(std::to_string(model.file().tensors().size()));
+    mix(model.config().name);
+    return h;
+}
+
+struct Active {
+    sched::Sequence seq;
+    GenerateOptions options;
+    EventSink sink;
+    std::unique_ptr<Sampler> sampler;
+    std::unique_ptr<ReplyStream> reply;
+    Clock::time_point submitted, first_token, last_token;
+    RequestStats stats;
+};
+
+} // namespace
+
+struct Engine::Impl {
+    const Model& model;
+    EngineOptions options;
+    std::unique_ptr<Backend> backend;
+    kv::PagePool pool;
+    kv::RadixCache cache;
+    sched::Scheduler scheduler;
+    int32_t context;
+
+    std::mutex mutex;
+    std::condition_variable wake, idle;
+    std::vector<std::unique_ptr<Active>> inbox;
+    std::vector<RequestId> cancels;
+    bool stop = false, stopped = false, clear_requested = false;
+    EngineStats snapshot;
+    size_t in_flight = 0;  // submitted and not finished (guarded by mutex)
+    RequestId next_id = 1;
+    uint64_t arrival = 0;
+
+    // Loop thread only.
+    std::unordered_map<RequestId, std::unique_ptr<Active>> active;
+    uint64_t step = 0;
+    std::vector<float> logits;
+    std::thread loop;
+
+    Impl(const Model& m, EngineOptions o)
+        : model(m), options(o), backend(make_cpu_backend(m, o.backend)), pool(backend->page_count()),
+          cache(pool, backend->page_size()),
+          scheduler(pool, cache,
+                    sched::SchedulerOptions{backend->page_size(), o.max_batch_tokens, o.max_running, o.short_queue,
+                                            o.max_wait_steps, model_namespace(m)}),
+          context(std::min(backend->page_count() * backend->page_size(), std::max(m.config().n_ctx_train, 1))) {
+        loop = std::thread([this] { run(); });
+    }
+
+    void emit(Active& a, Event e) {
+        e.id = a.seq.id;
+        if (a.sink) a.sink(e);
+    }
+
+    void finish(Active& a, FinishReason reason, std::string error = {}) {
+        if (reason != FinishReason::Cancelled && reason != FinishReason::Error && a.reply) {
+            if (std::string tail = a.reply->flush(); !tail.empty()) {
+                Event e;
+                e.kind = Event::Kind::Token;
+                e.text = std::move(tail);
+                e.stats = a.stats;
+                emit(a, std::move(e));
+            }
+        }
+        scheduler.remove(&a.seq);
+        const double decode_ms = ms_between(a.first_token, a.last_token);
+        if (a.stats.generated_tokens > 1 && decode_ms > 0)
+            a.stats.decode_tokens_per_second = (a.stats.generated_tokens - 1) / (decode_ms / 1000.0);
+        Event e;
+        e.kind = Event::Kind::Finished;
+        e.finish = reason;
+        e.error = std::move(error);
+        e.stats = a.stats;
+        emit(a, std::move(e));
+    }
+
+    void retire(RequestId id) {
+        active.erase(id);
+        std::lock_guard lock(mutex);
+        --in_flight;
+        if (in_flight == 0) idle.notify_all();
+    }
+
+    void accept_new(std::vector<std::unique_ptr<Active>>& incoming) {
+        for (auto& a : incoming) {
+            const RequestId id = a->seq.id;
+            std::string problem;
+            if (a->seq.tokens.empty()) problem = "the prompt is empty";
+            else if (int32_t(a->seq.tokens.size()) >= context)
+                problem = "the prompt has " + std::to_string(a->seq.tokens.size()) +
+                          " tokens; the context holds " + std::to_string(context);
+            else
+                for (TokenId t : a->seq.tokens)
+                    if (t < 0 || t >= model.config().n_vocab) problem = "token id " + std::to_string(t) + " is out of range";
+            if (problem.empty()) {
+                try {
+                    a->sampler = std::make_unique<Sampler>(a->options.sampler, model.config().n_vocab);
+                    for (TokenId t : a->seq.tokens) a->sampler->accept(t);
+                } catch (const Error& e) {
+                    problem = e.what();
+                }
+            }
+            Active& ref = *a;
+            active.emplace(id, std::move(a));
+            if (!problem.empty()) {
+                finish(ref, FinishReason::Error, problem);
+                retire(id);
+                continue;
+            }
+            ref.reply = std::make_unique<ReplyStream>(model.tokenizer(), ref.options);
+            scheduler.enqueue(&ref.seq, step);
+        }
+    }
+
+    // Samples the next id of a sequence whose last known token just ran; returns true
+    // when the request finished.
+    bool advance(Active& a, const float* row) {
+        const TokenId id = a.sampler->sample(std::span(row, size_t(model.config().n_vocab)));
+        a.sampler->accept(id);
+        const auto now = Clock::now();
+        if (a.stats.generated_tokens == 0) {
+            a.first_token = now;
+            a.stats.time_to_first_token_ms = ms_between(a.submitted, now);
+            a.stats.cached_tokens = std::max(0, a.seq.cached_prompt_tokens);
+        }
+        a.last_token = now;
+        ++a.stats.generated_tokens;
+        a.seq.tokens.push_back(id);
+        auto step_out = a.reply->push(id);
+        Event e;
+        e.kind = Event::Kind::Token;
+        e.token = id;
+        e.text = std::move(step_out.text);
+        e.stats = a.stats;
+        emit(a, std::move(e));
+        if (step_out.finish) {
+            finish(a, *step_out.finish);
+            return true;
+        }
+        if (int32_t(a.seq.tokens.size()) >= context) {
+            finish(a, FinishReason::Length);
+            return true;
+        }
+        return false;
+    }
+
+    void run_step(const std::vector<sched::StepItem>& items) {
+        ForwardBatch batch;
+        for (const auto& it : items) {
+            SequenceRows rows;
+            rows.first_row = int32_t(batch.tokens.size());
+            rows.n_rows = it.count;
+            rows.start_pos = it.start;
+            rows.block_table = it.seq->table.pages;
+            rows.logits = it.sample ? SequenceRows::Logits::Last : SequenceRows::Logits::None;
+            batch.tokens.insert(batch.tokens.end(), it.seq->tokens.begin() + it.start,
+                                it.seq->tokens.begin() + it.start + it.count);
+            batch.sequences.push_back(rows);
+        }
+        backend->forward(batch, logits);
+        scheduler.complete(items);
+        size_t row = 0;
+        std::vector<RequestId> done;
+        for (const auto& it : items) {
+            if (!it.sample) continue;
+            Active& a = *active.at(it.seq->id);
+            if (advance(a, logits.data() + row * size_t(model.config().n_vocab))) done.push_back(a.seq.id);
+            ++row;
+        }
+        for (RequestId id : done) retire(id);
+    }
+
+    void publish_stats() {
+        std::lock_guard lock(mutex);
+        snapshot.pages_total = pool.capacity();
+        snapshot.pages_used = pool.used_count();
+        snapshot.pages_cached = cache.cached_pages();
+        snapshot.running = scheduler.running();
+        snapshot.waiting = scheduler.waiting();
+        snapshot.steps = step;
+    }
+
+    void run() {
+        for (;;) {
+            std::vector<std::unique_ptr<Active>> incoming;
+            std::vector<RequestId> to_cancel;
+            bool clear = false, stopping = false;
+            {
+                std::unique_lock lock(mutex);
+                wake.wait(lock, [&] {
+                    return stop || !inbox.empty() || !cancels.empty() || clear_requested || !active.empty();
+                });
+                incoming.swap(inbox);
+                to_cancel.swap(cancels);
+                std::swap(clear, clear_requested);
+                stopping = stop;
+            }
+            accept_new(incoming);
+            if (stopping) {
+                for (auto& [id, a] : active) finish(*a, FinishReason::Cancelled);
+                while (!active.empty()) retire(active.begin()->first);
+                cache.clear();
+                publish_stats();
+                return;
+            }
+            for (RequestId id : to_cancel) {
+                auto it = active.find(id);
+                if (it == active.end()) continue;
+                finish(*it->second, FinishReason::Cancelled);
+                retire(id);
+            }
+            if (clear) cache.evict(cache.cached_pages());
+            if (!active.empty()) {
+                const auto items = scheduler.schedule(step);
+                if (!items.empty()) {
+                    try {
+                        run_step(items);
+                    } catch (const std::exception& e) {
+                        spdlog::error("engine step failed: {}", e.what());
+                        std::vector<RequestId> failed;
+                        for (const auto& it : items) failed.push_back(it.seq->id);
+                        for (RequestId id : failed)
+                            if (auto f = active.find(id); f != active.end()) {
+                                finish(*f->second, FinishReason::Error, e.what());
+                                retire(id);
+                            }
+                    }
+                    ++step;
+                } else if (scheduler.running() == 0 && scheduler.waiting() > 0) {
+                    // Nothing can be admitted into an otherwise idle pool: the head request
+                    // can never run.
+                    sched::Sequence* head = scheduler.waiting_queue().front();
+                    finish(*active.at(head->id), FinishReason::Error, "the request does not fit in the KV memory");
+                    retire(head->id);
+                }
+            }
+            publish_stats();
+        }
+    }
+};
+
+Engine::Engine(const Model& model, EngineOptions options) : impl_(std::make_unique<Impl>(model, options)) {}
+
+Engine::~Engine() { shutdown(); }
+
+RequestId Engine::submit(Request request, EventSink sink) {
+    auto a = std::make_unique<Active>();
+    a->seq.tokens = std::move(request.prompt);
+    a->seq.prompt_len = int32_t(a->seq.tokens.size());
+    a->options = std::move(request.options);
+    a->sink = std::move(sink);
+    a->submitted = Clock::now();
+    a->stats.prompt_tokens = a->seq.prompt_len;
+    RequestId id = 0;
+    {
+        std::lock_guard lock(impl_->mutex);
+        id = impl_->next_id++;
+        a->seq.id = id;
+        a->seq.arrival = impl_->arrival++;
+        if (!impl_->stopped) {
+            ++impl_->in_flight;
+            impl_->inbox.push_back(std::move(a));
+            impl_->wake.notify_one();
+            return id;
+        }
+    }
+    // After shutdown: the request ends at once (outside the lock: the sink may call back).
+    Event e;
+    e.kind = Event::Kind::Finished;
+    e.id = id;
+    e.finish = FinishReason::Cancelled;
+    e.stats = a->stats;
+    if (a->sink) a->sink(e);
+    return id;
+}
+
+void Engine::cancel(RequestId id) {
+    std::lock_guard lock(impl_->mutex);
+    impl_->cancels.push_back(id);
+    impl_->wake.notify_one();
+}
+
+void Engine::shutdown() {
+    {
+        std::lock_guard lock(impl_->mutex);
+        if (impl_->stopped) return;
+        impl_->stop = true;
+        impl_->stopped = true;
+        impl_->wake.notify_one();
+    }
+    if (impl_->loop.joinable()) impl_->loop.join();
+}
+
+EngineStats Engine::stats() const {
+    std::lock_guard lock(impl_->mutex);
+    return impl_->snapshot;
+}
+
+void Engine::clear_cache() {
+    std::lock_guard lock(impl_->mutex);
+    impl_->clear_requested = true;
+    impl_->wake.notify_one();
+}
+
+void Engine::wait_idle() {
+    std::unique_lock lock(impl_->mutex);
+    impl_->idle.wait(lock, [&] { return impl_->in_flight == 0; });
+}
+
+const Model& Engine::model() const { return impl_->model; }
+
+int32_t Engine::context_size() const { return impl_->context; }
+
+} // namespace arbor

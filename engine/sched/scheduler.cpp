@@ -1,0 +1,189 @@
+#include "scheduler.h"
+
+#include <algorithm>
+#include <span>
+#include <stdexcept>
+
+namespace arbor::sched {
+namespace {
+
+void insert_by_arrival(std::vector<Sequence*>& v, Sequence* seq) {
+    v.insert(std::upper_bound(v.begin(), v.end(), seq,
+                              [](const Sequence* a, const Sequence* b) { return a->arrival < b->arrival; }),
+             seq);
+}
+
+void insert_by_arrival(std::deque<Sequence*>& q, Sequence* seq) {
+    q.insert(std::upper_bound(q.begin(), q.end(), seq,
+                              [](const Sequence* a, const Sequence* b) { return a->arrival < b->arrival; }),
+             seq);
+}
+
+} // namespace
+
+Scheduler::Scheduler(kv::PagePool& pool, kv::RadixCache& cache, SchedulerOptions options)
+    : pool_(pool), cache_(cache), opt_(options) {
+    if (opt_.page_size <= 0 || opt_.max_batch_tokens <= 0 || opt_.max_running <= 0)
+        throw std::invalid_argument("scheduler: page size, batch tokens and running limit must be positive");
+}
+
+void Scheduler::enqueue(Sequence* seq, uint64_t step) {
+    seq->running = false;
+    seq->queued_at_step = step;
+    insert_by_arrival(waiting_, seq);
+}
+
+void Scheduler::remove(Sequence* seq) {
+    std::erase(running_, seq);
+    std::erase(waiting_, seq);
+    offer_to_cache(seq);
+    release_pages(seq);
+    seq->running = false;
+}
+
+int32_t Scheduler::cached_prefix(const std::vector<int32_t>& tokens) {
+    if (tokens.size() < 2) return 0;
+    const auto pages = cache_.match(opt_.cache_namespace, std::span(tokens.data(), tokens.size() - 1));
+    for (int32_t p : pages) pool_.release(p);
+    return int32_t(pages.size()) * opt_.page_size;
+}
+
+std::optional<int32_t> Scheduler::allocate_page() {
+    if (auto page = pool_.allocate()) return page;
+    if (cache_.evict(1) > 0) return pool_.allocate();
+    return std::nullopt;
+}
+
+bool Scheduler::ensure_pages(Sequence* seq, int32_t n_tokens) {
+    const int32_t need = kv::BlockTable::pages_for(n_tokens, opt_.page_size);
+    while (int32_t(seq->table.pages.size()) < need) {
+        const auto page = allocate_page();
+        if (!page) return false;
+        seq->table.pages.push_back(*page);
+    }
+    return true;
+}
+
+void Scheduler::offer_to_cache(Sequence* seq) {
+    const int32_t full = std::min<int32_t>(seq->computed / opt_.page_size, int32_t(seq->table.pages.size()));
+    if (full <= seq->cached_pages) return;
+    cache_.insert(opt_.cache_namespace, std::span(seq->tokens.data(), size_t(full) * size_t(opt_.page_size)),
+                  std::span(seq->table.pages.data(), size_t(full)));
+    seq->cached_pages = full;
+}
+
+void Scheduler::release_pages(Sequence* seq) {
+    for (int32_t page : seq->table.pages) pool_.release(page);
+    seq->table.pages.clear();
+    seq->computed = 0;
+    seq->cached_pages = 0;
+}
+
+void Scheduler::preempt(Sequence* seq, uint64_t) {
+    std::erase(running_, seq);
+    offer_to_cache(seq);
+    release_pages(seq);
+    seq->running = false;
+    ++seq->preemptions;
+    // queued_at_step keeps its old value: a preempted sequence soon counts as overdue
+    // and is admitted before newer arrivals.
+    insert_by_arrival(waiting_, seq);
+}
+
+bool Scheduler::admit(Sequence* seq) {
+    if (seq->tokens.size() >= 2) {
+        seq->table.pages =
+            cache_.match(opt_.cache_namespace, std::span(seq->tokens.data(), seq->tokens.size() - 1));
+        seq->computed = int32_t(seq->table.pages.size()) * opt_.page_size;
+        seq->cached_pages = int32_t(seq->table.pages.size());
+    }
+    if (seq->cached_prompt_tokens < 0) seq->cached_prompt_tokens = std::min(seq->computed, seq->prompt_len);
+    // At least the first page of new rows must be obtainable, else the sequence waits.
+    if (!ensure_pages(seq, seq->computed + 1)) {
+        release_pages(seq);
+        return false;
+    }
+    std::erase(waiting_, seq);
+    seq->running = true;
+    insert_by_arrival(running_, seq);
+    return true;
+}
+
+std::vector<Sequence*> Scheduler::admission_order(uint64_t step) {
+    std::vector<Sequence*> overdue, rest;
+    for (Sequence* s : waiting_)
+        (step - s->queued_at_step >= uint64_t(opt_.max_wait_steps) ? overdue : rest).push_back(s);
+    if (int32_t(waiting_.size()) <= opt_.short_queue && rest.size() > 1) {
+        std::vector<std::pair<int32_t, Sequence*>> keyed;
+        for (Sequence* s : rest) keyed.emplace_back(cached_prefix(s->tokens), s);
+        std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        for (size_t i = 0; i < rest.size(); ++i) rest[i] = keyed[i].second;
+    }
+    overdue.insert(overdue.end(), rest.begin(), rest.end());
+    return overdue;
+}
+
+std::vector<StepItem> Scheduler::schedule(uint64_t step) {
+    std::vector<StepItem> items;
+    int32_t budget = opt_.max_batch_tokens;
+
+    // Decode rows first: one per running sequence with its prompt done.
+    for (size_t i = 0; i < running_.size() && budget > 0;) {
+        Sequence* seq = running_[i];
+        if (seq->pending() != 1) {
+            ++i;
+            continue;
+        }
+        bool placed = ensure_pages(seq, seq->computed + 1);
+        // Out of pages: preempt the youngest running sequence until this one fits or is
+        // itself the youngest.
+        while (!placed && running_.back() != seq) {
+            preempt(running_.back(), step);
+            placed = ensure_pages(seq, seq->computed + 1);
+        }
+        if (!placed) {
+            preempt(seq, step);
+            continue;  // running_[i] is now the next sequence
+        }
+        items.push_back({seq, seq->computed, 1, true});
+        --budget;
+        ++i;
+    }
+
+    // Prefill chunks of running sequences, then of newly admitted ones.
+    auto add_chunk = [&](Sequence* seq) {
+        int32_t n = std::min(seq->pending(), budget);
+        if (n <= 0) return;
+        if (!ensure_pages(seq, seq->computed + n)) {
+            // Take what the pages already held allow.
+            n = int32_t(seq->table.pages.size()) * opt_.page_size - seq->computed;
+            if (n <= 0) return;
+        }
+        items.push_back({seq, seq->computed, n, seq->computed + n == int32_t(seq->tokens.size())});
+        budget -= n;
+    };
+    for (Sequence* seq : running_)
+        if (seq->pending() > 1 && budget > 0) add_chunk(seq);
+    for (Sequence* seq : admission_order(step)) {
+        if (budget <= 0 || int32_t(running_.size()) >= opt_.max_running) break;
+        if (!admit(seq)) break;  // first come, first served: nobody overtakes a blocked request
+        add_chunk(seq);
+    }
+
+    // Everything running is blocked on pages: free the youngest so the rest can move.
+    if (items.empty() && running_.size() > 1) {
+        preempt(running_.back(), step);
+        return schedule(step);
+    }
+    return items;
+}
+
+void Scheduler::complete(const std::vector<StepItem>& items) {
+    for (const StepItem& it : items) {
+        if (it.start != it.seq->computed) throw std::logic_error("scheduler: step rows out of order");
+        it.seq->computed = it.start + it.count;
+        offer_to_cache(it.seq);
+    }
+}
+
+} // namespace arbor::sched

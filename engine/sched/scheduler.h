@@ -1,0 +1,68 @@
+// Continuous batching as pure bookkeeping (no tensors): which sequences run in the next
+// forward step, with how many rows, in which pages. Each step packs the decode rows of
+// running sequences first, then prefill chunks, under a token budget; admits waiting
+// sequences by longest cached prefix while the queue is short and first come first
+// served beyond that (and always the ones that waited too long); preempts the youngest
+// running sequence (frees its pages; it is recomputed later, mostly from the cache) when
+// the pool runs out of pages.
+#pragma once
+
+#include "sequence.h"
+
+#include "kv/page_pool.h"
+#include "kv/radix_cache.h"
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace arbor::sched {
+
+struct SchedulerOptions {
+    int32_t page_size = 16;
+    int32_t max_batch_tokens = 512;
+    int32_t max_running = 32;
+    int32_t short_queue = 8;
+    int32_t max_wait_steps = 64;
+    uint64_t cache_namespace = 0;   // identifies the model in the prefix cache
+};
+
+class Scheduler {
+public:
+    Scheduler(kv::PagePool& pool, kv::RadixCache& cache, SchedulerOptions options);
+
+    void enqueue(Sequence* seq, uint64_t step);
+    // Removes a sequence wherever it is, offers its full computed pages to the cache and
+    // releases its pages.
+    void remove(Sequence* seq);
+    // Plans the next step. Sequences in the result are running; the caller runs the
+    // rows, then calls complete().
+    std::vector<StepItem> schedule(uint64_t step);
+    // Marks the rows of a finished step as computed and offers newly full pages to the
+    // prefix cache.
+    void complete(const std::vector<StepItem>& items);
+
+    int32_t running() const { return int32_t(running_.size()); }
+    int32_t waiting() const { return int32_t(waiting_.size()); }
+    const std::deque<Sequence*>& waiting_queue() const { return waiting_; }
+    // Longest prefix of `tokens` the cache could serve now (whole pages, at most
+    // tokens.size() - 1 tokens so that one row remains to produce logits).
+    int32_t cached_prefix(const std::vector<int32_t>& tokens);
+
+private:
+    bool ensure_pages(Sequence* seq, int32_t n_tokens);
+    std::optional<int32_t> allocate_page();
+    void preempt(Sequence* seq, uint64_t step);
+    bool admit(Sequence* seq);
+    void offer_to_cache(Sequence* seq);
+    void release_pages(Sequence* seq);
+    std::vector<Sequence*> admission_order(uint64_t step);
+
+    kv::PagePool& pool_;
+    kv::RadixCache& cache_;
+    SchedulerOptions opt_;
+    std::vector<Sequence*> running_;   // in arrival order
+    std::deque<Sequence*> waiting_;    // in arrival order
+};
+
+} // namespace arbor::sched

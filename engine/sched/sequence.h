@@ -1,0 +1,38 @@
+// The scheduler's view of one request: its tokens and where their KV lives.
+#pragma once
+
+#include "kv/block_table.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace arbor::sched {
+
+struct Sequence {
+    uint64_t id = 0;
+    uint64_t arrival = 0;           // submission order: lower is older
+    std::vector<int32_t> tokens;    // prompt, then the generated ids
+    int32_t prompt_len = 0;
+    // Invariant: the KV of tokens[0 .. computed) is in table.pages, page i holding
+    // positions [i*P, (i+1)*P); table.pages covers at least `computed` positions.
+    int32_t computed = 0;
+    kv::BlockTable table;
+    int32_t cached_pages = 0;       // leading pages already offered to the prefix cache
+    int32_t cached_prompt_tokens = -1;  // prompt tokens found in the cache at first admission
+    bool running = false;
+    uint64_t queued_at_step = 0;    // when it (re)entered the waiting queue
+    int32_t preemptions = 0;
+
+    int32_t pending() const { return int32_t(tokens.size()) - computed; }
+};
+
+// Rows of one sequence in the next step: tokens[start .. start+count), computed into
+// positions start.. ; `sample` when the last row is the sequence's last known token.
+struct StepItem {
+    Sequence* seq = nullptr;
+    int32_t start = 0;
+    int32_t count = 0;
+    bool sample = false;
+};
+
+} // namespace arbor::sched

@@ -1,0 +1,205 @@
+// The serving engine on the default model: batching must not change results, the prefix
+// cache must serve follow-ups, regenerations and shared system prompts, and cancel and
+// shutdown must release everything.
+#include "engine_test_support.h"
+#include "test_support.h"
+
+#include "arbor/chat_template.h"
+#include "arbor/engine.h"
+#include "arbor/model.h"
+
+using arbor::test::Collector;
+
+namespace {
+
+arbor::Request greedy(std::vector<arbor::TokenId> prompt, int max_tokens) {
+    arbor::Request r;
+    r.prompt = std::move(prompt);
+    r.options.sampler.temperature = 0.0f;
+    r.options.max_tokens = max_tokens;
+    return r;
+}
+
+const char* const kPrompts[] = {
+    "The history of the printing press begins",
+    "def quicksort(items):\n",
+    "Once upon a time, in a small village by the sea,",
+    "The three primary colors are",
+    "北京是中国的首都，",
+    "To make a cup of tea, first",
+    "#include <vector>\nint main() {\n",
+    "The mitochondria is",
+};
+
+} // namespace
+
+class TestEngine : public QObject {
+    Q_OBJECT
+    std::unique_ptr<arbor::Model> model_;
+
+    arbor::EngineOptions options(int32_t kv_tokens = 8192) const {
+        arbor::EngineOptions o;
+        o.backend.kv_tokens = kv_tokens;
+        o.backend.threads = 2;
+        return o;
+    }
+    std::vector<arbor::TokenId> encode(const std::string& text) const {
+        return model_->tokenizer().encode(text, model_->tokenizer().adds_bos(), false);
+    }
+
+private slots:
+    void initTestCase() {
+        ARBOR_REQUIRE_MODEL();
+        model_ = arbor::Model::load(arbor::test::model_path());
+    }
+
+    void concurrentRequestsMatchSoloRuns() {
+        arbor::Engine engine(*model_, options());
+        Collector c;
+        std::vector<std::vector<arbor::TokenId>> alone;
+        for (const char* p : kPrompts) {
+            const auto id = c.submit(engine, greedy(encode(p), 24));
+            QVERIFY(c.wait(id));
+            alone.push_back(c.get(id).tokens);
+            QVERIFY(!alone.back().empty());
+        }
+        engine.clear_cache();  // the batched run must compute everything again
+        std::vector<arbor::RequestId> ids;
+        for (const char* p : kPrompts) ids.push_back(c.submit(engine, greedy(encode(p), 24)));
+        for (size_t i = 0; i < ids.size(); ++i) {
+            QVERIFY(c.wait(ids[i]));
+            QCOMPARE(c.get(ids[i]).tokens, alone[i]);
+        }
+    }
+
+    void followUpTurnIsServedFromTheCache() {
+        arbor::Engine engine(*model_, options());
+        const arbor::ChatFormatter chat(model_->tokenizer(), arbor::detect_chat_template(model_->chat_template_source()));
+        std::vector<arbor::ChatMessage> messages = {
+            {arbor::Role::System, chat.encode_content("You are a helpful assistant who answers briefly.")},
+            {arbor::Role::User, chat.encode_content("Name three rivers in Europe.")},
+        };
+        Collector c;
+        for (int turn = 0; turn < 3; ++turn) {
+            const auto prompt = chat.compose(messages);
+            const auto id = c.submit(engine, greedy(prompt, 40));
+            QVERIFY(c.wait(id));
+            const auto out = c.get(id);
+            if (turn > 0) {
+                // Previous prompt plus reply, minus at most one page.
+                QVERIFY2(out.stats.cached_tokens >= previous_ - 16,
+                         qPrintable(QString("cached %1 of %2, previous prompt + reply %3")
+                                        .arg(out.stats.cached_tokens).arg(prompt.size()).arg(previous_)));
+            }
+            previous_ = int(prompt.size()) + int(out.tokens.size());
+            messages.push_back({arbor::Role::Assistant, out.tokens});
+            messages.push_back({arbor::Role::User, chat.encode_content(turn == 0 ? "Which is longest?" : "Thanks!")});
+        }
+    }
+
+    void regenerationReusesThePrompt() {
+        arbor::Engine engine(*model_, options());
+        Collector c;
+        const auto prompt = encode("Write a short poem about the autumn wind blowing through the old oak trees of the valley.");
+        const auto first = c.submit(engine, greedy(prompt, 20));
+        QVERIFY(c.wait(first));
+        const auto again = c.submit(engine, greedy(prompt, 20));
+        QVERIFY(c.wait(again));
+        QCOMPARE(c.get(first).stats.cached_tokens, 0);
+        QVERIFY2(c.get(again).stats.cached_tokens >= int(prompt.size()) - 16,
+                 qPrintable(QString("cached %1 of %2").arg(c.get(again).stats.cached_tokens).arg(prompt.size())));
+        QCOMPARE(c.get(again).tokens, c.get(first).tokens);
+    }
+
+    void sameSystemPromptSharesPages() {
+        arbor::Engine engine(*model_, options());
+        std::string system = "You are Arbor, a careful assistant. ";
+        for (int i = 0; i < 12; ++i) system += "Always check facts, explain your reasoning step by step, and keep answers short. ";
+        const auto sys_ids = encode(system);
+        QVERIFY(sys_ids.size() > 200);
+        Collector c;
+        auto conversation = [&](const char* user) {
+            auto ids = sys_ids;
+            const auto u = encode(user);
+            ids.insert(ids.end(), u.begin(), u.end());
+            return ids;
+        };
+        const auto a = conversation("What is the boiling point of water?");
+        const auto b = conversation("How many legs does a spider have?");
+        const auto id_a = c.submit(engine, greedy(a, 8));
+        QVERIFY(c.wait(id_a));
+        const int used_after_a = engine.stats().pages_used;
+        const auto id_b = c.submit(engine, greedy(b, 8));
+        QVERIFY(c.wait(id_b));
+        const int used_after_b = engine.stats().pages_used;
+        const int shared_pages = int(sys_ids.size()) / 16;
+        const int b_pages = int(b.size() + 8 + 15) / 16;
+        QVERIFY2(c.get(id_b).stats.cached_tokens >= shared_pages * 16,
+                 qPrintable(QString("cached %1").arg(c.get(id_b).stats.cached_tokens)));
+        QVERIFY2(used_after_b - used_after_a <= b_pages - shared_pages,
+                 qPrintable(QString("pages used %1 -> %2").arg(used_after_a).arg(used_after_b)));
+    }
+
+    void cancelWorksAtEveryStageAndFreesEverything() {
+        arbor::EngineOptions o = options();
+        o.max_batch_tokens = 32;  // a long prompt takes several steps
+        o.max_running = 2;        // further requests stay queued
+        arbor::Engine engine(*model_, o);
+        Collector c;
+        std::string long_text;
+        for (int i = 0; i < 40; ++i) long_text += "A long document line that keeps the prefill busy for a while. ";
+        auto count = greedy(encode("Count from one to one hundred:"), 400);
+        count.options.stop_at_end_of_generation = false;
+        const auto decoding = c.submit(engine, std::move(count));
+        QVERIFY(c.wait_for_tokens(decoding, 2));
+        const auto prefilling = c.submit(engine, greedy(encode(long_text), 50));
+        const auto queued = c.submit(engine, greedy(encode("This one waits in the queue."), 50));
+        engine.cancel(queued);
+        engine.cancel(prefilling);
+        engine.cancel(decoding);
+        for (auto id : {decoding, prefilling, queued}) {
+            QVERIFY(c.wait(id));
+            QCOMPARE(c.get(id).finish, arbor::FinishReason::Cancelled);
+        }
+        QVERIFY(c.get(prefilling).tokens.empty());
+        engine.wait_idle();
+        engine.clear_cache();
+        for (int i = 0; i < 100 && engine.stats().pages_used != 0; ++i) QTest::qWait(10);
+        QCOMPARE(engine.stats().pages_used, 0);
+        QCOMPARE(engine.stats().running + engine.stats().waiting, 0);
+    }
+
+    void badRequestsFinishWithAnError() {
+        arbor::Engine engine(*model_, options(256));
+        Collector c;
+        const auto empty = c.submit(engine, greedy({}, 4));
+        const auto too_long = c.submit(engine, greedy(std::vector<arbor::TokenId>(300, 42), 4));
+        const auto bad_id = c.submit(engine, greedy({1, 2, 99999999}, 4));
+        for (auto id : {empty, too_long, bad_id}) {
+            QVERIFY(c.wait(id));
+            QCOMPARE(c.get(id).finish, arbor::FinishReason::Error);
+            QVERIFY(!c.get(id).error.empty());
+        }
+    }
+
+    void shutdownCancelsEverything() {
+        auto engine = std::make_unique<arbor::Engine>(*model_, options());
+        Collector c;
+        auto request = greedy(encode("Tell me a very long story."), 1000);
+        request.options.stop_at_end_of_generation = false;
+        const auto id = c.submit(*engine, std::move(request));
+        QVERIFY(c.wait_for_tokens(id, 1));
+        engine->shutdown();
+        QVERIFY(c.get(id).finished);
+        QCOMPARE(c.get(id).finish, arbor::FinishReason::Cancelled);
+        const auto late = c.submit(*engine, greedy(encode("too late"), 4));
+        QVERIFY(c.get(late).finished);
+        engine.reset();
+    }
+
+private:
+    int previous_ = 0;
+};
+
+QTEST_GUILESS_MAIN(TestEngine)
+#include "test_engine.moc"
