@@ -116,6 +116,7 @@ struct Engine::Impl {
     void retire(RequestId id) {
         active.erase(id);
         std::lock_guard lock(mutex);
+        update_snapshot();  // so that whoever wakes from wait_idle() sees the final state
         --in_flight;
         if (in_flight == 0) idle.notify_all();
     }
@@ -211,6 +212,11 @@ struct Engine::Impl {
 
     void publish_stats() {
         std::lock_guard lock(mutex);
+        update_snapshot();
+    }
+
+    // Caller holds mutex.
+    void update_snapshot() {
         snapshot.pages_total = pool.capacity();
         snapshot.pages_used = pool.used_count();
         snapshot.pages_cached = cache.cached_pages();

@@ -128,9 +128,11 @@ private slots:
         const auto b = conversation("How many legs does a spider have?");
         const auto id_a = c.submit(engine, greedy(a, 8));
         QVERIFY(c.wait(id_a));
+        engine.wait_idle();
         const int used_after_a = engine.stats().pages_used;
         const auto id_b = c.submit(engine, greedy(b, 8));
         QVERIFY(c.wait(id_b));
+        engine.wait_idle();
         const int used_after_b = engine.stats().pages_used;
         const int shared_pages = int(sys_ids.size()) / 16;
         const int b_pages = int(b.size() + 8 + 15) / 16;
