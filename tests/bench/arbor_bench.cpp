@@ -1,7 +1,9 @@
-// arbor-bench: measures prefill (a prompt of --prompt-tokens, default 512) and decode
-// (--gen-tokens single-token steps, default 128) throughput of one sequence, like
-// llama-bench's pp512 and tg128.
+// arbor-bench: by default measures prefill (a prompt of --prompt-tokens, default 512) and
+// decode (--gen-tokens single-token steps, default 128) throughput of one sequence, like
+// llama-bench's pp512 and tg128. --workload concurrent|multiturn|shared-prefix runs the
+// serving workloads through the engine instead (workloads.h).
 #include "bench_report.h"
+#include "workloads.h"
 
 #include "arbor/error.h"
 #include "arbor/generator.h"
@@ -32,11 +34,14 @@ struct Options {
     int repetitions = 3;
     bool json = false;
     bool int8 = false;
+    std::string workload = "single";
+    int kv_mib = 2048;
 };
 
 void usage() {
     std::fputs("usage: arbor-bench [--model PATH] [--threads N] [--prompt-tokens N] [--gen-tokens N]\n"
-               "                   [--repetitions N] [--int8-activations] [--json]\n",
+               "                   [--repetitions N] [--int8-activations] [--json]\n"
+               "                   [--workload single|concurrent|multiturn|shared-prefix] [--kv-mib N]\n",
                stderr);
 }
 
@@ -54,6 +59,8 @@ bool parse(int argc, char** argv, Options& o) {
         if (a == "--json") o.json = true;
         else if (a == "--int8-activations") o.int8 = true;
         else if (a == "--model" && i + 1 < argc) o.model = argv[++i];
+        else if (a == "--workload" && i + 1 < argc) o.workload = argv[++i];
+        else if (a == "--kv-mib") { if (!next_int(o.kv_mib)) return false; }
         else if (a == "--threads" || a == "-t") { if (!next_int(o.threads)) return false; }
         else if (a == "--prompt-tokens") { if (!next_int(o.prompt_tokens)) return false; }
         else if (a == "--gen-tokens") { if (!next_int(o.gen_tokens)) return false; }
@@ -72,6 +79,30 @@ arbor::bench::Measurement summarize(std::string test, int threads, std::vector<d
     return m;
 }
 
+int run_workload(const Options& o, const arbor::Model& model) {
+    arbor::EngineOptions eo;
+    eo.backend.threads = o.threads;
+    eo.backend.int8_activations = o.int8;
+    eo.backend.kv_budget_bytes = size_t(o.kv_mib) << 20;
+    arbor::bench::WorkloadResult r;
+    if (o.workload == "concurrent") r = arbor::bench::run_concurrent(model, eo);
+    else if (o.workload == "multiturn") r = arbor::bench::run_multiturn(model, eo);
+    else if (o.workload == "shared-prefix") r = arbor::bench::run_shared_prefix(model, eo);
+    else {
+        std::fprintf(stderr, "arbor-bench: unknown workload '%s'\n", o.workload.c_str());
+        return 2;
+    }
+    if (o.json)
+        std::printf("{\"model\": \"%s\", \"workload\": \"%s\", \"threads\": %d, \"results\": %s}\n",
+                    std::filesystem::path(o.model).filename().string().c_str(), o.workload.c_str(), o.threads,
+                    r.json.c_str());
+    else
+        std::printf("model: %s\nworkload: %s, %d threads\n\n%s",
+                    std::filesystem::path(o.model).filename().string().c_str(), o.workload.c_str(), o.threads,
+                    r.table.c_str());
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -83,6 +114,7 @@ int main(int argc, char** argv) {
     spdlog::set_level(spdlog::level::warn);
     try {
         auto model = arbor::Model::load(o.model);
+        if (o.workload != "single") return run_workload(o, *model);
         arbor::BackendOptions bo;
         bo.threads = o.threads;
         bo.int8_activations = o.int8;

@@ -1,0 +1,211 @@
+#include "workloads.h"
+
+#include "arbor/chat_template.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <map>
+#include <mutex>
+
+namespace arbor::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+std::string fmt(const char* f, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    const double pos = p * double(v.size() - 1);
+    const size_t lo = size_t(pos);
+    const size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
+}
+
+// Runs a set of requests to completion and records what each produced.
+class Batch {
+public:
+    struct Done {
+        std::vector<TokenId> tokens;
+        RequestStats stats;
+        Clock::time_point first_token, finished;
+    };
+
+    RequestId submit(Engine& engine, Request request) {
+        return engine.submit(std::move(request), [this](const Event& e) {
+            std::lock_guard lock(mutex_);
+            Done& d = done_[e.id];
+            if (e.kind == Event::Kind::Token) {
+                if (d.tokens.empty()) d.first_token = Clock::now();
+                d.tokens.push_back(e.token);
+            } else {
+                d.stats = e.stats;
+                d.finished = Clock::now();
+                ++finished_;
+                changed_.notify_all();
+            }
+        });
+    }
+    void wait(size_t n) {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return finished_ >= n; });
+    }
+    const Done& get(RequestId id) { return done_.at(id); }
+
+private:
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::map<RequestId, Done> done_;
+    size_t finished_ = 0;
+};
+
+Request chat_request(const ChatFormatter& chat, const std::vector<ChatMessage>& messages, int max_tokens) {
+    Request r;
+    r.prompt = chat.compose(messages);
+    r.options.sampler.temperature = 0.0f;
+    r.options.max_tokens = max_tokens;
+    return r;
+}
+
+const char* const kTopics[] = {
+    "the history of bread", "how volcanoes form", "the rules of chess", "why the sky is blue",
+    "how to learn a language", "the life of bees", "what a compiler does", "the water cycle",
+    "how bicycles balance", "the first moon landing", "how vaccines work", "the origin of tea",
+    "how rainbows appear", "the invention of paper", "what black holes are", "how birds migrate",
+};
+
+ChatFormatter formatter(const Model& model) {
+    return ChatFormatter(model.tokenizer(), detect_chat_template(model.chat_template_source()));
+}
+
+} // namespace
+
+WorkloadResult run_concurrent(const Model& model, const EngineOptions& options) {
+    const ChatFormatter chat = formatter(model);
+    WorkloadResult out{"| chats | aggregate decode tokens/s | ttft p50 ms | ttft p95 ms |\n|---|---|---|---|\n", "{"};
+    bool first = true;
+    for (int n : {1, 4, 8, 16}) {
+        Engine engine(model, options);
+        Batch batch;
+        std::vector<RequestId> ids;
+        for (int i = 0; i < n; ++i) {
+            std::vector<ChatMessage> messages = {
+                {Role::User, chat.encode_content(std::string("Tell me about ") + kTopics[i % 16] + ".")}};
+            Request r = chat_request(chat, messages, 128);
+            r.options.stop_at_end_of_generation = false;  // every chat generates exactly 128 tokens
+            ids.push_back(batch.submit(engine, std::move(r)));
+        }
+        batch.wait(ids.size());
+        Clock::time_point start = Clock::time_point::max(), end = Clock::time_point::min();
+        size_t tokens = 0;
+        std::vector<double> ttft;
+        for (RequestId id : ids) {
+            const auto& d = batch.get(id);
+            start = std::min(start, d.first_token);
+            end = std::max(end, d.finished);
+            tokens += d.tokens.size() - 1;  // tokens produced by decode steps after the first
+            ttft.push_back(d.stats.time_to_first_token_ms);
+        }
+        const double tps = double(tokens) / seconds(end - start);
+        const double p50 = percentile(ttft, 0.5), p95 = percentile(ttft, 0.95);
+        out.table += "| " + std::to_string(n) + " | " + fmt("%.1f", tps) + " | " + fmt("%.1f", p50) + " | " +
+                     fmt("%.1f", p95) + " |\n";
+        out.json += std::string(first ? "" : ", ") + "\"" + std::to_string(n) + "\": {\"aggregate_decode_tps\": " +
+                    fmt("%.2f", tps) + ", \"ttft_ms_p50\": " + fmt("%.2f", p50) + ", \"ttft_ms_p95\": " +
+                    fmt("%.2f", p95) + "}";
+        first = false;
+    }
+    out.json += "}";
+    return out;
+}
+
+WorkloadResult run_multiturn(const Model& model, const EngineOptions& options) {
+    const ChatFormatter chat = formatter(model);
+    constexpr int kConversations = 16, kTurns = 6, kReplyTokens = 48;
+    const char* const follow_ups[] = {"Can you say more?", "Give me an example.", "Why is that?",
+                                      "Summarize it in one sentence.", "What else should I know?"};
+    Engine engine(model, options);
+    std::vector<std::vector<ChatMessage>> conversations(kConversations);
+    std::vector<size_t> previous_total(kConversations, 0);  // previous turn's prompt + reply
+    std::vector<std::vector<double>> ttft(kTurns);
+    int64_t prompt_tokens = 0, computed = 0, new_tokens = 0;
+    for (int turn = 0; turn < kTurns; ++turn) {
+        for (int c = 0; c < kConversations; ++c) {
+            auto& messages = conversations[size_t(c)];
+            if (turn == 0) messages.push_back({Role::System, chat.encode_content("You are a knowledgeable, concise assistant.")});
+            const std::string user = turn == 0 ? std::string("Tell me about ") + kTopics[c] + "." : follow_ups[(turn - 1) % 5];
+            messages.push_back({Role::User, chat.encode_content(user)});
+            Batch batch;
+            Request r = chat_request(chat, messages, kReplyTokens);
+            const size_t prompt_len = r.prompt.size();
+            const RequestId id = batch.submit(engine, std::move(r));
+            batch.wait(1);
+            const auto& d = batch.get(id);
+            ttft[size_t(turn)].push_back(d.stats.time_to_first_token_ms);
+            prompt_tokens += int64_t(prompt_len);
+            computed += int64_t(prompt_len) - d.stats.cached_tokens;
+            new_tokens += int64_t(prompt_len - previous_total[size_t(c)]);
+            previous_total[size_t(c)] = prompt_len + d.tokens.size();
+            messages.push_back({Role::Assistant, d.tokens});
+        }
+    }
+    WorkloadResult out{"| turn | median ttft ms |\n|---|---|\n", "{\"turns\": ["};
+    for (int t = 0; t < kTurns; ++t) {
+        const double median = percentile(ttft[size_t(t)], 0.5);
+        out.table += "| " + std::to_string(t + 1) + " | " + fmt("%.1f", median) + " |\n";
+        out.json += std::string(t ? ", " : "") + "{\"turn\": " + std::to_string(t + 1) +
+                    ", \"ttft_ms_median\": " + fmt("%.2f", median) + ", \"ttft_ms\": [";
+        for (size_t i = 0; i < ttft[size_t(t)].size(); ++i) out.json += (i ? ", " : "") + fmt("%.2f", ttft[size_t(t)][i]);
+        out.json += "]}";
+    }
+    out.table += "\nprompt tokens " + std::to_string(prompt_tokens) + ", computed prefill tokens " +
+                 std::to_string(computed) + ", new tokens " + std::to_string(new_tokens) + " (ratio " +
+                 fmt("%.3f", double(computed) / double(new_tokens)) + ")\n";
+    out.json += "], \"prompt_tokens\": " + std::to_string(prompt_tokens) + ", \"computed_prefill_tokens\": " +
+                std::to_string(computed) + ", \"new_tokens\": " + std::to_string(new_tokens) + "}";
+    return out;
+}
+
+WorkloadResult run_shared_prefix(const Model& model, const EngineOptions& options) {
+    const ChatFormatter chat = formatter(model);
+    std::string system;
+    while (chat.encode_content(system).size() < 1000)
+        system += "You are the support assistant of a hardware store. Answer politely, mention opening hours "
+                  "(8 to 18 on weekdays) when relevant, and never invent prices. ";
+    auto system_ids = chat.encode_content(system);
+    system_ids.resize(1000);
+    Engine engine(model, options);
+    Batch batch;
+    std::vector<RequestId> ids;
+    int64_t prompt_tokens = 0;
+    const auto start = Clock::now();
+    for (int i = 0; i < 32; ++i) {
+        std::vector<ChatMessage> messages = {
+            {Role::System, system_ids},
+            {Role::User, chat.encode_content(std::string("Question ") + std::to_string(i) + ": do you sell " +
+                                             kTopics[i % 16] + " books?")}};
+        Request r = chat_request(chat, messages, 16);
+        prompt_tokens += int64_t(r.prompt.size());
+        ids.push_back(batch.submit(engine, std::move(r)));
+    }
+    batch.wait(ids.size());
+    const double total = seconds(Clock::now() - start);
+    int64_t computed = 0;
+    for (RequestId id : ids) computed += batch.get(id).stats.prompt_tokens - batch.get(id).stats.cached_tokens;
+    WorkloadResult out;
+    out.table = "32 requests, 1000-token shared system prompt: total " + fmt("%.2f", total) + " s, prompt tokens " +
+                std::to_string(prompt_tokens) + ", computed prefill tokens " + std::to_string(computed) + "\n";
+    out.json = "{\"requests\": 32, \"total_seconds\": " + fmt("%.3f", total) + ", \"prompt_tokens\": " +
+               std::to_string(prompt_tokens) + ", \"computed_prefill_tokens\": " + std::to_string(computed) + "}";
+    return out;
+}
+
+} // namespace arbor::bench

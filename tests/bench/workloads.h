@@ -1,0 +1,23 @@
+// Serving workloads of arbor-bench (--workload NAME), run through the real Engine.
+#pragma once
+
+#include "arbor/engine.h"
+#include "arbor/model.h"
+
+#include <string>
+
+namespace arbor::bench {
+
+struct WorkloadResult {
+    std::string table;  // human-readable
+    std::string json;   // one JSON object
+};
+
+// N simultaneous chats for N in 1, 4, 8, 16, each generating 128 tokens.
+WorkloadResult run_concurrent(const Model& model, const EngineOptions& options);
+// 16 conversations x 6 turns, round-robin.
+WorkloadResult run_multiturn(const Model& model, const EngineOptions& options);
+// 32 requests sharing a 1,000-token system prompt.
+WorkloadResult run_shared_prefix(const Model& model, const EngineOptions& options);
+
+} // namespace arbor::bench
