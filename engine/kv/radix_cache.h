@@ -1,0 +1,108 @@
+// Prefix cache over whole KV pages: a radix tree per namespace (one per model) whose
+// edges hold runs of pages, each page with the exact token ids it was computed from.
+// The cache holds one PagePool reference on every page in the tree; callers get their
+// own references from match() and release them through the pool.
+//
+// Eviction choice: leaves live in an ordered set keyed by (last-used tick, creation
+// serial). evict() walks that set once from the oldest end, trimming unreferenced pages
+// off the tail of each leaf; a leaf emptied this way is removed and its parent, once
+// childless, enters the set and the walk continues from whichever comes first, so one
+// call can free a whole chain. Leaves whose tail page a caller still holds are stepped
+// over: one call costs O(leaves held by callers + pages freed * log leaves) instead of
+// a scan of the whole tree per page. Only leaves are ever in the set, so a parent goes
+// only after its children; every touch covers the whole path from the root, so a
+// parent is never older than its children.
+#pragma once
+
+#include "kv/page_pool.h"
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+namespace arbor::kv {
+
+class RadixCache {
+public:
+    // The pool must outlive the cache. Throws arbor::Error for a page size below 1.
+    RadixCache(PagePool& pool, int32_t page_size);
+    ~RadixCache();  // releases the cache's references
+    RadixCache(const RadixCache&) = delete;
+    RadixCache& operator=(const RadixCache&) = delete;
+
+    int32_t page_size() const { return page_size_; }
+
+    // Longest cached prefix of `tokens` made of whole pages under namespace `ns`,
+    // verified on the exact token ids. Each returned page is retained for the caller
+    // and the matched path is marked used now.
+    std::vector<int32_t> match(uint64_t ns, std::span<const int32_t> tokens);
+    // Offers pages[i] holding tokens[i*P, (i+1)*P) for every i. Chunks not yet cached
+    // under this prefix are added and retained by the cache; where a chunk is already
+    // cached, the cache keeps its own page and the caller's stays the caller's.
+    // Returns the number of pages newly cached. Throws std::invalid_argument when
+    // tokens are fewer than pages.size()*P, and std::logic_error (tree left as it was)
+    // when a page to be added is free, listed twice or already cached elsewhere.
+    int32_t insert(uint64_t ns, std::span<const int32_t> tokens, std::span<const int32_t> pages);
+    // Frees up to n pages only the cache holds (pool refcount 1), least-recently-used
+    // leaves first; a parent becomes a leaf once its children are gone. Returns how many.
+    int32_t evict(int32_t n);
+
+    int32_t cached_pages() const { return cached_; }
+    // Cached pages that nothing else references and that evict() can reach now: a page
+    // below one a caller still holds (possible when the caller inserted behind a
+    // duplicate prefix) is not counted until that page is released.
+    int32_t evictable_pages() const;
+    // Drops every node and releases the cache's references.
+    void clear();
+    // Throws std::logic_error describing the first violation of tree shape, token/page
+    // consistency, leaf-set bookkeeping or pool refcounts (every cached page >= 1).
+    void check_invariants() const;
+
+private:
+    friend struct RadixCacheTestAccess;  // lets tests corrupt state to exercise check_invariants
+
+    struct Node;
+    struct LeafKey {
+        uint64_t tick;
+        uint64_t serial;
+        Node* node;
+        bool operator<(const LeafKey& o) const;
+    };
+    struct Node {
+        Node* parent = nullptr;
+        uint64_t key_hash = 0;  // hash of the first page's tokens (the key in parent)
+        std::vector<int32_t> tokens;  // pages.size() * page_size ids
+        std::vector<int32_t> pages;
+        std::unordered_multimap<uint64_t, std::unique_ptr<Node>> children;
+        uint64_t tick = 0;
+        uint64_t serial = 0;
+        bool in_leaves = false;
+    };
+
+    std::span<const int32_t> chunk(std::span<const int32_t> tokens, size_t page_index) const;
+    uint64_t hash_chunk(std::span<const int32_t> chunk) const;
+    Node* find_child(Node& node, std::span<const int32_t> first_chunk) const;
+    // Whole pages at the start of `node` equal to the chunks of tokens from page `from`.
+    size_t common_pages(const Node& node, std::span<const int32_t> tokens, size_t from, size_t n_pages) const;
+    void touch(Node& node, uint64_t tick);
+    void add_leaf(Node& node);
+    void remove_leaf(Node& node);
+    // Splits `node` after its first `keep` pages; returns the new upper node.
+    Node* split(Node& node, size_t keep);
+    std::unique_ptr<Node> make_node(Node* parent);
+    void check_node(const Node& node, const Node& parent, std::vector<uint8_t>& seen) const;
+
+    PagePool& pool_;
+    int32_t page_size_;
+    std::unordered_map<uint64_t, std::unique_ptr<Node>> roots_;
+    std::set<LeafKey> leaves_;
+    std::vector<uint8_t> in_cache_;  // per pool page: held by the tree
+    int32_t cached_ = 0;
+    uint64_t clock_ = 0;
+    uint64_t next_serial_ = 0;
+};
+
+} // namespace arbor::kv

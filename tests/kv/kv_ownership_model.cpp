@@ -1,0 +1,136 @@
+#include "kv_ownership_model.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace arbor::kv::test {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what) { throw std::runtime_error("ownership model: " + what); }
+
+std::string owner_name(int64_t owner) {
+    return owner == OwnershipModel::kCache ? std::string("the cache") : "request " + std::to_string(owner);
+}
+
+} // namespace
+
+OwnershipModel::OwnershipModel(int32_t capacity, int32_t page_size)
+    : page_size_(page_size), owners_(size_t(capacity)), cached_(size_t(capacity)) {}
+
+void OwnershipModel::add(int32_t page, int64_t owner) {
+    if (page < 0 || page >= int32_t(owners_.size())) fail("page id " + std::to_string(page) + " outside the pool");
+    auto& list = owners_[size_t(page)];
+    if (std::find(list.begin(), list.end(), owner) != list.end())
+        fail("page " + std::to_string(page) + " owned twice by " + owner_name(owner));
+    list.push_back(owner);
+}
+
+void OwnershipModel::remove(int32_t page, int64_t owner) {
+    auto& list = owners_[size_t(page)];
+    const auto it = std::find(list.begin(), list.end(), owner);
+    if (it == list.end()) fail(owner_name(owner) + " drops page " + std::to_string(page) + " it does not own");
+    list.erase(it);
+}
+
+OwnershipModel::Key OwnershipModel::key(uint64_t ns, int32_t parent, std::span<const int32_t> tokens,
+                                        size_t chunk) const {
+    const auto first = tokens.begin() + std::ptrdiff_t(chunk * size_t(page_size_));
+    return Key{ns, parent, std::vector<int32_t>(first, first + page_size_)};
+}
+
+std::vector<int32_t> OwnershipModel::expected_match(uint64_t ns, std::span<const int32_t> tokens) const {
+    std::vector<int32_t> pages;
+    int32_t parent = -1;
+    for (size_t i = 0; i < tokens.size() / size_t(page_size_); ++i) {
+        const auto it = entries_.find(key(ns, parent, tokens, i));
+        if (it == entries_.end()) break;
+        pages.push_back(it->second);
+        parent = it->second;
+    }
+    return pages;
+}
+
+int32_t OwnershipModel::apply_insert(uint64_t ns, std::span<const int32_t> tokens, std::span<const int32_t> pages) {
+    int32_t added = 0;
+    int32_t parent = -1;
+    for (size_t i = 0; i < pages.size(); ++i) {
+        auto k = key(ns, parent, tokens, i);
+        auto it = entries_.find(k);
+        if (it == entries_.end()) {
+            const int32_t page = pages[i];
+            if (cached_[size_t(page)].cached) fail("page " + std::to_string(page) + " offered for a second prefix");
+            it = entries_.emplace(std::move(k), page).first;
+            cached_[size_t(page)] = Cached{true, parent, it};
+            add(page, kCache);
+            ++added;
+        }
+        parent = it->second;
+    }
+    return added;
+}
+
+void OwnershipModel::apply_evictions(const PagePool& pool, int32_t evicted) {
+    int32_t gone = 0;
+    for (size_t page = 0; page < cached_.size(); ++page) {
+        if (!cached_[page].cached || pool.refcount(int32_t(page)) != 0) continue;
+        if (owners_[page].size() != 1)
+            fail("evicted page " + std::to_string(page) + " had " + std::to_string(owners_[page].size()) + " owners");
+        remove(int32_t(page), kCache);
+        entries_.erase(cached_[page].entry);
+        cached_[page] = Cached{};
+        ++gone;
+    }
+    if (gone != evicted)
+        fail("evict reported " + std::to_string(evicted) + " pages, " + std::to_string(gone) + " became free");
+    for (size_t page = 0; page < cached_.size(); ++page) {
+        const int32_t parent = cached_[page].parent;
+        if (cached_[page].cached && parent >= 0 && !cached_[size_t(parent)].cached)
+            fail("page " + std::to_string(page) + " stayed cached after its parent page " + std::to_string(parent) +
+                 " was evicted");
+    }
+}
+
+void OwnershipModel::apply_clear() {
+    for (size_t page = 0; page < cached_.size(); ++page)
+        if (cached_[page].cached) remove(int32_t(page), kCache);
+    entries_.clear();
+    std::fill(cached_.begin(), cached_.end(), Cached{});
+}
+
+int32_t OwnershipModel::expected_evictable() const {
+    std::vector<uint8_t> blocked(cached_.size(), 0);
+    for (size_t page = 0; page < cached_.size(); ++page) {
+        if (!cached_[page].cached || owners_[page].size() == 1) continue;
+        blocked[page] = 1;
+        for (int32_t up = cached_[page].parent; up >= 0 && !blocked[size_t(up)]; up = cached_[size_t(up)].parent)
+            blocked[size_t(up)] = 1;
+    }
+    int32_t n = 0;
+    for (size_t page = 0; page < cached_.size(); ++page) n += cached_[page].cached && !blocked[page];
+    return n;
+}
+
+void OwnershipModel::check(const PagePool& pool, const RadixCache& cache) const {
+    int32_t used = 0;
+    for (size_t page = 0; page < owners_.size(); ++page) {
+        const int32_t expect = int32_t(owners_[page].size());
+        const int32_t got = pool.refcount(int32_t(page));
+        if (got != expect)
+            fail("page " + std::to_string(page) + " has refcount " + std::to_string(got) + " but " +
+                 std::to_string(expect) + " owners");
+        used += expect > 0;
+    }
+    if (pool.used_count() != used || pool.free_count() != pool.capacity() - used)
+        fail("pool reports " + std::to_string(pool.used_count()) + " used / " + std::to_string(pool.free_count()) +
+             " free, owners say " + std::to_string(used) + " used");
+    if (cache.cached_pages() != cached_count())
+        fail("cache holds " + std::to_string(cache.cached_pages()) + " pages, model " + std::to_string(cached_count()));
+    const int32_t evictable = expected_evictable();
+    if (cache.evictable_pages() != evictable)
+        fail("cache reports " + std::to_string(cache.evictable_pages()) + " evictable pages, model " +
+             std::to_string(evictable));
+}
+
+} // namespace arbor::kv::test
