@@ -97,13 +97,24 @@ std::unique_ptr<RadixCache::Node> RadixCache::make_node(Node* parent) {
     return node;
 }
 
-std::vector<int32_t> RadixCache::match(uint64_t ns, std::span<const int32_t> tokens) {
+int32_t RadixCache::common_tokens(const Node& node, size_t page_index, std::span<const int32_t> rest) const {
+    const size_t limit = std::min(rest.size(), size_t(page_size_));
+    const int32_t* cached = node.tokens.data() + page_index * size_t(page_size_);
+    size_t j = 0;
+    while (j < limit && cached[j] == rest[j]) ++j;
+    return int32_t(j);
+}
+
+std::vector<int32_t> RadixCache::match(uint64_t ns, std::span<const int32_t> tokens, PartialPage* partial) {
     std::vector<int32_t> out;
+    if (partial) *partial = PartialPage{};
     const auto root = roots_.find(ns);
     if (root == roots_.end()) return out;
     const size_t n_full = tokens.size() / size_t(page_size_);
     const uint64_t tick = ++clock_;
     Node* cur = root->second.get();
+    Node* inside = nullptr;  // edge the match stopped in, if it did not stop at a node's end
+    size_t inside_at = 0;    // index of its first unmatched page
     size_t i = 0;
     while (i < n_full) {
         Node* child = find_child(*cur, chunk(tokens, i));
@@ -112,10 +123,40 @@ std::vector<int32_t> RadixCache::match(uint64_t ns, std::span<const int32_t> tok
         touch(*child, tick);
         out.insert(out.end(), child->pages.begin(), child->pages.begin() + std::ptrdiff_t(m));
         i += m;
-        if (m < child->pages.size()) break;
+        if (m < child->pages.size()) {
+            inside = child;
+            inside_at = m;
+            break;
+        }
         cur = child;
     }
     for (const int32_t page : out) pool_.retain(page);
+    if (!partial) return out;
+
+    // Whole pages stopped matching here, so every candidate shares fewer than P tokens.
+    const auto rest = tokens.subspan(i * size_t(page_size_));
+    Node* best = nullptr;
+    size_t best_at = 0;
+    int32_t best_len = 0;
+    if (inside) {
+        best = inside;
+        best_at = inside_at;
+        best_len = common_tokens(*inside, inside_at, rest);
+    } else {
+        for (const auto& [h, child] : cur->children) {
+            const int32_t len = common_tokens(*child, 0, rest);
+            if (len > best_len) {
+                best = child.get();
+                best_len = len;
+            }
+        }
+    }
+    if (best_len > 0) {
+        touch(*best, tick);
+        partial->page = best->pages[best_at];
+        partial->tokens = best_len;
+        pool_.retain(partial->page);
+    }
     return out;
 }
 

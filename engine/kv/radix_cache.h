@@ -25,6 +25,14 @@
 
 namespace arbor::kv {
 
+// The head of a cached page that continues a whole-page match: its first `tokens`
+// positions (0 < tokens < page size) hold the KV of the next tokens asked for, so a
+// caller can copy them instead of computing them.
+struct PartialPage {
+    int32_t page = -1;  // -1: none
+    int32_t tokens = 0;
+};
+
 class RadixCache {
 public:
     // The pool must outlive the cache. Throws arbor::Error for a page size below 1.
@@ -37,8 +45,11 @@ public:
 
     // Longest cached prefix of `tokens` made of whole pages under namespace `ns`,
     // verified on the exact token ids. Each returned page is retained for the caller
-    // and the matched path is marked used now.
-    std::vector<int32_t> match(uint64_t ns, std::span<const int32_t> tokens);
+    // and the matched path is marked used now. With `partial`, also reports the cached
+    // page right after the match (next in the edge, or among the children where it
+    // stopped) sharing the most leading tokens with the rest, retained and marked used
+    // the same way; page -1 when none shares a token.
+    std::vector<int32_t> match(uint64_t ns, std::span<const int32_t> tokens, PartialPage* partial = nullptr);
     // Offers pages[i] holding tokens[i*P, (i+1)*P) for every i. Chunks not yet cached
     // under this prefix are added and retained by the cache; where a chunk is already
     // cached, the cache keeps its own page and the caller's stays the caller's.
@@ -87,6 +98,8 @@ private:
     Node* find_child(Node& node, std::span<const int32_t> first_chunk) const;
     // Whole pages at the start of `node` equal to the chunks of tokens from page `from`.
     size_t common_pages(const Node& node, std::span<const int32_t> tokens, size_t from, size_t n_pages) const;
+    // Leading tokens of page `page_index` of `node` equal to the start of `rest`.
+    int32_t common_tokens(const Node& node, size_t page_index, std::span<const int32_t> rest) const;
     void touch(Node& node, uint64_t tick);
     void add_leaf(Node& node);
     void remove_leaf(Node& node);

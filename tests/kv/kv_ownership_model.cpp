@@ -52,6 +52,25 @@ std::vector<int32_t> OwnershipModel::expected_match(uint64_t ns, std::span<const
     return pages;
 }
 
+int32_t OwnershipModel::expected_partial(uint64_t ns, const std::vector<int32_t>& matched,
+                                         std::span<const int32_t> rest, int32_t page) const {
+    const int32_t parent = matched.empty() ? -1 : matched.back();
+    std::vector<std::pair<int32_t, int32_t>> shared;  // page, leading tokens in common
+    for (auto it = entries_.lower_bound(Key{ns, parent, {}});
+         it != entries_.end() && std::get<0>(it->first) == ns && std::get<1>(it->first) == parent; ++it) {
+        const auto& chunk = std::get<2>(it->first);
+        int32_t len = 0;
+        while (size_t(len) < rest.size() && len < page_size_ && chunk[size_t(len)] == rest[size_t(len)]) ++len;
+        shared.emplace_back(it->second, len);
+    }
+    int32_t best = 0;
+    for (const auto& [p, len] : shared) best = std::max(best, len);
+    if (best == page_size_) fail("a whole page after the match was left unmatched");
+    if (best > 0 && std::find(shared.begin(), shared.end(), std::pair{page, best}) == shared.end())
+        fail("partial page " + std::to_string(page) + " is not one sharing the most tokens");
+    return best;
+}
+
 int32_t OwnershipModel::apply_insert(uint64_t ns, std::span<const int32_t> tokens, std::span<const int32_t> pages) {
     int32_t added = 0;
     int32_t parent = -1;

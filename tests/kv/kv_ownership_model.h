@@ -27,6 +27,10 @@ public:
 
     // The pages a correct match must return.
     std::vector<int32_t> expected_match(uint64_t ns, std::span<const int32_t> tokens) const;
+    // The most leading tokens of `rest` that a cached page right after `matched` shares
+    // (below page size), and whether `page` is such a page.
+    int32_t expected_partial(uint64_t ns, const std::vector<int32_t>& matched, std::span<const int32_t> rest,
+                             int32_t page) const;
     // Applies an insert to the reference trie; returns how many pages it newly caches.
     int32_t apply_insert(uint64_t ns, std::span<const int32_t> tokens, std::span<const int32_t> pages);
     // After cache.evict() returned `evicted`: drops the trie entries whose pages the pool

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <exception>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@ struct Request {
     Ids tokens;  // prompt, then generated tokens
     size_t target = 0;  // length at which it finishes
     Ids pages;  // block table: references this request holds
+    int32_t copy_src = -1;  // cached page whose head it copies, held until its next step
     bool running = false;
 };
 
@@ -44,7 +46,7 @@ struct Conversation {
 
 struct Stats {
     int finished = 0, cancelled = 0, preempted = 0, evicted = 0, clears = 0;
-    long matched_pages = 0, newly_cached = 0;
+    long matched_pages = 0, newly_cached = 0, partial_pages = 0;
 };
 
 class Simulation {
@@ -128,18 +130,30 @@ private:
     // match -> allocate the rest of the prompt -> insert its whole pages.
     void start(Request& r) {
         const Ids expected = model_.expected_match(r.ns, r.tokens);
-        r.pages = cache_.match(r.ns, r.tokens);
+        arbor::kv::PartialPage partial;
+        r.pages = cache_.match(r.ns, r.tokens, &partial);
         if (r.pages != expected)
             throw std::runtime_error("match returned " + std::to_string(r.pages.size()) + " pages, expected " +
                                      std::to_string(expected.size()) + " (or other ids)");
         for (const int32_t p : r.pages) model_.add(p, r.id);
         stats_.matched_pages += long(r.pages.size());
+        const auto rest = std::span<const int32_t>(r.tokens).subspan(r.pages.size() * size_t(kPageSize));
+        const int32_t shared = model_.expected_partial(r.ns, r.pages, rest, partial.page);
+        if (partial.tokens != shared || (shared > 0) != (partial.page >= 0))
+            throw std::runtime_error("partial match of " + std::to_string(partial.tokens) + " tokens, expected " +
+                                     std::to_string(shared));
+        if (partial.page >= 0) {
+            model_.add(partial.page, r.id);
+            r.copy_src = partial.page;
+            ++stats_.partial_pages;
+        }
         if (!grow(r, r.tokens.size())) return;
         insert_full_pages(r);
         r.running = true;
     }
 
     void decode(Request& r) {
+        drop_copy_source(r);
         const size_t n = std::min(r.target, r.tokens.size() + size_t(uniform(1, 6)));
         if (!grow(r, n)) return;
         const Ids more = random_tokens(int32_t(n - r.tokens.size()));
@@ -185,7 +199,15 @@ private:
         stats_.newly_cached += got;
     }
 
+    void drop_copy_source(Request& r) {
+        if (r.copy_src < 0) return;
+        pool_.release(r.copy_src);
+        model_.remove(r.copy_src, r.id);
+        r.copy_src = -1;
+    }
+
     void release_all(Request& r) {
+        drop_copy_source(r);
         for (const int32_t p : r.pages) {
             pool_.release(p);
             model_.remove(p, r.id);
@@ -255,8 +277,10 @@ private slots:
             QFAIL(e.what());
         }
         const Stats& s = sim.stats();
-        qInfo("finished %d, cancelled %d, preempted %d, evicted %d pages, clears %d, matched %ld pages, cached %ld",
-              s.finished, s.cancelled, s.preempted, s.evicted, s.clears, s.matched_pages, s.newly_cached);
+        qInfo("finished %d, cancelled %d, preempted %d, evicted %d pages, clears %d, matched %ld pages (%ld partial), "
+              "cached %ld",
+              s.finished, s.cancelled, s.preempted, s.evicted, s.clears, s.matched_pages, s.partial_pages,
+              s.newly_cached);
         // The run must have exercised every path it is meant to check.
         QCOMPARE(s.finished + s.cancelled, kRequests);
         QVERIFY(s.cancelled > 300);
@@ -264,6 +288,7 @@ private slots:
         QVERIFY(s.evicted > 10000);
         QVERIFY(s.matched_pages > 10000);
         QVERIFY(s.clears >= 5);
+        QVERIFY(s.partial_pages > 1000);
     }
 };
 

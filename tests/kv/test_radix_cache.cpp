@@ -123,6 +123,64 @@ private slots:
         cache.check_invariants();
     }
 
+    void partialPageMatch() {
+        PagePool pool(16);
+        RadixCache cache(pool, P);
+        Ids mine = compute(pool, 3);
+        cache.insert(kModelA, run(0, 12), mine);
+        arbor::kv::PartialPage part;
+
+        Ids got = cache.match(kModelA, run(0, 6), &part);  // 1 page + 2 tokens of the next
+        QCOMPARE(got, slice(mine, 0, 1));
+        QCOMPARE(part.page, mine[1]);
+        QCOMPARE(part.tokens, 2);
+        QCOMPARE(pool.refcount(mine[1]), 3);  // retained for the caller as well
+        pool.release(part.page);
+        release_all(pool, got);
+
+        got = cache.match(kModelA, run(0, 3), &part);  // shorter than a page
+        QVERIFY(got.empty());
+        QCOMPARE(part.page, mine[0]);
+        QCOMPARE(part.tokens, 3);
+        pool.release(part.page);
+
+        got = cache.match(kModelA, cat(run(0, 9), Ids{99, 99, 99}), &part);  // diverges inside page 2
+        QCOMPARE(got, slice(mine, 0, 2));
+        QCOMPARE(part.page, mine[2]);
+        QCOMPARE(part.tokens, 1);
+        pool.release(part.page);
+        release_all(pool, got);
+
+        got = cache.match(kModelA, cat(run(0, 12), run(12, 3)), &part);  // nothing cached after
+        QCOMPARE(got, mine);
+        QCOMPARE(part.page, -1);
+        QCOMPARE(part.tokens, 0);
+        release_all(pool, got);
+        got = cache.match(kModelA, run(1, 3), &part);  // no token in common
+        QCOMPARE(part.page, -1);
+
+        // At a node's end, the child sharing the most tokens wins.
+        Ids a = compute(pool, 2), b = compute(pool, 2);
+        cache.insert(kModelA, cat(run(100, 4), Ids{10, 11, 12, 13}), a);
+        cache.insert(kModelA, cat(run(100, 4), Ids{10, 20, 21, 22}), b);
+        got = cache.match(kModelA, cat(run(100, 4), Ids{10, 11, 12}), &part);
+        QCOMPARE(got, slice(a, 0, 1));
+        QCOMPARE(part.page, a[1]);
+        QCOMPARE(part.tokens, 3);
+        pool.release(part.page);
+        release_all(pool, got);
+        got = cache.match(kModelA, cat(run(100, 4), Ids{10, 20, 7, 7, 7}), &part);
+        QCOMPARE(part.page, b[1]);
+        QCOMPARE(part.tokens, 2);
+        pool.release(part.page);
+        release_all(pool, got);
+        QCOMPARE(pool.refcount(a[1]), 2);
+        QCOMPARE(pool.refcount(b[1]), 2);
+        cache.check_invariants();
+        for (Ids* held : {&mine, &a, &b}) release_all(pool, *held);
+        QCOMPARE(pool.used_count(), cache.cached_pages());
+    }
+
     void duplicateInsertKeepsFirstPage() {
         PagePool pool(16);
         RadixCache cache(pool, P);
