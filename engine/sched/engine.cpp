@@ -184,7 +184,13 @@ struct Engine::Impl {
         return false;
     }
 
-    void run_step(const std::vector<sched::StepItem>& items) {
+    void run_step(const sched::Plan& plan) {
+        for (const auto& copy : plan.copies) {
+            backend->copy_page_prefix(copy.src, copy.dst, copy.positions);
+            pool.release(copy.src);
+        }
+        const auto& items = plan.items;
+        if (items.empty()) return;
         ForwardBatch batch;
         for (const auto& it : items) {
             SequenceRows rows;
@@ -256,14 +262,14 @@ struct Engine::Impl {
             }
             if (clear) cache.evict(cache.cached_pages());
             if (!active.empty()) {
-                const auto items = scheduler.schedule(step);
-                if (!items.empty()) {
+                const auto plan = scheduler.schedule(step);
+                if (!plan.items.empty() || !plan.copies.empty()) {
                     try {
-                        run_step(items);
+                        run_step(plan);
                     } catch (const std::exception& e) {
                         spdlog::error("engine step failed: {}", e.what());
                         std::vector<RequestId> failed;
-                        for (const auto& it : items) failed.push_back(it.seq->id);
+                        for (const auto& it : plan.items) failed.push_back(it.seq->id);
                         for (RequestId id : failed)
                             if (auto f = active.find(id); f != active.end()) {
                                 finish(*f->second, FinishReason::Error, e.what());

@@ -43,9 +43,11 @@ void Scheduler::remove(Sequence* seq) {
 
 int32_t Scheduler::cached_prefix(const std::vector<int32_t>& tokens) {
     if (tokens.size() < 2) return 0;
-    const auto pages = cache_.match(opt_.cache_namespace, std::span(tokens.data(), tokens.size() - 1));
+    kv::PartialPage partial;
+    const auto pages = cache_.match(opt_.cache_namespace, std::span(tokens.data(), tokens.size() - 1), &partial);
     for (int32_t p : pages) pool_.release(p);
-    return int32_t(pages.size()) * opt_.page_size;
+    if (partial.page >= 0) pool_.release(partial.page);
+    return int32_t(pages.size()) * opt_.page_size + partial.tokens;
 }
 
 std::optional<int32_t> Scheduler::allocate_page() {
@@ -92,10 +94,21 @@ void Scheduler::preempt(Sequence* seq, uint64_t) {
 
 bool Scheduler::admit(Sequence* seq) {
     if (seq->tokens.size() >= 2) {
+        kv::PartialPage partial;
         seq->table.pages =
-            cache_.match(opt_.cache_namespace, std::span(seq->tokens.data(), seq->tokens.size() - 1));
+            cache_.match(opt_.cache_namespace, std::span(seq->tokens.data(), seq->tokens.size() - 1), &partial);
         seq->computed = int32_t(seq->table.pages.size()) * opt_.page_size;
         seq->cached_pages = int32_t(seq->table.pages.size());
+        if (partial.page >= 0) {
+            // The matching head of the next cached page is copied into a page of our own.
+            if (const auto own = allocate_page()) {
+                copies_.push_back({partial.page, *own, partial.tokens});
+                seq->table.pages.push_back(*own);
+                seq->computed += partial.tokens;
+            } else {
+                pool_.release(partial.page);
+            }
+        }
     }
     if (seq->cached_prompt_tokens < 0) seq->cached_prompt_tokens = std::min(seq->computed, seq->prompt_len);
     // At least the first page of new rows must be obtainable, else the sequence waits.
@@ -123,7 +136,16 @@ std::vector<Sequence*> Scheduler::admission_order(uint64_t step) {
     return overdue;
 }
 
-std::vector<StepItem> Scheduler::schedule(uint64_t step) {
+Plan Scheduler::schedule(uint64_t step) {
+    copies_.clear();
+    Plan plan;
+    plan.items = plan_rows(step);
+    plan.copies = std::move(copies_);
+    copies_.clear();
+    return plan;
+}
+
+std::vector<StepItem> Scheduler::plan_rows(uint64_t step) {
     std::vector<StepItem> items;
     int32_t budget = opt_.max_batch_tokens;
 
@@ -173,7 +195,7 @@ std::vector<StepItem> Scheduler::schedule(uint64_t step) {
     // Everything running is blocked on pages: free the youngest so the rest can move.
     if (items.empty() && running_.size() > 1) {
         preempt(running_.back(), step);
-        return schedule(step);
+        return plan_rows(step);
     }
     return items;
 }

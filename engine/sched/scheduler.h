@@ -18,6 +18,21 @@
 
 namespace arbor::sched {
 
+// Copy the K/V of the first `positions` slots of cached page src into the sequence's own
+// page dst before the step runs: the part of a cached page that matches a new sequence
+// when the rest of that page does not. src is retained for the plan; the caller releases
+// it after copying.
+struct PageCopy {
+    int32_t src = -1;
+    int32_t dst = -1;
+    int32_t positions = 0;
+};
+
+struct Plan {
+    std::vector<StepItem> items;
+    std::vector<PageCopy> copies;
+};
+
 struct SchedulerOptions {
     int32_t page_size = 16;
     int32_t max_batch_tokens = 512;
@@ -35,9 +50,9 @@ public:
     // Removes a sequence wherever it is, offers its full computed pages to the cache and
     // releases its pages.
     void remove(Sequence* seq);
-    // Plans the next step. Sequences in the result are running; the caller runs the
-    // rows, then calls complete().
-    std::vector<StepItem> schedule(uint64_t step);
+    // Plans the next step. Sequences in the result are running; the caller performs the
+    // copies, runs the rows, then calls complete().
+    Plan schedule(uint64_t step);
     // Marks the rows of a finished step as computed and offers newly full pages to the
     // prefix cache.
     void complete(const std::vector<StepItem>& items);
@@ -45,8 +60,8 @@ public:
     int32_t running() const { return int32_t(running_.size()); }
     int32_t waiting() const { return int32_t(waiting_.size()); }
     const std::deque<Sequence*>& waiting_queue() const { return waiting_; }
-    // Longest prefix of `tokens` the cache could serve now (whole pages, at most
-    // tokens.size() - 1 tokens so that one row remains to produce logits).
+    // Longest prefix of `tokens` the cache could serve now (at most tokens.size() - 1
+    // tokens, so that one row remains to produce logits).
     int32_t cached_prefix(const std::vector<int32_t>& tokens);
 
 private:
@@ -57,12 +72,14 @@ private:
     void offer_to_cache(Sequence* seq);
     void release_pages(Sequence* seq);
     std::vector<Sequence*> admission_order(uint64_t step);
+    std::vector<StepItem> plan_rows(uint64_t step);
 
     kv::PagePool& pool_;
     kv::RadixCache& cache_;
     SchedulerOptions opt_;
     std::vector<Sequence*> running_;   // in arrival order
     std::deque<Sequence*> waiting_;    // in arrival order
+    std::vector<PageCopy> copies_;     // collected while planning
 };
 
 } // namespace arbor::sched
