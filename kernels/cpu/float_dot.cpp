@@ -5,6 +5,7 @@
 
 #include "arbor/kernels/cpu_ops.h"
 #include "arbor/kernels/fp16.h"
+#include "arbor/kernels/quant.h"
 #include "arbor/kernels/quant_blocks.h"
 
 #include <cmath>
@@ -22,6 +23,9 @@ void block_sums_32(const float* x, int64_t n, float* sums) {
 
 bool has_block_kernels(DType type) { return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0; }
 
+namespace {
+
+// A weight row as float codes, per-block scales and minimums (zero without).
 void unpack_blocks(DType type, const void* weight_row, int64_t n, float* codes, float* d, float* m) {
     for (int64_t b = 0; b < n / 32; ++b) {
         float* c = codes + b * 32;
@@ -58,12 +62,14 @@ void unpack_blocks(DType type, const void* weight_row, int64_t n, float* codes, 
     }
 }
 
+} // namespace
+
 namespace ref {
 namespace {
 
 // One row against one activation row, in the documented operation order.
 float block_dot(const float* c, const float* d, const float* m, const float* x, const float* xs, int64_t n) {
-    float acc[2][8] = {};
+    float acc[8] = {};
     float mins = 0.0f;
     for (int64_t b = 0; b < n / 32; ++b) {
         for (int l = 0; l < 8; ++l) {
@@ -72,14 +78,12 @@ float block_dot(const float* c, const float* d, const float* m, const float* x, 
             t = std::fma(c[i + 8], x[i + 8], t);
             t = std::fma(c[i + 16], x[i + 16], t);
             t = std::fma(c[i + 24], x[i + 24], t);
-            acc[b & 1][l] = std::fma(d[b], t, acc[b & 1][l]);
+            acc[l] = std::fma(d[b], t, acc[l]);
         }
         mins = std::fma(m[b], xs[b], mins);
     }
     // The AVX2 horizontal sum: halves, then pairs, then the last two.
-    float v[8];
-    for (int l = 0; l < 8; ++l) v[l] = acc[0][l] + acc[1][l];
-    const float q0 = v[0] + v[4], q1 = v[1] + v[5], q2 = v[2] + v[6], q3 = v[3] + v[7];
+    const float q0 = acc[0] + acc[4], q1 = acc[1] + acc[5], q2 = acc[2] + acc[6], q3 = acc[3] + acc[7];
     const float p0 = q0 + q2, p1 = q1 + q3;
     return (p0 + p1) + mins;
 }
@@ -97,11 +101,17 @@ float dot_q4_0_f32(int64_t n, const void* w, const float* x, const float* s) { r
 float dot_q4_1_f32(int64_t n, const void* w, const float* x, const float* s) { return dot_unpacked<DType::Q4_1>(n, w, x, s); }
 float dot_q8_0_f32(int64_t n, const void* w, const float* x, const float* s) { return dot_unpacked<DType::Q8_0>(n, w, x, s); }
 
-void gemm_blocks(const float* codes, const float* d, const float* m, int64_t ldc, int64_t ldb, int64_t n_w,
-                 const float* x, const float* xs, int64_t ldx, int64_t n_x, int64_t n, float* y, int64_t ldy) {
-    for (int64_t j = 0; j < n_x; ++j)
-        for (int64_t r = 0; r < n_w; ++r)
-            y[j * ldy + r] = block_dot(codes + r * ldc, d + r * ldb, m + r * ldb, x + j * ldx, xs + j * (n / 32), n);
+void dot_multi(DType type, int64_t n, const void* w, const float* x, int64_t ldx, const float* xs, int n_x, float* out,
+               int64_t out_stride) {
+    std::vector<float> row(static_cast<size_t>(n));
+    if (!has_block_kernels(type)) {
+        dequantize_row(type, w, row.data(), n, Isa::Scalar);
+        for (int j = 0; j < n_x; ++j) out[j * out_stride] = ref::dot_f32(row.data(), x + j * ldx, n);
+        return;
+    }
+    std::vector<float> d(static_cast<size_t>(n / 32)), m(static_cast<size_t>(n / 32));
+    unpack_blocks(type, w, n, row.data(), d.data(), m.data());
+    for (int j = 0; j < n_x; ++j) out[j * out_stride] = block_dot(row.data(), d.data(), m.data(), x + j * ldx, xs + j * (n / 32), n);
 }
 
 } // namespace ref
@@ -116,10 +126,10 @@ FloatDotFn float_dot_fn(DType type) {
     }
 }
 
-void gemm_blocks(const float* codes, const float* d, const float* m, int64_t ldc, int64_t ldb, int64_t n_w,
-                 const float* x, const float* xs, int64_t ldx, int64_t n_x, int64_t n, float* y, int64_t ldy) {
-    if (avx2::available()) avx2::gemm_blocks(codes, d, m, ldc, ldb, n_w, x, xs, ldx, n_x, n, y, ldy);
-    else ref::gemm_blocks(codes, d, m, ldc, ldb, n_w, x, xs, ldx, n_x, n, y, ldy);
+void dot_multi(DType type, int64_t n, const void* w, const float* x, int64_t ldx, const float* xs, int n_x, float* out,
+               int64_t out_stride) {
+    if (avx2::available()) avx2::dot_multi(type, n, w, x, ldx, xs, n_x, out, out_stride);
+    else ref::dot_multi(type, n, w, x, ldx, xs, n_x, out, out_stride);
 }
 
 } // namespace arbor

@@ -42,40 +42,45 @@ void add_bias(const MatmulOutput& out, const Range& range, int64_t n_rows) {
         for (int64_t r = range.begin; r < range.end; ++r) out.y[t * out.ldy + r] += out.bias[r];
 }
 
-// Weight rows are unpacked (Q4_0, Q4_1, Q8_0: float codes and block scales) or
-// dequantized (other types) per group into the thread's buffer, then multiplied with all
-// activation rows. With few activation rows a group of 4 stays in L1; with many, a group
-// of up to kGroupRows rows stays in L2 while activation rows stream past it. For one to
-// kFusedMaxRows activation rows the block types skip the buffer (fused kernels); results
-// are bit-identical either way (float_dot.h), so a row's output never depends on the
-// batch it is in.
+// Q4_0, Q4_1 and Q8_0 rows go through the block kernels (float_dot.h), which unpack each
+// block in registers once for up to four activation rows; their results do not depend
+// on how many rows share the call, so a row's output never depends on its batch. Other
+// types are dequantized per group of rows into the thread's buffer and multiplied with
+// gemm_tile_f32 (whose per-pair results are likewise independent of the tiling). With
+// few activation rows a group of 4 stays in L1; with many, a group of up to kGroupRows
+// rows stays in L2 while activation rows stream past it.
 constexpr int64_t kGroupRows = 32;
-constexpr int64_t kFusedMaxRows = 3;
+// Activation rows per pass over a weight row: keeps them in L1 for long prompts.
+constexpr int kActivationRows = 64;
 
 void matmul_float(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const MatmulOutput> outputs,
                   MatmulScratch& scratch, int64_t cols) {
     const std::vector<Range> tasks = split_rows(outputs, pool.size());
     const int64_t group = n_rows <= 3 ? 4 : kGroupRows;
     const int64_t blocks = cols / 32;
-    bool any_block_type = false;
-    for (const auto& o : outputs) any_block_type |= has_block_kernels(o.weight.type);
+    bool any_block_type = false, any_other = false;
+    for (const auto& o : outputs) (has_block_kernels(o.weight.type) ? any_block_type : any_other) = true;
     if (any_block_type) {
         scratch.block_sums.resize(size_t(n_rows * blocks));
         for (int64_t t = 0; t < n_rows; ++t) block_sums_32(x + t * cols, cols, &scratch.block_sums[size_t(t * blocks)]);
     }
-    scratch.weight_rows.resize(size_t(pool.size()));
-    for (auto& b : scratch.weight_rows) b.resize(size_t(group * (cols + 2 * blocks)));
+    if (any_other) {
+        scratch.weight_rows.resize(size_t(pool.size()));
+        for (auto& b : scratch.weight_rows) b.resize(size_t(group * cols));
+    }
     const float* sums = scratch.block_sums.data();
 
     pool.parallel_for(int64_t(tasks.size()), [&](int64_t task, int thread) {
         const Range& range = tasks[size_t(task)];
         const MatmulOutput& out = outputs[range.output];
         const DType type = out.weight.type;
-        if (has_block_kernels(type) && n_rows <= kFusedMaxRows) {
-            const FloatDotFn dot = float_dot_fn(type);
-            for (int64_t t = 0; t < n_rows; ++t)
+        if (has_block_kernels(type)) {
+            for (int64_t t0 = 0; t0 < n_rows; t0 += kActivationRows) {
+                const int n_x = int(std::min<int64_t>(kActivationRows, n_rows - t0));
                 for (int64_t r = range.begin; r < range.end; ++r)
-                    out.y[t * out.ldy + r] = dot(cols, out.weight.row(r), x + t * cols, sums + t * blocks);
+                    dot_multi(type, cols, out.weight.row(r), x + t0 * cols, cols, sums + t0 * blocks, n_x,
+                              out.y + t0 * out.ldy + r, out.ldy);
+            }
             add_bias(out, range, n_rows);
             return;
         }
@@ -83,13 +88,7 @@ void matmul_float(ThreadPool& pool, const float* x, int64_t n_rows, std::span<co
         for (int64_t r0 = range.begin; r0 < range.end; r0 += group) {
             const int64_t n_w = std::min(group, range.end - r0);
             float* y = out.y + r0;
-            if (has_block_kernels(type)) {
-                float* d = buffer + n_w * cols;
-                float* m = d + n_w * blocks;
-                for (int64_t i = 0; i < n_w; ++i)
-                    unpack_blocks(type, out.weight.row(r0 + i), cols, buffer + i * cols, d + i * blocks, m + i * blocks);
-                gemm_blocks(buffer, d, m, cols, blocks, n_w, x, sums, cols, n_rows, cols, y, out.ldy);
-            } else if (type == DType::F32) {
+            if (type == DType::F32) {
                 gemm_tile_f32(reinterpret_cast<const float*>(out.weight.row(r0)),
                               int64_t(out.weight.row_stride / sizeof(float)), n_w, x, cols, n_rows, cols, y, out.ldy);
             } else {
