@@ -1,5 +1,6 @@
 // AVX2/FMA variants; this file alone is compiled with -mavx2 -mfma.
 #include "arbor/kernels/cpu_ops.h"
+#include "arbor/kernels/quant.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -8,8 +9,9 @@
 
 namespace arbor::avx2 {
 
+// Same rule as the quantized kernels (AVX2, FMA and F16C; ARBOR_CPU_ISA=scalar turns it off).
 bool available() {
-    static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    static const bool ok = isa_supported(Isa::Avx2);
     return ok;
 }
 

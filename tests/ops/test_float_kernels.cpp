@@ -84,6 +84,36 @@ private slots:
         QVERIFY2(close(simd, want, magnitude), qPrintable(QString("avx2 %1 vs exact %2").arg(simd).arg(want)));
     }
 
+    // Batch invariance: one activation row alone or among others, scalar or AVX2, gives
+    // the same bits (the documented operation order).
+    void blockKernelsAreBitIdenticalAcrossPaths_data() {
+        QTest::addColumn<int>("type");
+        for (auto t : {arbor::DType::Q4_0, arbor::DType::Q4_1, arbor::DType::Q8_0})
+            QTest::newRow(arbor::dtype_name(t).data()) << int(t);
+    }
+    void blockKernelsAreBitIdenticalAcrossPaths() {
+        QFETCH(int, type);
+        const auto dtype = arbor::DType(type);
+        const int64_t n = 576, rows = 11;
+        const auto w = weight_row(dtype, n, 5);
+        const auto x = normal_vector(size_t(n * rows), 9);
+        std::vector<float> sums(size_t(rows * n / 32));
+        for (int64_t j = 0; j < rows; ++j) arbor::block_sums_32(&x[size_t(j * n)], n, &sums[size_t(j * n / 32)]);
+        std::vector<float> ref_multi(static_cast<size_t>(rows)), multi(static_cast<size_t>(rows));
+        arbor::ref::dot_multi(dtype, n, w.data(), x.data(), n, sums.data(), int(rows), ref_multi.data(), 1);
+        arbor::dot_multi(dtype, n, w.data(), x.data(), n, sums.data(), int(rows), multi.data(), 1);
+        const auto single = arbor::float_dot_fn(dtype);
+        for (int64_t j = 0; j < rows; ++j) {
+            const float one = single(n, w.data(), &x[size_t(j * n)], &sums[size_t(j * n / 32)]);
+            QCOMPARE(multi[size_t(j)], one);
+            QCOMPARE(ref_multi[size_t(j)], one);
+            // Any prefix of the batch gives the same value for this row.
+            std::vector<float> part(static_cast<size_t>(j + 1));
+            arbor::dot_multi(dtype, n, w.data(), x.data(), n, sums.data(), int(j + 1), part.data(), 1);
+            QCOMPARE(part[size_t(j)], one);
+        }
+    }
+
     void typesWithoutFusedKernel() { QVERIFY(arbor::float_dot_fn(arbor::DType::Q6_K) == nullptr); }
 
     void gemmTile_data() {
