@@ -6,17 +6,12 @@
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include "arbor/kernels/quant_blocks.h"
 
+#include "avx2_hsum.h"
+
 #include <immintrin.h>
 
 namespace arbor::avx2 {
 namespace {
-
-inline float hsum(__m256 v) {
-    __m128 lo = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
-    lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
-    return _mm_cvtss_f32(lo);
-}
 
 inline float half(uint16_t h) { return _cvtsh_ss(h); }
 

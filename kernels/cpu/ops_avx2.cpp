@@ -3,6 +3,8 @@
 #include "arbor/kernels/quant.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
+#include "avx2_hsum.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -13,14 +15,6 @@ namespace arbor::avx2 {
 bool available() {
     static const bool ok = isa_supported(Isa::Avx2);
     return ok;
-}
-
-static inline float hsum(__m256 v) {
-    __m128 lo = _mm256_castps256_ps128(v);
-    lo = _mm_add_ps(lo, _mm256_extractf128_ps(v, 1));
-    lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
-    lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
-    return _mm_cvtss_f32(lo);
 }
 
 float dot_f32(const float* a, const float* b, int64_t n) {
