@@ -98,11 +98,16 @@ std::unique_ptr<RadixCache::Node> RadixCache::make_node(Node* parent) {
 }
 
 int32_t RadixCache::common_tokens(const Node& node, size_t page_index, std::span<const int32_t> rest) const {
-    const size_t limit = std::min(rest.size(), size_t(page_size_));
-    const int32_t* cached = node.tokens.data() + page_index * size_t(page_size_);
+    const size_t offset = page_index * size_t(page_size_);
+    const size_t limit = std::min({rest.size(), size_t(page_size_), node.tokens.size() - offset});
+    const int32_t* cached = node.tokens.data() + offset;
     size_t j = 0;
     while (j < limit && cached[j] == rest[j]) ++j;
     return int32_t(j);
+}
+
+bool RadixCache::starts_with(const Node& node, std::span<const int32_t> head) const {
+    return head.size() <= node.tokens.size() && std::equal(head.begin(), head.end(), node.tokens.begin());
 }
 
 std::vector<int32_t> RadixCache::match(uint64_t ns, std::span<const int32_t> tokens, PartialPage* partial) {
@@ -150,6 +155,14 @@ std::vector<int32_t> RadixCache::match(uint64_t ns, std::span<const int32_t> tok
                 best_len = len;
             }
         }
+        // Tails hang only at node ends, so none can continue a match stopped inside an edge.
+        for (const auto& tail : cur->tails) {
+            const int32_t len = common_tokens(*tail, 0, rest);
+            if (len > best_len) {
+                best = tail.get();
+                best_len = len;
+            }
+        }
     }
     if (best_len > 0) {
         touch(*best, tick);
@@ -192,20 +205,30 @@ RadixCache::Node* RadixCache::split(Node& node, size_t keep) {
     return up;
 }
 
-int32_t RadixCache::insert(uint64_t ns, std::span<const int32_t> tokens, std::span<const int32_t> pages) {
-    const size_t n = pages.size();
-    if (tokens.size() < n * size_t(page_size_))
+int32_t RadixCache::insert(uint64_t ns, std::span<const int32_t> tokens, std::span<const int32_t> pages,
+                           bool partial_tail) {
+    const size_t P = size_t(page_size_);
+    size_t n = pages.size();  // whole pages
+    size_t tail_len = 0;
+    if (partial_tail) {
+        if ((tokens.size() + P - 1) / P != n)
+            throw std::invalid_argument("radix cache insert: " + std::to_string(tokens.size()) + " tokens fill " +
+                                        std::to_string((tokens.size() + P - 1) / P) + " pages, got " +
+                                        std::to_string(n));
+        tail_len = tokens.size() % P;
+        if (tail_len > 0) --n;
+    } else if (tokens.size() < n * P) {
         throw std::invalid_argument("radix cache insert: " + std::to_string(n) + " pages need " +
-                                    std::to_string(n * size_t(page_size_)) + " tokens, got " +
-                                    std::to_string(tokens.size()));
-    if (n == 0) return 0;
+                                    std::to_string(n * P) + " tokens, got " + std::to_string(tokens.size()));
+    }
+    if (pages.empty()) return 0;
     auto& root = roots_[ns];
     if (!root) root = make_node(nullptr);
 
     const uint64_t tick = ++clock_;
     Node* cur = root.get();
-    Node* diverging = nullptr;  // edge the sequence leaves in its middle
-    size_t keep = 0;
+    Node* inside = nullptr;  // edge the walk stopped in, if not at a node's end
+    size_t inside_at = 0;    // index of its first page not walked
     size_t i = 0;
     while (i < n) {
         Node* child = find_child(*cur, chunk(tokens, i));
@@ -214,104 +237,115 @@ int32_t RadixCache::insert(uint64_t ns, std::span<const int32_t> tokens, std::sp
         touch(*child, tick);
         i += m;
         if (m < child->pages.size()) {
-            if (i < n) {
-                diverging = child;
-                keep = m;
-            }
+            inside = child;
+            inside_at = m;
             break;
         }
         cur = child;
     }
-    if (i == n) return 0;
 
-    // Everything is validated before the tree changes, so a bad call leaves it intact.
-    std::vector<int32_t> fresh(pages.begin() + std::ptrdiff_t(i), pages.end());
-    for (const int32_t page : fresh) {
+    // Decide everything before the tree changes, so a bad call leaves it intact.
+    const auto tail_tokens = tokens.subspan(n * P, tail_len);
+    bool add_tail = tail_len > 0;
+    std::vector<Node*> replaced;  // tails at the place of the first added page, superseded by it
+    if (i < n) {
+        if (!inside)
+            for (const auto& tail : cur->tails)
+                if (std::equal(tail->tokens.begin(), tail->tokens.end(), tokens.begin() + std::ptrdiff_t(i * P)))
+                    replaced.push_back(tail.get());
+    } else if (add_tail) {
+        if (inside) {
+            add_tail = common_tokens(*inside, inside_at, tail_tokens) < int32_t(tail_len);
+        } else {
+            for (const auto& [h, child] : cur->children) add_tail = add_tail && !starts_with(*child, tail_tokens);
+            for (const auto& tail : cur->tails) {
+                if (starts_with(*tail, tail_tokens)) add_tail = false;
+                else if (tail->tokens.size() < tail_len && std::equal(tail->tokens.begin(), tail->tokens.end(), tail_tokens.begin()))
+                    replaced.push_back(tail.get());
+            }
+        }
+        if (!add_tail) return 0;
+    } else {
+        return 0;
+    }
+
+    std::vector<int32_t> fresh(pages.begin() + std::ptrdiff_t(i), pages.begin() + std::ptrdiff_t(n));
+    if (add_tail) fresh.push_back(pages[n]);
+    for (size_t k = 0; k < fresh.size(); ++k) {
+        const int32_t page = fresh[k];
         if (pool_.refcount(page) < 1) fail("insert of free page " + std::to_string(page));
-        if (in_cache_[size_t(page)]) fail("insert of page " + std::to_string(page) + " already cached for other tokens");
+        // Only the first added page takes a replaced tail's place: there its page may come back.
+        const bool refilled =
+            k == 0 && std::any_of(replaced.begin(), replaced.end(), [&](const Node* t) { return t->pages[0] == page; });
+        if (in_cache_[size_t(page)] && !refilled)
+            fail("insert of page " + std::to_string(page) + " already cached for other tokens");
     }
-    std::sort(fresh.begin(), fresh.end());
-    if (std::adjacent_find(fresh.begin(), fresh.end()) != fresh.end()) fail("insert lists a page twice");
+    std::vector<int32_t> sorted = fresh;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) fail("insert lists a page twice");
 
-    if (diverging) cur = split(*diverging, keep);
-    if (cur->in_leaves) remove_leaf(*cur);
-    auto leaf = make_node(cur);
-    leaf->tokens.assign(tokens.begin() + std::ptrdiff_t(i * size_t(page_size_)),
-                        tokens.begin() + std::ptrdiff_t(n * size_t(page_size_)));
-    leaf->pages.assign(pages.begin() + std::ptrdiff_t(i), pages.end());
-    leaf->tick = tick;
-    leaf->key_hash = hash_chunk(chunk(leaf->tokens, 0));
-    for (const int32_t page : leaf->pages) {
-        pool_.retain(page);
-        in_cache_[size_t(page)] = 1;
+    // Retained before superseded tails are released: the same page may come back fuller.
+    for (const int32_t page : fresh) pool_.retain(page);
+    for (Node* tail : replaced) drop_tail(*cur, *tail);
+    if (inside) cur = split(*inside, inside_at);
+    if (i < n) {
+        if (cur->in_leaves) remove_leaf(*cur);
+        auto leaf = make_node(cur);
+        leaf->tokens.assign(tokens.begin() + std::ptrdiff_t(i * P), tokens.begin() + std::ptrdiff_t(n * P));
+        leaf->pages.assign(pages.begin() + std::ptrdiff_t(i), pages.begin() + std::ptrdiff_t(n));
+        leaf->tick = tick;
+        leaf->key_hash = hash_chunk(chunk(leaf->tokens, 0));
+        Node* added = leaf.get();
+        const uint64_t key = leaf->key_hash;
+        cur->children.emplace(key, std::move(leaf));
+        cur = added;
+        if (!add_tail) add_leaf(*added);
     }
-    cached_ += int32_t(n - i);
-    add_leaf(*leaf);
-    const uint64_t key = leaf->key_hash;
-    cur->children.emplace(key, std::move(leaf));
-    return int32_t(n - i);
+    if (add_tail) {
+        if (cur->in_leaves) remove_leaf(*cur);
+        auto tail = make_node(cur);
+        tail->is_tail = true;
+        tail->tokens.assign(tail_tokens.begin(), tail_tokens.end());
+        tail->pages.push_back(pages[n]);
+        tail->tick = tick;
+        add_leaf(*tail);
+        cur->tails.push_back(std::move(tail));
+    }
+    for (const int32_t page : fresh) in_cache_[size_t(page)] = 1;
+    cached_ += int32_t(fresh.size());
+    return int32_t(fresh.size());
 }
 
-int32_t RadixCache::evict(int32_t n) {
-    int32_t freed = 0;
-    auto it = leaves_.begin();
-    while (freed < n && it != leaves_.end()) {
-        Node* leaf = it->node;
-        while (freed < n && !leaf->pages.empty() && pool_.refcount(leaf->pages.back()) == 1) {
-            const int32_t page = leaf->pages.back();
-            leaf->pages.pop_back();
-            leaf->tokens.resize(leaf->tokens.size() - size_t(page_size_));
-            in_cache_[size_t(page)] = 0;
-            --cached_;
-            ++freed;
-            pool_.release(page);
-        }
-        if (!leaf->pages.empty()) {
-            ++it;
-            continue;
-        }
-        it = leaves_.erase(it);
-        Node* parent = leaf->parent;
-        const auto [begin, end] = parent->children.equal_range(leaf->key_hash);
+std::unique_ptr<RadixCache::Node> RadixCache::detach(Node& node) {
+    Node& parent = *node.parent;
+    std::unique_ptr<Node> owned;
+    if (node.is_tail) {
+        const auto it = std::find_if(parent.tails.begin(), parent.tails.end(), [&](const auto& t) { return t.get() == &node; });
+        if (it == parent.tails.end()) fail("tail to detach is missing from its parent");
+        owned = std::move(*it);
+        parent.tails.erase(it);
+    } else {
+        const auto [begin, end] = parent.children.equal_range(node.key_hash);
         for (auto c = begin; c != end; ++c) {
-            if (c->second.get() == leaf) {
-                parent->children.erase(c);
+            if (c->second.get() == &node) {
+                owned = std::move(c->second);
+                parent.children.erase(c);
                 break;
             }
         }
-        if (parent->parent != nullptr && parent->children.empty()) {
-            add_leaf(*parent);
-            // It may sort before the walk's next stop (or even before the removed leaf).
-            const auto pit = leaves_.find(LeafKey{parent->tick, parent->serial, parent});
-            if (it == leaves_.end() || *pit < *it) it = pit;
-        }
+        if (!owned) fail("node to detach is missing from its parent");
     }
-    return freed;
+    return owned;
 }
 
-int32_t RadixCache::evictable_pages() const {
-    // Pre-order list; walking it backwards visits every node after all its descendants.
-    std::vector<std::pair<const Node*, size_t>> order;  // node, parent index
-    for (const auto& [ns, root] : roots_) {
-        const size_t root_index = order.size();
-        order.emplace_back(root.get(), root_index);
-        for (size_t k = root_index; k < order.size(); ++k)
-            for (const auto& [h, child] : order[k].first->children) order.emplace_back(child.get(), k);
-    }
-    std::vector<uint8_t> blocked(order.size(), 0);  // subtree holds a page someone else uses
-    int32_t freeable = 0;
-    for (size_t k = order.size(); k-- > 0;) {
-        const Node& node = *order[k].first;
-        if (!blocked[k]) {
-            size_t trailing = 0;
-            while (trailing < node.pages.size() && pool_.refcount(node.pages[node.pages.size() - 1 - trailing]) == 1)
-                ++trailing;
-            freeable += int32_t(trailing);
-            if (trailing < node.pages.size()) blocked[k] = 1;
-        }
-        blocked[order[k].second] |= blocked[k];
-    }
-    return freeable;
+void RadixCache::drop_tail(Node& parent, Node& tail) {
+    const int32_t page = tail.pages[0];
+    remove_leaf(tail);
+    detach(tail);
+    in_cache_[size_t(page)] = 0;
+    --cached_;
+    pool_.release(page);
+    if (parent.parent != nullptr && leafless(parent)) add_leaf(parent);
 }
 
 void RadixCache::clear() {
@@ -325,6 +359,7 @@ void RadixCache::clear() {
         std::unique_ptr<Node> node = std::move(stack.back());
         stack.pop_back();
         for (auto& [h, child] : node->children) stack.push_back(std::move(child));
+        for (auto& tail : node->tails) stack.push_back(std::move(tail));
         for (const int32_t page : node->pages) {
             in_cache_[size_t(page)] = 0;
             pool_.release(page);

@@ -1,7 +1,14 @@
-// Prefix cache over whole KV pages: a radix tree per namespace (one per model) whose
-// edges hold runs of pages, each page with the exact token ids it was computed from.
+// Prefix cache over KV pages: a radix tree per namespace (one per model) whose edges
+// hold runs of whole pages, each page with the exact token ids it was computed from.
 // The cache holds one PagePool reference on every page in the tree; callers get their
 // own references from match() and release them through the pool.
+//
+// Tails: the partially filled last page of a finished sequence hangs at the end of a
+// node (or at a root) as a leaf of its own holding 1..P-1 tokens. It is never shared in
+// place (its later slots belong to whoever wrote it); match() only offers it as a
+// PartialPage whose head the caller copies. At one place the tails are prefix-free
+// among themselves and none is a prefix of a child's first page: a page extending a
+// tail supersedes it, since it serves every request the tail served.
 //
 // Eviction choice: leaves live in an ordered set keyed by (last-used tick, creation
 // serial). evict() walks that set once from the oldest end, trimming unreferenced pages
@@ -48,7 +55,8 @@ public:
     // and the matched path is marked used now. With `partial`, also reports the cached
     // page right after the match (next in the edge, or among the children where it
     // stopped) sharing the most leading tokens with the rest, retained and marked used
-    // the same way; page -1 when none shares a token.
+    // the same way; page -1 when none shares a token. Tails hanging where the whole-page
+    // match stopped are candidates too; they are never among the returned whole pages.
     std::vector<int32_t> match(uint64_t ns, std::span<const int32_t> tokens, PartialPage* partial = nullptr);
     // Offers pages[i] holding tokens[i*P, (i+1)*P) for every i. Chunks not yet cached
     // under this prefix are added and retained by the cache; where a chunk is already
@@ -56,9 +64,18 @@ public:
     // Returns the number of pages newly cached. Throws std::invalid_argument when
     // tokens are fewer than pages.size()*P, and std::logic_error (tree left as it was)
     // when a page to be added is free, listed twice or already cached elsewhere.
-    int32_t insert(uint64_t ns, std::span<const int32_t> tokens, std::span<const int32_t> pages);
+    //
+    // With `partial_tail`, pages.size() must be ceil(tokens.size() / P) and the last page
+    // holds only the tokens past the whole pages (a full last page is a whole page). That
+    // page is cached as a tail unless a cached page or tail at its place already starts
+    // with its tokens. A tail (or whole page) added where a cached tail is a proper
+    // prefix of its tokens replaces that tail: the cache releases the old tail page (the
+    // same page offered again, now fuller, is simply kept; it counts as newly cached).
+    int32_t insert(uint64_t ns, std::span<const int32_t> tokens, std::span<const int32_t> pages,
+                   bool partial_tail = false);
     // Frees up to n pages only the cache holds (pool refcount 1), least-recently-used
-    // leaves first; a parent becomes a leaf once its children are gone. Returns how many.
+    // leaves (tails included) first; a parent becomes a leaf once its children and tails
+    // are gone. Returns how many.
     int32_t evict(int32_t n);
 
     int32_t cached_pages() const { return cached_; }
@@ -84,10 +101,12 @@ private:
     };
     struct Node {
         Node* parent = nullptr;
-        uint64_t key_hash = 0;  // hash of the first page's tokens (the key in parent)
-        std::vector<int32_t> tokens;  // pages.size() * page_size ids
-        std::vector<int32_t> pages;
+        uint64_t key_hash = 0;  // hash of the first page's tokens (the key in parent); 0 for a tail
+        std::vector<int32_t> tokens;  // pages.size() * page_size ids; 1..P-1 for a tail
+        std::vector<int32_t> pages;   // exactly one for a tail
         std::unordered_multimap<uint64_t, std::unique_ptr<Node>> children;
+        std::vector<std::unique_ptr<Node>> tails;  // partial pages continuing this node's end
+        bool is_tail = false;  // lives in parent->tails, never has children or tails
         uint64_t tick = 0;
         uint64_t serial = 0;
         bool in_leaves = false;
@@ -100,6 +119,13 @@ private:
     size_t common_pages(const Node& node, std::span<const int32_t> tokens, size_t from, size_t n_pages) const;
     // Leading tokens of page `page_index` of `node` equal to the start of `rest`.
     int32_t common_tokens(const Node& node, size_t page_index, std::span<const int32_t> rest) const;
+    // Whether `node` (a child: its first page; a tail: its tokens) starts with `head`.
+    bool starts_with(const Node& node, std::span<const int32_t> head) const;
+    // Detaches and frees a tail of `parent`, releasing the cache's reference on its page.
+    void drop_tail(Node& parent, Node& tail);
+    // Takes a child or tail out of its parent (leaf set untouched).
+    std::unique_ptr<Node> detach(Node& node);
+    bool leafless(const Node& node) const { return node.children.empty() && node.tails.empty(); }
     void touch(Node& node, uint64_t tick);
     void add_leaf(Node& node);
     void remove_leaf(Node& node);
@@ -107,6 +133,7 @@ private:
     Node* split(Node& node, size_t keep);
     std::unique_ptr<Node> make_node(Node* parent);
     void check_node(const Node& node, const Node& parent, std::vector<uint8_t>& seen) const;
+    void check_tails(const Node& node) const;
 
     PagePool& pool_;
     int32_t page_size_;

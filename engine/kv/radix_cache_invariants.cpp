@@ -17,12 +17,19 @@ void RadixCache::check_node(const Node& node, const Node& parent, std::vector<ui
     const std::string id = "node #" + std::to_string(node.serial);
     if (node.parent != &parent) fail(id + " has a wrong parent pointer");
     if (node.pages.empty()) fail(id + " holds no page");
-    if (node.tokens.size() != node.pages.size() * size_t(page_size_))
-        fail(id + " holds " + std::to_string(node.tokens.size()) + " tokens for " + std::to_string(node.pages.size()) +
-             " pages");
-    if (node.key_hash != hash_chunk(chunk(node.tokens, 0))) fail(id + " is keyed by a stale hash");
+    if (node.is_tail) {
+        if (node.pages.size() != 1 || node.tokens.empty() || node.tokens.size() >= size_t(page_size_))
+            fail("tail " + id + " holds " + std::to_string(node.tokens.size()) + " tokens in " +
+                 std::to_string(node.pages.size()) + " pages");
+        if (!leafless(node)) fail("tail " + id + " has nodes below it");
+    } else {
+        if (node.tokens.size() != node.pages.size() * size_t(page_size_))
+            fail(id + " holds " + std::to_string(node.tokens.size()) + " tokens for " +
+                 std::to_string(node.pages.size()) + " pages");
+        if (node.key_hash != hash_chunk(chunk(node.tokens, 0))) fail(id + " is keyed by a stale hash");
+    }
     if (parent.parent != nullptr && node.tick > parent.tick) fail(id + " was used more recently than its parent");
-    if (node.in_leaves != node.children.empty()) fail(id + " is misfiled in the leaf set");
+    if (node.in_leaves != leafless(node)) fail(id + " is misfiled in the leaf set");
     if (node.in_leaves && !leaves_.contains(LeafKey{node.tick, node.serial, const_cast<Node*>(&node)}))
         fail(id + " is a leaf missing from the leaf set under its current key");
     for (const int32_t page : node.pages) {
@@ -34,6 +41,18 @@ void RadixCache::check_node(const Node& node, const Node& parent, std::vector<ui
     }
 }
 
+void RadixCache::check_tails(const Node& node) const {
+    for (const auto& tail : node.tails) {
+        if (!tail->is_tail) fail("node #" + std::to_string(tail->serial) + " is filed among tails");
+        for (const auto& other : node.tails)
+            if (other != tail && starts_with(*other, tail->tokens))
+                fail("tail #" + std::to_string(tail->serial) + " is a prefix of another tail at its place");
+        for (const auto& [h, child] : node.children)
+            if (starts_with(*child, tail->tokens))
+                fail("tail #" + std::to_string(tail->serial) + " is a prefix of a whole page at its place");
+    }
+}
+
 void RadixCache::check_invariants() const {
     if (in_cache_.size() != size_t(pool_.capacity())) fail("cached-page marks do not cover the pool");
     std::vector<uint8_t> seen(in_cache_.size(), 0);
@@ -41,7 +60,7 @@ void RadixCache::check_invariants() const {
     size_t leaves_seen = 0;
     int32_t pages_seen = 0;
     for (const auto& [ns, root] : roots_) {
-        if (root->parent || !root->pages.empty() || !root->tokens.empty() || root->in_leaves)
+        if (root->parent || !root->pages.empty() || !root->tokens.empty() || root->in_leaves || root->is_tail)
             fail("root of namespace " + std::to_string(ns) + " is not an empty root");
         stack.push_back(root.get());
         while (!stack.empty()) {
@@ -49,6 +68,7 @@ void RadixCache::check_invariants() const {
             stack.pop_back();
             for (auto it = node->children.begin(); it != node->children.end(); ++it) {
                 const Node& child = *it->second;
+                if (child.is_tail) fail("tail #" + std::to_string(child.serial) + " is filed among children");
                 if (it->first != child.key_hash) fail("a child is filed under another hash than its key");
                 // Siblings must differ in their first page's tokens.
                 const auto [begin, end] = node->children.equal_range(it->first);
@@ -60,6 +80,12 @@ void RadixCache::check_invariants() const {
                 pages_seen += int32_t(child.pages.size());
                 leaves_seen += child.in_leaves ? 1 : 0;
                 stack.push_back(&child);
+            }
+            check_tails(*node);
+            for (const auto& tail : node->tails) {
+                check_node(*tail, *node, seen);
+                ++pages_seen;
+                leaves_seen += tail->in_leaves ? 1 : 0;
             }
         }
     }

@@ -36,7 +36,7 @@ void Scheduler::enqueue(Sequence* seq, uint64_t step) {
 void Scheduler::remove(Sequence* seq) {
     std::erase(running_, seq);
     std::erase(waiting_, seq);
-    offer_to_cache(seq);
+    offer_to_cache(seq, /*leaving=*/true);
     release_pages(seq);
     seq->running = false;
 }
@@ -66,10 +66,19 @@ bool Scheduler::ensure_pages(Sequence* seq, int32_t n_tokens) {
     return true;
 }
 
-void Scheduler::offer_to_cache(Sequence* seq) {
-    const int32_t full = std::min<int32_t>(seq->computed / opt_.page_size, int32_t(seq->table.pages.size()));
+void Scheduler::offer_to_cache(Sequence* seq, bool leaving) {
+    const int32_t P = opt_.page_size;
+    const int32_t full = std::min<int32_t>(seq->computed / P, int32_t(seq->table.pages.size()));
+    if (leaving && seq->computed % P != 0 && seq->computed / P < int32_t(seq->table.pages.size())) {
+        // The partly filled last page goes too, as a tail: the next turn of a conversation
+        // starts with exactly these tokens. cached_pages stays whole-page only.
+        cache_.insert(opt_.cache_namespace, std::span(seq->tokens.data(), size_t(seq->computed)),
+                      std::span(seq->table.pages.data(), size_t(full) + 1), /*partial_tail=*/true);
+        seq->cached_pages = std::max(seq->cached_pages, full);
+        return;
+    }
     if (full <= seq->cached_pages) return;
-    cache_.insert(opt_.cache_namespace, std::span(seq->tokens.data(), size_t(full) * size_t(opt_.page_size)),
+    cache_.insert(opt_.cache_namespace, std::span(seq->tokens.data(), size_t(full) * size_t(P)),
                   std::span(seq->table.pages.data(), size_t(full)));
     seq->cached_pages = full;
 }
@@ -83,7 +92,7 @@ void Scheduler::release_pages(Sequence* seq) {
 
 void Scheduler::preempt(Sequence* seq, uint64_t) {
     std::erase(running_, seq);
-    offer_to_cache(seq);
+    offer_to_cache(seq, /*leaving=*/true);
     release_pages(seq);
     seq->running = false;
     ++seq->preemptions;

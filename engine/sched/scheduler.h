@@ -47,8 +47,8 @@ public:
     Scheduler(kv::PagePool& pool, kv::RadixCache& cache, SchedulerOptions options);
 
     void enqueue(Sequence* seq, uint64_t step);
-    // Removes a sequence wherever it is, offers its full computed pages to the cache and
-    // releases its pages.
+    // Removes a sequence wherever it is, offers its computed pages (the partly filled last
+    // one as a tail) to the cache and releases its pages.
     void remove(Sequence* seq);
     // Plans the next step. Sequences in the result are running; the caller performs the
     // copies, runs the rows, then calls complete().
@@ -69,7 +69,8 @@ private:
     std::optional<int32_t> allocate_page();
     void preempt(Sequence* seq, uint64_t step);
     bool admit(Sequence* seq);
-    void offer_to_cache(Sequence* seq);
+    // leaving (removed or preempted): the partly filled last page is offered as well.
+    void offer_to_cache(Sequence* seq, bool leaving = false);
     void release_pages(Sequence* seq);
     std::vector<Sequence*> admission_order(uint64_t step);
     std::vector<StepItem> plan_rows(uint64_t step);

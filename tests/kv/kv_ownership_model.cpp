@@ -58,9 +58,10 @@ int32_t OwnershipModel::expected_partial(uint64_t ns, const std::vector<int32_t>
     std::vector<std::pair<int32_t, int32_t>> shared;  // page, leading tokens in common
     for (auto it = entries_.lower_bound(Key{ns, parent, {}});
          it != entries_.end() && std::get<0>(it->first) == ns && std::get<1>(it->first) == parent; ++it) {
-        const auto& chunk = std::get<2>(it->first);
+        const auto& chunk = std::get<2>(it->first);  // a tail's is shorter than a page
         int32_t len = 0;
-        while (size_t(len) < rest.size() && len < page_size_ && chunk[size_t(len)] == rest[size_t(len)]) ++len;
+        while (size_t(len) < rest.size() && size_t(len) < chunk.size() && chunk[size_t(len)] == rest[size_t(len)])
+            ++len;
         shared.emplace_back(it->second, len);
     }
     int32_t best = 0;
@@ -71,23 +72,69 @@ int32_t OwnershipModel::expected_partial(uint64_t ns, const std::vector<int32_t>
     return best;
 }
 
-int32_t OwnershipModel::apply_insert(uint64_t ns, std::span<const int32_t> tokens, std::span<const int32_t> pages) {
+std::vector<std::map<OwnershipModel::Key, int32_t>::iterator> OwnershipModel::place(uint64_t ns, int32_t parent) {
+    std::vector<std::map<Key, int32_t>::iterator> out;
+    for (auto it = entries_.lower_bound(Key{ns, parent, {}});
+         it != entries_.end() && std::get<0>(it->first) == ns && std::get<1>(it->first) == parent; ++it)
+        out.push_back(it);
+    return out;
+}
+
+void OwnershipModel::add_entry(Key k, int32_t page, int32_t parent) {
+    if (cached_[size_t(page)].cached) fail("page " + std::to_string(page) + " offered for a second prefix");
+    const auto it = entries_.emplace(std::move(k), page).first;
+    cached_[size_t(page)] = Cached{true, parent, it};
+    add(page, kCache);
+}
+
+void OwnershipModel::drop_tails_below(uint64_t ns, int32_t parent, const std::vector<int32_t>& tokens,
+                                      int32_t new_page) {
+    for (const auto it : place(ns, parent)) {
+        const auto& chunk = std::get<2>(it->first);
+        if (chunk.size() >= size_t(page_size_) || chunk.size() >= tokens.size() ||
+            !std::equal(chunk.begin(), chunk.end(), tokens.begin()))
+            continue;
+        const int32_t page = it->second;
+        ++tails_replaced_;
+        tails_refilled_ += page == new_page;
+        remove(page, kCache);
+        cached_[size_t(page)] = Cached{};
+        entries_.erase(it);
+    }
+}
+
+int32_t OwnershipModel::apply_insert(uint64_t ns, std::span<const int32_t> tokens, std::span<const int32_t> pages,
+                                     bool partial_tail) {
+    size_t n = pages.size();
+    const size_t tail = partial_tail ? tokens.size() % size_t(page_size_) : 0;
+    if (tail > 0) --n;
     int32_t added = 0;
     int32_t parent = -1;
-    for (size_t i = 0; i < pages.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
         auto k = key(ns, parent, tokens, i);
-        auto it = entries_.find(k);
-        if (it == entries_.end()) {
-            const int32_t page = pages[i];
-            if (cached_[size_t(page)].cached) fail("page " + std::to_string(page) + " offered for a second prefix");
-            it = entries_.emplace(std::move(k), page).first;
-            cached_[size_t(page)] = Cached{true, parent, it};
-            add(page, kCache);
-            ++added;
+        if (const auto it = entries_.find(k); it != entries_.end()) {
+            parent = it->second;
+            continue;
         }
-        parent = it->second;
+        drop_tails_below(ns, parent, std::get<2>(k), pages[i]);
+        add_entry(std::move(k), pages[i], parent);
+        ++added;
+        parent = pages[i];
     }
-    return added;
+    if (tail == 0) return added;
+    const std::vector<int32_t> rest(tokens.end() - std::ptrdiff_t(tail), tokens.end());
+    for (const auto it : place(ns, parent)) {
+        const auto& chunk = std::get<2>(it->first);
+        if (chunk.size() >= rest.size() && std::equal(rest.begin(), rest.end(), chunk.begin())) return added;
+    }
+    drop_tails_below(ns, parent, rest, pages[n]);
+    add_entry(Key{ns, parent, rest}, pages[n], parent);
+    return added + 1;
+}
+
+bool OwnershipModel::is_tail(int32_t page) const {
+    const Cached& c = cached_[size_t(page)];
+    return c.cached && std::get<2>(c.entry->first).size() < size_t(page_size_);
 }
 
 void OwnershipModel::apply_evictions(const PagePool& pool, int32_t evicted) {

@@ -1,5 +1,7 @@
 // Randomized simulation of a scheduler's use of the pool and the radix cache, checked
 // after every step against an independent ownership model (kv_ownership_model.h).
+// Requests that finish, are cancelled or are preempted offer their partly filled last
+// page as a tail; later requests copy heads of tails and pages through PartialPage.
 #include "kv/block_table.h"
 #include "kv/page_pool.h"
 #include "kv/radix_cache.h"
@@ -47,6 +49,8 @@ struct Conversation {
 struct Stats {
     int finished = 0, cancelled = 0, preempted = 0, evicted = 0, clears = 0;
     long matched_pages = 0, newly_cached = 0, partial_pages = 0;
+    long tail_offers = 0, tail_partials = 0;  // offers with a tail; partial pages that were tails
+    int32_t tails_replaced = 0, tails_refilled = 0;
 };
 
 class Simulation {
@@ -77,6 +81,8 @@ public:
         clear_cache();
         check();
         if (pool_.free_count() != pool_.capacity()) throw std::runtime_error("pages left in use at the end");
+        stats_.tails_replaced = model_.tails_replaced();
+        stats_.tails_refilled = model_.tails_refilled();
     }
 
     const Stats& stats() const { return stats_; }
@@ -97,7 +103,10 @@ private:
         r.ns = uint64_t(uniform(1, 2));
         const double kind = std::uniform_real_distribution<double>(0, 1)(rng_);
         if (!conversations_.empty() && kind < 0.7) {
-            const Conversation& c = conversations_[rng_() % conversations_.size()];
+            // Half the follow-ups continue one of the latest conversations, as a chat does.
+            const size_t pick = chance(0.5) ? conversations_.size() - 1 - std::min<size_t>(rng_() % 4, conversations_.size() - 1)
+                                            : rng_() % conversations_.size();
+            const Conversation& c = conversations_[pick];
             r.ns = c.ns;
             const size_t cut = kind < 0.5 ? c.tokens.size() : size_t(uniform(1, int32_t(c.tokens.size())));
             r.tokens.assign(c.tokens.begin(), c.tokens.begin() + std::ptrdiff_t(cut));
@@ -117,7 +126,7 @@ private:
 
     void step(Request& r) {
         if (chance(0.04)) {
-            release_all(r);
+            leave(r);
             r.id = -1;
             ++stats_.cancelled;
         } else if (!r.running) {
@@ -146,9 +155,10 @@ private:
             model_.add(partial.page, r.id);
             r.copy_src = partial.page;
             ++stats_.partial_pages;
+            stats_.tail_partials += model_.is_tail(partial.page);
         }
         if (!grow(r, r.tokens.size())) return;
-        insert_full_pages(r);
+        offer(r, false);
         r.running = true;
     }
 
@@ -159,14 +169,14 @@ private:
         const Ids more = random_tokens(int32_t(n - r.tokens.size()));
         r.tokens.insert(r.tokens.end(), more.begin(), more.end());
         if (r.tokens.size() >= r.target) {
-            insert_full_pages(r);
             conversations_.push_back({r.ns, r.tokens});
             if (conversations_.size() > 64) conversations_.erase(conversations_.begin() + std::ptrdiff_t(rng_() % 64));
-            release_all(r);
+            leave(r);
             r.id = -1;
             ++stats_.finished;
         } else if (chance(0.5)) {
-            insert_full_pages(r);
+            // Now and then a tail mid-run, so that the same page comes back fuller later.
+            offer(r, chance(0.1));
         }
     }
 
@@ -176,7 +186,7 @@ private:
         if (need <= 0) return true;
         if (pool_.free_count() < need) evict(need - pool_.free_count());
         if (pool_.free_count() < need) {
-            release_all(r);
+            leave(r);
             ++stats_.preempted;
             return false;
         }
@@ -189,14 +199,24 @@ private:
         return true;
     }
 
-    void insert_full_pages(Request& r) {
-        const std::span<const int32_t> pages(r.pages.data(), r.tokens.size() / size_t(kPageSize));
-        const int32_t expected = model_.apply_insert(r.ns, r.tokens, pages);
-        const int32_t got = cache_.insert(r.ns, r.tokens, pages);
+    // Offers the computed tokens: whole pages only, or with the partly filled last page.
+    void offer(Request& r, bool with_tail) {
+        const size_t n = with_tail ? size_t(BlockTable::pages_for(int32_t(r.tokens.size()), kPageSize))
+                                   : r.tokens.size() / size_t(kPageSize);
+        const std::span<const int32_t> pages(r.pages.data(), n);
+        const int32_t expected = model_.apply_insert(r.ns, r.tokens, pages, with_tail);
+        const int32_t got = cache_.insert(r.ns, r.tokens, pages, with_tail);
         if (got != expected)
             throw std::runtime_error("insert cached " + std::to_string(got) + " pages, expected " +
                                      std::to_string(expected));
         stats_.newly_cached += got;
+        stats_.tail_offers += with_tail && r.tokens.size() % size_t(kPageSize) != 0;
+    }
+
+    // Finished, cancelled or preempted: a running request offers everything it computed.
+    void leave(Request& r) {
+        if (r.running) offer(r, true);
+        release_all(r);
     }
 
     void drop_copy_source(Request& r) {
@@ -234,7 +254,7 @@ private:
     // At the end: preempt everyone, then run each request alone to completion, where it
     // always fits (everything else in the pool is evictable).
     void drain() {
-        for (Request& r : active_) release_all(r);
+        for (Request& r : active_) leave(r);
         for (Request& r : active_) {
             while (r.id >= 0) {
                 const bool was_running = r.running;
@@ -277,10 +297,10 @@ private slots:
             QFAIL(e.what());
         }
         const Stats& s = sim.stats();
-        qInfo("finished %d, cancelled %d, preempted %d, evicted %d pages, clears %d, matched %ld pages (%ld partial), "
-              "cached %ld",
+        qInfo("finished %d, cancelled %d, preempted %d, evicted %d pages, clears %d, matched %ld pages (%ld partial, "
+              "%ld of them tails), cached %ld, tail offers %ld, tails replaced %d (%d by their own page)",
               s.finished, s.cancelled, s.preempted, s.evicted, s.clears, s.matched_pages, s.partial_pages,
-              s.newly_cached);
+              s.tail_partials, s.newly_cached, s.tail_offers, s.tails_replaced, s.tails_refilled);
         // The run must have exercised every path it is meant to check.
         QCOMPARE(s.finished + s.cancelled, kRequests);
         QVERIFY(s.cancelled > 300);
@@ -289,6 +309,10 @@ private slots:
         QVERIFY(s.matched_pages > 10000);
         QVERIFY(s.clears >= 5);
         QVERIFY(s.partial_pages > 1000);
+        QVERIFY(s.tail_offers > 3000);
+        QVERIFY(s.tail_partials > 300);
+        QVERIFY(s.tails_replaced > 400);
+        QVERIFY(s.tails_refilled > 100);
     }
 };
 
