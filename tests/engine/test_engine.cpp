@@ -86,8 +86,9 @@ private slots:
             QVERIFY(c.wait(id));
             const auto out = c.get(id);
             if (turn > 0) {
-                // Previous prompt plus reply, minus at most one page.
-                QVERIFY2(out.stats.cached_tokens >= previous_ - 16,
+                // Previous prompt plus reply (the issue allows one page less; only the last
+                // reply id, never run through the model, is computed again).
+                QVERIFY2(out.stats.cached_tokens >= previous_ - 1,
                          qPrintable(QString("cached %1 of %2, previous prompt + reply %3")
                                         .arg(out.stats.cached_tokens).arg(prompt.size()).arg(previous_)));
             }
@@ -106,7 +107,9 @@ private slots:
         const auto again = c.submit(engine, greedy(prompt, 20));
         QVERIFY(c.wait(again));
         QCOMPARE(c.get(first).stats.cached_tokens, 0);
-        QVERIFY2(c.get(again).stats.cached_tokens >= int(prompt.size()) - 16,
+        // The whole prompt but its last token, which must run to produce logits.
+        QCOMPARE(c.get(again).stats.cached_tokens, int(prompt.size()) - 1);
+        QVERIFY2(c.get(again).stats.cached_tokens >= int(prompt.size()) - 1,
                  qPrintable(QString("cached %1 of %2").arg(c.get(again).stats.cached_tokens).arg(prompt.size())));
         QCOMPARE(c.get(again).tokens, c.get(first).tokens);
     }
