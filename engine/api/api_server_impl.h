@@ -1,0 +1,66 @@
+// Inside ApiServer: the HTTP handler with its routes. api_server.cpp holds routing,
+// authentication, CORS and the small endpoints; completion_routes.cpp the two
+// generating endpoints.
+#pragma once
+
+#include "api/api_error.h"
+#include "api/api_server.h"
+#include "api/generation.h"
+#include "api/http_server.h"
+#include "api/openai_request.h"
+#include "api/reply_memory.h"
+#include "arbor/chat_template.h"
+
+#include <functional>
+#include <optional>
+
+namespace arbor::api {
+
+// What one engine request produced, as gathered by ApiServer::Impl::drive.
+struct ChoiceResult {
+    std::string text;
+    std::vector<TokenId> tokens;  // every sampled id, including a final end-of-turn id
+    FinishReason finish = FinishReason::Stop;
+    std::string error;
+    RequestStats stats;
+};
+
+struct ApiServer::Impl final : HttpHandler {
+    Impl(Engine& engine, const Model& model, ApiServerOptions options);
+
+    void handle(const HttpRequest& request, ResponseWriter& out) override;
+    void refuse(const HttpRequest& request, int status, const std::string& message, ResponseWriter& out) override;
+
+    // Headers every response carries (content type aside): CORS for allowed origins.
+    HttpHeaders common_headers(const HttpRequest& request) const;
+    void send_json(const HttpRequest& request, ResponseWriter& out, int status, const Json& body);
+    void send_error(const HttpRequest& request, ResponseWriter& out, const ApiError& error);
+    bool authorized(const HttpRequest& request) const;
+    Json parse_body(const HttpRequest& request) const;
+    void check_model(const std::string& requested) const;
+    void preflight(const HttpRequest& request, ResponseWriter& out);
+
+    void chat_completions(const HttpRequest& request, ResponseWriter& out);
+    void completions(const HttpRequest& request, ResponseWriter& out);
+
+    // Engine request for a prompt: checks its length against the context and caps the
+    // reply to the room left. `param` names the field blamed for a prompt too long.
+    Request make_request(std::vector<TokenId> prompt, const SamplingRequest& sampling, const char* param) const;
+    // Runs the requests to the end, passing each new text piece to on_text (streaming;
+    // returning false means the client is gone). nullopt: the client left or the server
+    // is stopping, and everything was cancelled.
+    std::optional<std::vector<ChoiceResult>> drive(Generation& generation, size_t count, ResponseWriter& out,
+                                                   const std::function<bool(size_t, std::string_view)>& on_text);
+    HttpHeaders stream_headers(const HttpRequest& request) const;
+
+    Engine& engine;
+    const Model& model;
+    ApiServerOptions options;
+    std::string model_id;
+    int64_t created;
+    ChatFormatter chat;
+    ReplyMemory replies;
+    HttpServer http;
+};
+
+} // namespace arbor::api

@@ -1,0 +1,140 @@
+// The API's JSON: strict parsing (every RFC 8259 rule a lenient parser would bend),
+// limits on size and depth, and serialization that always yields valid JSON.
+#include "test_support.h"
+
+#include "api/json.h"
+
+using arbor::api::Json;
+using arbor::api::JsonError;
+using arbor::api::JsonParseLimits;
+
+class TestJson : public QObject {
+    Q_OBJECT
+
+    static bool rejects(const std::string& text, const JsonParseLimits& limits = {}) {
+        try {
+            Json::parse(text, limits);
+            return false;
+        } catch (const JsonError&) {
+            return true;
+        }
+    }
+
+private slots:
+    void parsesEveryType() {
+        const Json v = Json::parse(" {\"a\": [1, -2.5, 3e2, true, false, null], \"b\": {\"c\": \"d\"}, \"e\": \"\"} ");
+        QVERIFY(v.is_object());
+        const auto& a = v.find("a")->as_array();
+        QCOMPARE(a.size(), size_t(6));
+        QCOMPARE(*a[0].as_integer(), int64_t(1));
+        QCOMPARE(a[1].as_double(), -2.5);
+        QCOMPARE(a[2].as_double(), 300.0);
+        QVERIFY(a[3].as_bool());
+        QVERIFY(!a[4].as_bool());
+        QVERIFY(a[5].is_null());
+        QCOMPARE(v.find("b")->find("c")->as_string(), std::string("d"));
+        QCOMPARE(v.find("e")->as_string(), std::string());
+        QVERIFY(v.find("missing") == nullptr);
+    }
+
+    void keepsLargeIntegersExact() {
+        const Json v = Json::parse("[9007199254740993, -9223372036854775808]");
+        QCOMPARE(*v.as_array()[0].as_integer(), int64_t(9007199254740993LL));
+        QCOMPARE(*v.as_array()[1].as_integer(), INT64_MIN);
+        QCOMPARE(v.dump(), std::string("[9007199254740993,-9223372036854775808]"));
+        QVERIFY(!Json::parse("1.5").as_integer());
+        QCOMPARE(*Json::parse("2.0").as_integer(), int64_t(2));
+        QVERIFY(!Json::parse("\"3\"").as_integer());
+        QCOMPARE(Json::parse("1e-400").as_double(), 0.0);  // underflow is harmless
+        QCOMPARE(Json::parse("-0").as_double(), 0.0);
+    }
+
+    void decodesEscapesAndUnicode() {
+        const Json v = Json::parse("\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u0041\\u00e9\\u4e2d\\ud83d\\ude00\"");
+        QCOMPARE(v.as_string(), std::string("a\"b\\c/d\b\f\n\r\tA\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80"));
+        // A lone surrogate has no UTF-8 form: it becomes U+FFFD.
+        QCOMPARE(Json::parse("\"x\\ud800y\"").as_string(), std::string("x\xEF\xBF\xBDy"));
+        QCOMPARE(Json::parse("\"\\udc00\\ud83d\"").as_string(), std::string("\xEF\xBF\xBD\xEF\xBF\xBD"));
+        QCOMPARE(Json::parse("\"h\xC3\xA9llo\"").as_string(), std::string("h\xC3\xA9llo"));
+    }
+
+    void rejectsMalformedDocuments_data() {
+        QTest::addColumn<QByteArray>("text");
+        const char* cases[] = {
+            "", " ", "{", "}", "[1,]", "[,1]", "{\"a\":1,}", "{\"a\" 1}", "{a:1}", "{'a':1}", "[1 2]",
+            "01", "-", "1.", ".5", "1e", "+1", "0x10", "NaN", "Infinity", "-Infinity", "1e999",
+            "tru", "nul", "True", "\"abc", "\"a\\x\"", "\"\\u12\"", "\"\\u12G4\"", "\"tab\there\"",
+            "\"line\nbreak\"", "[1] [2]", "// c\n1", "/* c */ 1", "{\"a\":1,\"a\":2}", "\xEF\xBB\xBF{}",
+            "\"\xC3\"", "\"\xC0\xAF\"", "\"\xED\xA0\x80\"", "\"\xF4\x90\x80\x80\"", "\"\xFF\"", "[1]\x01",
+        };
+        int i = 0;
+        for (const char* c : cases) QTest::addRow("case %d", i++) << QByteArray(c);
+        QTest::newRow("nul byte") << QByteArray("\"a\0b\"", 5);
+    }
+
+    void rejectsMalformedDocuments() {
+        QFETCH(QByteArray, text);
+        QVERIFY2(rejects(text.toStdString()), text.constData());
+    }
+
+    void errorsTellWhere() {
+        try {
+            Json::parse("{\"a\": [1, 2,, 3]}");
+            QFAIL("parsed");
+        } catch (const JsonError& e) {
+            QCOMPARE(e.offset(), size_t(12));
+            QVERIFY(std::string(e.what()).find("byte 12") != std::string::npos);
+        }
+    }
+
+    void enforcesDepthAndSize() {
+        JsonParseLimits limits;
+        limits.max_depth = 8;
+        QVERIFY(!rejects(std::string(8, '[') + std::string(8, ']'), limits));
+        QVERIFY(rejects(std::string(9, '[') + std::string(9, ']'), limits));
+        QVERIFY(rejects(std::string(5, '[') + std::string(4, '{') + "}}}}]]]]]", limits));
+        // The default depth stops a deeply nested document without exhausting the stack.
+        QVERIFY(rejects(std::string(100000, '[') + std::string(100000, ']')));
+        limits = {};
+        limits.max_bytes = 10;
+        QVERIFY(!rejects("[1,2,3,45]", limits));
+        QVERIFY(rejects("[1,2,3,456]", limits));
+    }
+
+    void serializesValidJson() {
+        Json o = Json::object();
+        o.set("s", "q\"b\\n\n\x01\x1f\xC3\xA9");
+        o.set("i", int64_t(-42));
+        o.set("d", 0.1);
+        o.set("w", 3.0);
+        o.set("nan", std::nan(""));
+        o.set("t", true);
+        o.set("n", nullptr);
+        o.set("a", Json::array());
+        o.set("i", 7);  // replaces, keeps the position
+        QCOMPARE(o.dump(), std::string("{\"s\":\"q\\\"b\\\\n\\n\\u0001\\u001f\xC3\xA9\",\"i\":7,\"d\":0.1,\"w\":3,"
+                                       "\"nan\":null,\"t\":true,\"n\":null,\"a\":[]}"));
+        // Invalid UTF-8 never reaches the output.
+        QCOMPARE(Json("a\xFF\xC3").dump(), std::string("\"a\xEF\xBF\xBD\xEF\xBF\xBD\""));
+    }
+
+    void roundTrips() {
+        const std::string text =
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"h\\u00e9 \\\"x\\\"\\n\"}],\"temperature\":0.7,\"seed\":-3,\"stop\":[\"a\",\"b\"],\"x\":[[],{}]}";
+        const Json v = Json::parse(text);
+        QCOMPARE(Json::parse(v.dump()), v);
+        QCOMPARE(Json::parse(v.dump()).dump(), v.dump());
+        QCOMPARE(v.find("temperature")->as_double(), 0.7);
+        QCOMPARE(Json::parse("0.30000000000000004").dump(), std::string("0.30000000000000004"));
+    }
+
+    void wrongTypeAccessThrows() {
+        const Json v = Json::parse("[1]");
+        QVERIFY_THROWS_EXCEPTION(arbor::Error, v.as_string());
+        QVERIFY_THROWS_EXCEPTION(arbor::Error, v.as_object());
+        QVERIFY_THROWS_EXCEPTION(arbor::Error, Json("x").as_bool());
+    }
+};
+
+QTEST_APPLESS_MAIN(TestJson)
+#include "test_json.moc"
