@@ -272,7 +272,8 @@ struct HttpServer::Impl {
                 out.set_close_after();
             }
             if (!out.started()) {
-                handler.refuse(req, 500, "no response was produced", out);
+                // A handler may give up without answering a client that already left.
+                if (!out.client_gone()) handler.refuse(req, 500, "no response was produced", out);
                 out.set_close_after();
             }
             if (out.close_after() || stopping) return;
