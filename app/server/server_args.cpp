@@ -1,0 +1,75 @@
+#include "server_args.h"
+
+#include <charconv>
+#include <cstdlib>
+
+namespace arbor::server {
+
+const char* const kServerUsage =
+    "usage: arbor-server [--model PATH] [--host H] [--port P] [--api-key K] [--threads N]\n"
+    "                    [--kv-mib N] [--cors-origin ORIGIN]... [--verbose]\n"
+    "Serves the OpenAI-compatible API (/v1/models, /v1/chat/completions, /v1/completions,\n"
+    "/health) with one engine on the model.\n"
+    "  --model PATH          GGUF file (default: the installed default model)\n"
+    "  --host H              address to listen on (default 127.0.0.1)\n"
+    "  --port P              TCP port (default 8080; 0 picks a free one)\n"
+    "  --api-key K           require 'Authorization: Bearer K' (or set ARBOR_API_KEY)\n"
+    "  --threads N           CPU threads (default: one per core)\n"
+    "  --kv-mib N            KV cache memory in MiB (default 512)\n"
+    "  --cors-origin ORIGIN  allow browser requests from ORIGIN ('*': any); repeatable\n"
+    "Ctrl+C or SIGTERM stops the server.\n";
+
+namespace {
+
+int64_t to_int(const std::string& name, const std::string& value, int64_t lo, int64_t hi) {
+    int64_t v = 0;
+    auto r = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (value.empty() || r.ec != std::errc() || r.ptr != value.data() + value.size())
+        throw ServerUsageError(name + " needs a whole number, got '" + value + "'");
+    if (v < lo || v > hi)
+        throw ServerUsageError(name + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+                               ", got " + value);
+    return v;
+}
+
+} // namespace
+
+ServerArgs parse_server_args(const std::vector<std::string>& args) {
+    ServerArgs out;
+    bool key_given = false;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "--help" || a == "-h") {
+            out.help = true;
+            continue;
+        }
+        if (a == "--verbose") {
+            out.verbose = true;
+            continue;
+        }
+        auto value = [&]() -> const std::string& {
+            if (i + 1 >= args.size()) throw ServerUsageError(a + " needs a value");
+            return args[++i];
+        };
+        if (a == "--model") out.model = value();
+        else if (a == "--host") {
+            out.api.host = value();
+            if (out.api.host.empty()) throw ServerUsageError("--host needs a non-empty address");
+        } else if (a == "--port") out.api.port = uint16_t(to_int(a, value(), 0, 65535));
+        else if (a == "--api-key") {
+            out.api.api_key = value();
+            if (out.api.api_key.empty()) throw ServerUsageError("--api-key needs a non-empty key");
+            key_given = true;
+        } else if (a == "--threads") out.threads = int(to_int(a, value(), 0, 1024));
+        else if (a == "--kv-mib") out.kv_mib = to_int(a, value(), 16, 1 << 20);
+        else if (a == "--cors-origin") {
+            out.api.allowed_origins.push_back(value());
+            if (out.api.allowed_origins.back().empty()) throw ServerUsageError("--cors-origin needs an origin");
+        } else throw ServerUsageError("unknown option '" + a + "'");
+    }
+    if (!key_given)
+        if (const char* env = std::getenv("ARBOR_API_KEY"); env && *env) out.api.api_key = env;
+    return out;
+}
+
+} // namespace arbor::server

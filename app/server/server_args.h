@@ -1,0 +1,32 @@
+// Command-line options of arbor-server. Anything unknown, a missing value or a value
+// out of range is a ServerUsageError naming the option.
+#pragma once
+
+#include "api/api_server.h"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace arbor::server {
+
+struct ServerUsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct ServerArgs {
+    std::string model;           // empty: the installed default model
+    api::ApiServerOptions api;   // host, port, key, CORS origins
+    int threads = 0;             // 0: one per core
+    int64_t kv_mib = 512;
+    bool help = false;
+    bool verbose = false;
+};
+
+// args excludes the program name. ARBOR_API_KEY supplies the key when --api-key is absent.
+ServerArgs parse_server_args(const std::vector<std::string>& args);
+
+extern const char* const kServerUsage;
+
+} // namespace arbor::server
