@@ -25,8 +25,10 @@ int serve(const arbor::server::ServerArgs& args) {
     arbor::Engine engine(*model, eo);
     arbor::api::ApiServer server(engine, *model, args.api);
     server.start();
+    const std::string& host = args.api.host;
+    const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;  // IPv6
     std::printf("arbor-server: serving %s on http://%s:%u (context %d tokens)%s\n", server.model_id().c_str(),
-                args.api.host.c_str(), unsigned(server.port()), engine.context_size(),
+                shown.c_str(), unsigned(server.port()), engine.context_size(),
                 args.api.api_key.empty() ? "" : ", API key required");
     std::fflush(stdout);
 
