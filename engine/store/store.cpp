@@ -1,0 +1,213 @@
+// Conversations and their settings, app settings, open tabs.
+#include "store/store_impl.h"
+
+#include <cmath>
+
+namespace arbor {
+
+using store::Call;
+
+namespace {
+
+// Columns: id, title, created_at, updated_at, system_prompt, temperature, top_p, top_k,
+// max_tokens.
+Conversation read_conversation(const store::Query& q) {
+    Conversation c;
+    c.id = q.int64(0);
+    c.title = q.text(1);
+    c.created_at = q.int64(2);
+    c.updated_at = q.int64(3);
+    c.settings.system_prompt = q.text(4);
+    c.settings.temperature = q.opt_real(5);
+    c.settings.top_p = q.opt_real(6);
+    if (auto k = q.opt_int64(7)) c.settings.top_k = static_cast<int>(*k);
+    if (auto m = q.opt_int64(8)) c.settings.max_tokens = static_cast<int>(*m);
+    return c;
+}
+
+void check_settings(const store::Db& db, const ConversationSettings& s) {
+    auto bad = [&](const char* what) { store::fail(db, StoreError::Kind::invalid, what); };
+    if (s.temperature && !(std::isfinite(*s.temperature) && *s.temperature >= 0))
+        bad("temperature must be a finite number >= 0");
+    if (s.top_p && !(*s.top_p > 0 && *s.top_p <= 1)) bad("top_p must be in (0, 1]");
+    if (s.top_k && *s.top_k < 0) bad("top_k must be >= 0");
+    if (s.max_tokens && *s.max_tokens <= 0) bad("max_tokens must be > 0");
+}
+
+} // namespace
+
+std::string_view to_string(Role role) {
+    switch (role) {
+    case Role::system: return "system";
+    case Role::user: return "user";
+    case Role::assistant: return "assistant";
+    }
+    return "user";
+}
+
+std::string_view to_string(MessageState state) {
+    switch (state) {
+    case MessageState::complete: return "complete";
+    case MessageState::streaming: return "streaming";
+    case MessageState::stopped: return "stopped";
+    case MessageState::error: return "error";
+    }
+    return "complete";
+}
+
+namespace store {
+
+void require_conversation(Db& db, ConversationId id) {
+    auto q = db.query("SELECT 1 FROM conversations WHERE id = ?1");
+    q.bind(1, id);
+    if (!q.step()) fail(db, StoreError::Kind::not_found, "no conversation " + std::to_string(id));
+}
+
+// The schema's CHECK constraints limit the stored values to these names.
+Role role_from(std::string_view text) {
+    if (text == "system") return Role::system;
+    if (text == "assistant") return Role::assistant;
+    return Role::user;
+}
+
+MessageState state_from(std::string_view text) {
+    if (text == "streaming") return MessageState::streaming;
+    if (text == "stopped") return MessageState::stopped;
+    if (text == "error") return MessageState::error;
+    return MessageState::complete;
+}
+
+} // namespace store
+
+ConversationId Store::create_conversation(std::string_view title,
+                                          const ConversationSettings& settings) {
+    Call call(*impl_, "create a conversation");
+    check_settings(call.db, settings);
+    const std::int64_t now = impl_->now_ms();
+    store::Transaction tx(call.db);
+    auto q = call.db.query("INSERT INTO conversations (title, created_at, updated_at, system_prompt,"
+                           " temperature, top_p, top_k, max_tokens)"
+                           " VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7)");
+    q.bind(1, title).bind(2, now).bind(3, settings.system_prompt);
+    q.bind(4, settings.temperature).bind(5, settings.top_p).bind(6, settings.top_k);
+    q.bind(7, settings.max_tokens).run();
+    const ConversationId id = call.db.last_insert_rowid();
+    tx.commit();
+    return id;
+}
+
+void Store::rename_conversation(ConversationId id, std::string_view title) {
+    Call call(*impl_, "rename the conversation");
+    store::Transaction tx(call.db);
+    auto q = call.db.query("UPDATE conversations SET title = ?2 WHERE id = ?1");
+    q.bind(1, id).bind(2, title).run();
+    if (call.db.changes() == 0)
+        store::fail(call.db, StoreError::Kind::not_found, "no conversation " + std::to_string(id));
+    tx.commit();
+}
+
+void Store::delete_conversation(ConversationId id) {
+    Call call(*impl_, "delete the conversation");
+    store::Transaction tx(call.db);
+    // Messages and tabs go with it (ON DELETE CASCADE).
+    auto q = call.db.query("DELETE FROM conversations WHERE id = ?1");
+    q.bind(1, id).run();
+    if (call.db.changes() == 0)
+        store::fail(call.db, StoreError::Kind::not_found, "no conversation " + std::to_string(id));
+    tx.commit();
+}
+
+Conversation Store::conversation(ConversationId id) const {
+    Call call(*impl_, "read the conversation");
+    auto q = call.db.query("SELECT id, title, created_at, updated_at, system_prompt, temperature,"
+                           " top_p, top_k, max_tokens FROM conversations WHERE id = ?1");
+    q.bind(1, id);
+    if (!q.step())
+        store::fail(call.db, StoreError::Kind::not_found, "no conversation " + std::to_string(id));
+    return read_conversation(q);
+}
+
+std::vector<Conversation> Store::list_conversations() const {
+    Call call(*impl_, "list the conversations");
+    auto q = call.db.query("SELECT id, title, created_at, updated_at, system_prompt, temperature,"
+                           " top_p, top_k, max_tokens FROM conversations"
+                           " ORDER BY updated_at DESC, id DESC");
+    std::vector<Conversation> out;
+    while (q.step()) out.push_back(read_conversation(q));
+    return out;
+}
+
+ConversationSettings Store::conversation_settings(ConversationId id) const {
+    return conversation(id).settings;
+}
+
+void Store::set_conversation_settings(ConversationId id, const ConversationSettings& settings) {
+    Call call(*impl_, "change the conversation settings");
+    check_settings(call.db, settings);
+    store::Transaction tx(call.db);
+    auto q = call.db.query("UPDATE conversations SET system_prompt = ?2, temperature = ?3,"
+                           " top_p = ?4, top_k = ?5, max_tokens = ?6 WHERE id = ?1");
+    q.bind(1, id).bind(2, settings.system_prompt).bind(3, settings.temperature);
+    q.bind(4, settings.top_p).bind(5, settings.top_k).bind(6, settings.max_tokens).run();
+    if (call.db.changes() == 0)
+        store::fail(call.db, StoreError::Kind::not_found, "no conversation " + std::to_string(id));
+    tx.commit();
+}
+
+std::optional<std::string> Store::app_setting(std::string_view key) const {
+    Call call(*impl_, "read an app setting");
+    auto q = call.db.query("SELECT value FROM app_settings WHERE key = ?1");
+    q.bind(1, key);
+    if (!q.step()) return std::nullopt;
+    return q.text(0);
+}
+
+void Store::set_app_setting(std::string_view key, std::string_view value) {
+    Call call(*impl_, "save an app setting");
+    if (key.empty()) store::fail(call.db, StoreError::Kind::invalid, "the setting key is empty");
+    store::Transaction tx(call.db);
+    auto q = call.db.query("INSERT INTO app_settings (key, value) VALUES (?1, ?2)"
+                           " ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+    q.bind(1, key).bind(2, value).run();
+    tx.commit();
+}
+
+void Store::remove_app_setting(std::string_view key) {
+    Call call(*impl_, "remove an app setting");
+    store::Transaction tx(call.db);
+    call.db.query("DELETE FROM app_settings WHERE key = ?1").bind(1, key).run();
+    tx.commit();
+}
+
+std::vector<OpenTab> Store::open_tabs() const {
+    Call call(*impl_, "read the open tabs");
+    auto q = call.db.query("SELECT conversation_id, leaf_id, active FROM open_tabs ORDER BY position");
+    std::vector<OpenTab> tabs;
+    while (q.step()) tabs.push_back({q.int64(0), q.opt_int64(1), q.int64(2) != 0});
+    return tabs;
+}
+
+void Store::save_open_tabs(std::span<const OpenTab> tabs) {
+    Call call(*impl_, "save the open tabs");
+    store::Transaction tx(call.db);
+    call.db.query("DELETE FROM open_tabs").run();
+    for (std::size_t i = 0; i < tabs.size(); ++i) {
+        const OpenTab& tab = tabs[i];
+        store::require_conversation(call.db, tab.conversation_id);
+        if (tab.leaf_id) {
+            auto m = call.db.query("SELECT conversation_id FROM messages WHERE id = ?1");
+            m.bind(1, *tab.leaf_id);
+            if (!m.step() || m.int64(0) != tab.conversation_id)
+                store::fail(call.db, StoreError::Kind::invalid,
+                            "message " + std::to_string(*tab.leaf_id) +
+                                " is not in conversation " + std::to_string(tab.conversation_id));
+        }
+        auto q = call.db.query("INSERT INTO open_tabs (position, conversation_id, leaf_id, active)"
+                               " VALUES (?1, ?2, ?3, ?4)");
+        q.bind(1, static_cast<std::int64_t>(i)).bind(2, tab.conversation_id).bind(3, tab.leaf_id);
+        q.bind(4, tab.active ? 1 : 0).run();
+    }
+    tx.commit();
+}
+
+} // namespace arbor
