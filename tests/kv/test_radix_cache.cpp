@@ -1,5 +1,6 @@
 #include "kv/page_pool.h"
 #include "kv/radix_cache.h"
+#include "radix_test_ids.h"
 
 #include "arbor/error.h"
 
@@ -23,38 +24,10 @@ struct RadixCacheTestAccess {
 using arbor::kv::PagePool;
 using arbor::kv::RadixCacheTestAccess;
 using arbor::kv::RadixCache;
-using Ids = std::vector<int32_t>;
 
 namespace {
 
-constexpr int32_t P = 4;
-constexpr uint64_t kModelA = 11, kModelB = 22;
-
-// n consecutive token ids from `first`.
-Ids run(int32_t first, int32_t n) {
-    Ids t(size_t(n), 0);
-    std::iota(t.begin(), t.end(), first);
-    return t;
-}
-
-Ids cat(Ids a, const Ids& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-}
-
-// Fresh pages a caller "computed" for n_pages whole pages.
-Ids compute(PagePool& pool, int32_t n_pages) {
-    Ids pages;
-    for (int32_t i = 0; i < n_pages; ++i) pages.push_back(*pool.allocate());
-    return pages;
-}
-
-void release_all(PagePool& pool, Ids& pages) {
-    for (const int32_t p : pages) pool.release(p);
-    pages.clear();
-}
-
-Ids slice(const Ids& v, size_t from, size_t n) { return Ids(v.begin() + std::ptrdiff_t(from), v.begin() + std::ptrdiff_t(from + n)); }
+using namespace arbor::kv::test;
 
 } // namespace
 
