@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
+
 namespace arbor::store {
 
 StoreError::Kind kind_of(int rc) {
@@ -52,15 +54,28 @@ void fail(const Db& db, StoreError::Kind kind, const std::string& what) {
 
 void Db::fail(int rc) const {
     std::string what = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
-    if (const char* hint = hint_for(rc)) what += std::string(" - ") + hint;
-    throw StoreError(kind_of(rc), describe(file_, operation_, what));
+    StoreError::Kind kind = kind_of(rc);
+    const char* hint = hint_for(rc);
+    // SQLite reports SQLITE_FULL only for ENOSPC on a partial write; a quota or file
+    // size limit, or a write that failed outright, comes back as an I/O error.
+    const int sys = db_ ? sqlite3_system_errno(db_) : 0;
+    if ((rc & 0xff) == SQLITE_IOERR && (sys == ENOSPC || sys == EDQUOT || sys == EFBIG)) {
+        kind = StoreError::Kind::disk_full;
+        hint = "no space left for the database (disk full, quota or file size limit)";
+    }
+    if (hint) what += std::string(" - ") + hint;
+    throw StoreError(kind, describe(file_, operation_, what));
 }
 
 void Db::StmtDeleter::operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
 
 Db::Db(std::filesystem::path file, Mode mode) : file_(std::move(file)) {
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
-    if (mode == Mode::read_write_create) flags |= SQLITE_OPEN_CREATE;
+    int flags = SQLITE_OPEN_NOMUTEX;
+    switch (mode) {
+    case Mode::read_write_create: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE; break;
+    case Mode::read_write: flags |= SQLITE_OPEN_READWRITE; break;
+    case Mode::read_only: flags |= SQLITE_OPEN_READONLY; break;
+    }
     const int rc = sqlite3_open_v2(file_.c_str(), &db_, flags, nullptr);
     if (rc != SQLITE_OK) {
         std::string what = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);

@@ -59,7 +59,7 @@ private:
 
 class Db {
 public:
-    enum class Mode { read_write_create, read_write };
+    enum class Mode { read_write_create, read_write, read_only };
 
     // Throws StoreError when SQLite cannot open the file at all.
     Db(std::filesystem::path file, Mode mode);

@@ -5,6 +5,7 @@
 #include "store/store_impl.h"
 
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -27,7 +28,7 @@ std::string health_problem(store::Db& db) {
         if (result && *result == "ok") return {};
         return "the integrity check failed: " + result.value_or("no result");
     } catch (const StoreError& e) {
-        if (e.kind() == StoreError::Kind::corrupt) return e.what();
+        if (e.kind() == StoreError::Kind::corrupt) return sqlite3_errmsg(db.handle());
         throw;
     }
 }
@@ -106,26 +107,29 @@ void Store::Impl::open() {
         spdlog::info("store: {} is open elsewhere; skipping the repairs made at open",
                      file.string());
 
+    // The check runs on a read-only connection: one that can write would checkpoint or
+    // delete a WAL it cannot use when it closes, and the WAL belongs with the damaged file.
+    if (fs::exists(file, ec) && fs::file_size(file, ec) > 0) {
+        std::string problem;
+        {
+            store::Db check(file, store::Db::Mode::read_only);
+            store::Operation op(check, "open the database");
+            set_busy_timeout(check, options);
+            problem = health_problem(check);
+            if (!problem.empty() && !exclusive)
+                store::fail(check, StoreError::Kind::corrupt,
+                            "the database is damaged (" + problem + ") and in use by another process");
+        }
+        if (!problem.empty()) {
+            report.moved_aside = move_aside(file);
+            report.problem = "The database " + file.string() + " could not be read (" + problem +
+                             "). It was moved to " + report.moved_aside.string() +
+                             " and a new, empty database was created.";
+            spdlog::error("store: {}", report.problem);
+        }
+    }
     db = std::make_unique<store::Db>(file, store::Db::Mode::read_write_create);
-    std::string problem;
-    {
-        store::Operation op(*db, "open the database");
-        set_busy_timeout(*db, options);
-        problem = health_problem(*db);
-        if (!problem.empty() && !exclusive)
-            store::fail(*db, StoreError::Kind::corrupt,
-                        "the database is damaged (" + problem + ") and in use by another process");
-    }
-    if (!problem.empty()) {
-        db.reset();
-        report.moved_aside = move_aside(file);
-        report.problem = "The database " + file.string() + " could not be read (" + problem +
-                         "). It was moved to " + report.moved_aside.string() +
-                         " and a new, empty database was created.";
-        spdlog::error("store: {}", report.problem);
-        db = std::make_unique<store::Db>(file, store::Db::Mode::read_write_create);
-        set_busy_timeout(*db, options);
-    }
+    set_busy_timeout(*db, options);
     store::Operation op(*db, "open the database");
     configure(*db);
     report.found_version = store::migrate(*db);

@@ -12,8 +12,9 @@ namespace arbor::test {
 namespace {
 
 struct Conn {
-    explicit Conn(const std::filesystem::path& file) {
-        if (sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK)
+    explicit Conn(const std::filesystem::path& file, bool writable = true) {
+        const int flags = writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+        if (sqlite3_open_v2(file.c_str(), &db, flags, nullptr) != SQLITE_OK)
             fail("open");
     }
     ~Conn() { sqlite3_close(db); }
@@ -23,8 +24,9 @@ struct Conn {
     sqlite3* db = nullptr;
 };
 
-template <class F> void first_row(const std::filesystem::path& file, const std::string& sql, F&& f) {
-    Conn conn(file);
+template <class F>
+void first_row(const std::filesystem::path& file, const std::string& sql, F&& f, bool writable = true) {
+    Conn conn(file, writable);
     sqlite3_stmt* stmt = nullptr;
     if (sqlite3_prepare_v2(conn.db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) conn.fail(sql);
     std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> guard(stmt, sqlite3_finalize);
@@ -59,7 +61,11 @@ void raw_exec(const std::filesystem::path& file, const std::string& sql) {
 
 std::string raw_quick_check(const std::filesystem::path& file) {
     try {
-        return raw_scalar(file, "PRAGMA quick_check");
+        std::string out;
+        first_row(file, "PRAGMA quick_check", [&](sqlite3_stmt* stmt) {
+            if (const auto* text = sqlite3_column_text(stmt, 0)) out = reinterpret_cast<const char*>(text);
+        }, false);
+        return out;
     } catch (const std::runtime_error& e) {
         return e.what();
     }
