@@ -125,7 +125,7 @@ std::optional<std::string> Db::scalar_text(const char* sql) {
 
 std::int64_t Db::scalar_int(const char* sql) {
     const auto text = scalar_text(sql);
-    return text ? std::stoll(*text) : 0;
+    return text && !text->empty() ? std::stoll(*text) : 0;
 }
 
 std::int64_t Db::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }

@@ -77,7 +77,7 @@ public:
     void exec(const char* sql);
     // The first column of the first row of a one-off statement (text), or empty.
     std::optional<std::string> scalar_text(const char* sql);
-    std::int64_t scalar_int(const char* sql);
+    std::int64_t scalar_int(const char* sql);  // 0 for no row or NULL
 
     std::int64_t last_insert_rowid() const;
     int changes() const;

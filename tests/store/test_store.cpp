@@ -187,6 +187,9 @@ private slots:
             ids.insert(ids.end(), chunk.begin(), chunk.end());
         }
         store.append_to_message(r, "", {});  // nothing new: allowed, changes nothing
+        const std::string where = " FROM messages WHERE id = " + std::to_string(r);
+        QCOMPARE(arbor::test::raw_scalar(file(), "SELECT typeof(token_ids)" + where), std::string("blob"));
+        QCOMPARE(arbor::test::raw_scalar(file(), "SELECT typeof(text)" + where), std::string("text"));
         Message m = store.message(r);
         QCOMPARE(m.text, text);
         QCOMPARE(m.token_ids, ids);

@@ -4,7 +4,9 @@
 // A Store is one connection. Its methods are serialized by an internal mutex, so it may
 // be shared between worker threads, but every call does file I/O: keep it off the GUI
 // thread. Every write is one transaction; a failed write (full disk, read-only file,
-// bad id) throws StoreError and leaves the database as it was.
+// bad id) throws StoreError and leaves the database as it was. Beside the file live
+// SQLite's -wal and -shm files and <file>.lock, which the first Store to open the file
+// holds (flock) while it is open.
 #pragma once
 
 #include "arbor/error.h"
