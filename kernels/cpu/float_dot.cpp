@@ -69,7 +69,7 @@ namespace {
 
 // One row against one activation row, in the documented operation order.
 float block_dot(const float* c, const float* d, const float* m, const float* x, const float* xs, int64_t n) {
-    float acc[8] = {};
+    float acc[2][8] = {};
     float mins = 0.0f;
     for (int64_t b = 0; b < n / 32; ++b) {
         for (int l = 0; l < 8; ++l) {
@@ -78,12 +78,14 @@ float block_dot(const float* c, const float* d, const float* m, const float* x, 
             t = std::fma(c[i + 8], x[i + 8], t);
             t = std::fma(c[i + 16], x[i + 16], t);
             t = std::fma(c[i + 24], x[i + 24], t);
-            acc[l] = std::fma(d[b], t, acc[l]);
+            acc[b & 1][l] = std::fma(d[b], t, acc[b & 1][l]);
         }
         mins = std::fma(m[b], xs[b], mins);
     }
     // The AVX2 horizontal sum: halves, then pairs, then the last two.
-    const float q0 = acc[0] + acc[4], q1 = acc[1] + acc[5], q2 = acc[2] + acc[6], q3 = acc[3] + acc[7];
+    float v[8];
+    for (int l = 0; l < 8; ++l) v[l] = acc[0][l] + acc[1][l];
+    const float q0 = v[0] + v[4], q1 = v[1] + v[5], q2 = v[2] + v[6], q3 = v[3] + v[7];
     const float p0 = q0 + q2, p1 = q1 + q3;
     return (p0 + p1) + mins;
 }
@@ -101,17 +103,20 @@ float dot_q4_0_f32(int64_t n, const void* w, const float* x, const float* s) { r
 float dot_q4_1_f32(int64_t n, const void* w, const float* x, const float* s) { return dot_unpacked<DType::Q4_1>(n, w, x, s); }
 float dot_q8_0_f32(int64_t n, const void* w, const float* x, const float* s) { return dot_unpacked<DType::Q8_0>(n, w, x, s); }
 
-void dot_multi(DType type, int64_t n, const void* w, const float* x, int64_t ldx, const float* xs, int n_x, float* out,
-               int64_t out_stride) {
-    std::vector<float> row(static_cast<size_t>(n));
-    if (!has_block_kernels(type)) {
-        dequantize_row(type, w, row.data(), n, Isa::Scalar);
-        for (int j = 0; j < n_x; ++j) out[j * out_stride] = ref::dot_f32(row.data(), x + j * ldx, n);
-        return;
+void dot_multi_rows(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x, int64_t ldx,
+                    const float* xs, int n_x, float* out, int64_t ldy) {
+    std::vector<float> row(static_cast<size_t>(n)), d(static_cast<size_t>(n / 32)), m(static_cast<size_t>(n / 32));
+    for (int64_t r = 0; r < n_w; ++r) {
+        const void* wr = static_cast<const uint8_t*>(w) + size_t(r) * row_stride;
+        if (!has_block_kernels(type)) {
+            dequantize_row(type, wr, row.data(), n, Isa::Scalar);
+            for (int j = 0; j < n_x; ++j) out[j * ldy + r] = ref::dot_f32(row.data(), x + j * ldx, n);
+            continue;
+        }
+        unpack_blocks(type, wr, n, row.data(), d.data(), m.data());
+        for (int j = 0; j < n_x; ++j)
+            out[j * ldy + r] = block_dot(row.data(), d.data(), m.data(), x + j * ldx, xs + j * (n / 32), n);
     }
-    std::vector<float> d(static_cast<size_t>(n / 32)), m(static_cast<size_t>(n / 32));
-    unpack_blocks(type, w, n, row.data(), d.data(), m.data());
-    for (int j = 0; j < n_x; ++j) out[j * out_stride] = block_dot(row.data(), d.data(), m.data(), x + j * ldx, xs + j * (n / 32), n);
 }
 
 } // namespace ref
@@ -126,10 +131,10 @@ FloatDotFn float_dot_fn(DType type) {
     }
 }
 
-void dot_multi(DType type, int64_t n, const void* w, const float* x, int64_t ldx, const float* xs, int n_x, float* out,
-               int64_t out_stride) {
-    if (avx2::available()) avx2::dot_multi(type, n, w, x, ldx, xs, n_x, out, out_stride);
-    else ref::dot_multi(type, n, w, x, ldx, xs, n_x, out, out_stride);
+void dot_multi_rows(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x, int64_t ldx,
+                    const float* xs, int n_x, float* out, int64_t ldy) {
+    if (avx2::available()) avx2::dot_multi_rows(type, n, w, row_stride, n_w, x, ldx, xs, n_x, out, ldy);
+    else ref::dot_multi_rows(type, n, w, row_stride, n_w, x, ldx, xs, n_x, out, ldy);
 }
 
 } // namespace arbor

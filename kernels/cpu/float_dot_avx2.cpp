@@ -1,6 +1,6 @@
 // AVX2/FMA block products with float activations; compiled with -mavx2 -mfma -mf16c.
 // The operation order is the contract documented in float_dot.h. Each block is unpacked
-// once in registers and applied to up to eight activation rows.
+// once in registers and applied to up to four activation rows.
 #include "arbor/kernels/float_dot.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
@@ -9,6 +9,8 @@
 #include "avx2_hsum.h"
 
 #include <immintrin.h>
+
+#include <cstring>
 
 namespace arbor::avx2 {
 namespace {
@@ -52,24 +54,49 @@ inline __m256 block_t(const __m256 (&c)[4], const float* x) {
     return _mm256_fmadd_ps(c[3], _mm256_loadu_ps(x + 24), t);
 }
 
+// Even and odd blocks accumulate separately (two independent chains), combined at the
+// end. The Q4_1 minimum terms form their own chain in block order: inline for one row
+// (one half-to-float conversion gives both d and m), in a second pass for several rows
+// (registers are short); the results are the same.
 template <DType T, int NX>
 void rows_x(int64_t n, const void* w, const float* x, int64_t ldx, const float* xs, float* out, int64_t out_stride) {
+    constexpr bool kInlineMins = T == DType::Q4_1 && NX == 1;
     const int64_t nb = n / 32;
-    __m256 acc[NX];
-    for (int j = 0; j < NX; ++j) acc[j] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
+    __m256 acc0[NX], acc1[NX];
+    for (int j = 0; j < NX; ++j) acc0[j] = acc1[j] = _mm256_setzero_ps();
+    __m128 mins = _mm_setzero_ps();
+    auto step = [&](int64_t b, __m256 (&acc)[NX]) {
         __m256 c[4];
-        const __m256 d = _mm256_set1_ps(unpack<T>(w, b, c));
+        __m256 d;
+        if constexpr (kInlineMins) {
+            const auto& blk = static_cast<const BlockQ4_1*>(w)[b];
+            unpack<T>(w, b, c);
+            int32_t dm_bits;
+            std::memcpy(&dm_bits, &blk.d, sizeof dm_bits);  // d and m are adjacent halves
+            const __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128(dm_bits));
+            d = _mm256_broadcastss_ps(dm);
+            mins = _mm_fmadd_ss(_mm_movehdup_ps(dm), _mm_load_ss(xs + b), mins);
+        } else {
+            d = _mm256_set1_ps(unpack<T>(w, b, c));
+        }
         for (int j = 0; j < NX; ++j) acc[j] = _mm256_fmadd_ps(d, block_t(c, x + j * ldx + b * 32), acc[j]);
+    };
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+        step(b, acc0);
+        step(b + 1, acc1);
     }
+    if (b < nb) step(b, acc0);
     for (int j = 0; j < NX; ++j) {
-        float result = hsum(acc[j]);
-        if constexpr (T == DType::Q4_1) {
-            const auto* blocks = static_cast<const BlockQ4_1*>(w);
-            __m128 mins = _mm_setzero_ps();
-            for (int64_t k = 0; k < nb; ++k)
-                mins = _mm_fmadd_ss(_mm_set_ss(half(blocks[k].m)), _mm_load_ss(xs + j * nb + k), mins);
+        float result = hsum(_mm256_add_ps(acc0[j], acc1[j]));
+        if constexpr (kInlineMins) {
             result += _mm_cvtss_f32(mins);
+        } else if constexpr (T == DType::Q4_1) {
+            const auto* blocks = static_cast<const BlockQ4_1*>(w);
+            __m128 m = _mm_setzero_ps();
+            for (int64_t k = 0; k < nb; ++k)
+                m = _mm_fmadd_ss(_mm_set_ss(half(blocks[k].m)), _mm_load_ss(xs + j * nb + k), m);
+            result += _mm_cvtss_f32(m);
         }
         out[j * out_stride] = result;
     }
@@ -80,11 +107,7 @@ void multi(int64_t n, const void* w, const float* x, int64_t ldx, const float* x
            int64_t out_stride) {
     const int64_t nb = n / 32;
     int j = 0;
-    for (; j + 8 <= n_x; j += 8) rows_x<T, 8>(n, w, x + j * ldx, ldx, xs + j * nb, out + j * out_stride, out_stride);
-    if (n_x - j >= 4) {
-        rows_x<T, 4>(n, w, x + j * ldx, ldx, xs + j * nb, out + j * out_stride, out_stride);
-        j += 4;
-    }
+    for (; j + 4 <= n_x; j += 4) rows_x<T, 4>(n, w, x + j * ldx, ldx, xs + j * nb, out + j * out_stride, out_stride);
     switch (n_x - j) {
     case 3: rows_x<T, 3>(n, w, x + j * ldx, ldx, xs + j * nb, out + j * out_stride, out_stride); break;
     case 2: rows_x<T, 2>(n, w, x + j * ldx, ldx, xs + j * nb, out + j * out_stride, out_stride); break;
@@ -106,13 +129,24 @@ float dot_q4_0_f32(int64_t n, const void* w, const float* x, const float* s) { r
 float dot_q4_1_f32(int64_t n, const void* w, const float* x, const float* s) { return single<DType::Q4_1>(n, w, x, s); }
 float dot_q8_0_f32(int64_t n, const void* w, const float* x, const float* s) { return single<DType::Q8_0>(n, w, x, s); }
 
-void dot_multi(DType type, int64_t n, const void* w, const float* x, int64_t ldx, const float* xs, int n_x, float* out,
-               int64_t out_stride) {
+namespace {
+
+template <DType T>
+void rows_of(int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x, int64_t ldx, const float* xs,
+             int n_x, float* out, int64_t ldy) {
+    const auto* row = static_cast<const uint8_t*>(w);
+    for (int64_t r = 0; r < n_w; ++r) multi<T>(n, row + size_t(r) * row_stride, x, ldx, xs, n_x, out + r, ldy);
+}
+
+} // namespace
+
+void dot_multi_rows(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x, int64_t ldx,
+                    const float* xs, int n_x, float* out, int64_t ldy) {
     switch (type) {
-    case DType::Q4_0: multi<DType::Q4_0>(n, w, x, ldx, xs, n_x, out, out_stride); break;
-    case DType::Q4_1: multi<DType::Q4_1>(n, w, x, ldx, xs, n_x, out, out_stride); break;
-    case DType::Q8_0: multi<DType::Q8_0>(n, w, x, ldx, xs, n_x, out, out_stride); break;
-    default: ref::dot_multi(type, n, w, x, ldx, xs, n_x, out, out_stride); break;
+    case DType::Q4_0: rows_of<DType::Q4_0>(n, w, row_stride, n_w, x, ldx, xs, n_x, out, ldy); break;
+    case DType::Q4_1: rows_of<DType::Q4_1>(n, w, row_stride, n_w, x, ldx, xs, n_x, out, ldy); break;
+    case DType::Q8_0: rows_of<DType::Q8_0>(n, w, row_stride, n_w, x, ldx, xs, n_x, out, ldy); break;
+    default: ref::dot_multi_rows(type, n, w, row_stride, n_w, x, ldx, xs, n_x, out, ldy); break;
     }
 }
 
@@ -124,9 +158,9 @@ namespace arbor::avx2 {
 float dot_q4_0_f32(int64_t n, const void* w, const float* x, const float* s) { return ref::dot_q4_0_f32(n, w, x, s); }
 float dot_q4_1_f32(int64_t n, const void* w, const float* x, const float* s) { return ref::dot_q4_1_f32(n, w, x, s); }
 float dot_q8_0_f32(int64_t n, const void* w, const float* x, const float* s) { return ref::dot_q8_0_f32(n, w, x, s); }
-void dot_multi(DType type, int64_t n, const void* w, const float* x, int64_t ldx, const float* xs, int n_x, float* out,
-               int64_t out_stride) {
-    ref::dot_multi(type, n, w, x, ldx, xs, n_x, out, out_stride);
+void dot_multi_rows(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x, int64_t ldx,
+                    const float* xs, int n_x, float* out, int64_t ldy) {
+    ref::dot_multi_rows(type, n, w, row_stride, n_w, x, ldx, xs, n_x, out, ldy);
 }
 } // namespace arbor::avx2
 

@@ -77,9 +77,9 @@ void matmul_float(ThreadPool& pool, const float* x, int64_t n_rows, std::span<co
         if (has_block_kernels(type)) {
             for (int64_t t0 = 0; t0 < n_rows; t0 += kActivationRows) {
                 const int n_x = int(std::min<int64_t>(kActivationRows, n_rows - t0));
-                for (int64_t r = range.begin; r < range.end; ++r)
-                    dot_multi(type, cols, out.weight.row(r), x + t0 * cols, cols, sums + t0 * blocks, n_x,
-                              out.y + t0 * out.ldy + r, out.ldy);
+                dot_multi_rows(type, cols, out.weight.row(range.begin), out.weight.row_stride, range.end - range.begin,
+                               x + t0 * cols, cols, sums + t0 * blocks, n_x, out.y + t0 * out.ldy + range.begin,
+                               out.ldy);
             }
             add_bias(out, range, n_rows);
             return;

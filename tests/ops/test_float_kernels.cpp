@@ -100,8 +100,9 @@ private slots:
         std::vector<float> sums(size_t(rows * n / 32));
         for (int64_t j = 0; j < rows; ++j) arbor::block_sums_32(&x[size_t(j * n)], n, &sums[size_t(j * n / 32)]);
         std::vector<float> ref_multi(static_cast<size_t>(rows)), multi(static_cast<size_t>(rows));
-        arbor::ref::dot_multi(dtype, n, w.data(), x.data(), n, sums.data(), int(rows), ref_multi.data(), 1);
-        arbor::dot_multi(dtype, n, w.data(), x.data(), n, sums.data(), int(rows), multi.data(), 1);
+        const size_t stride = w.size();  // one weight row
+        arbor::ref::dot_multi_rows(dtype, n, w.data(), stride, 1, x.data(), n, sums.data(), int(rows), ref_multi.data(), 1);
+        arbor::dot_multi_rows(dtype, n, w.data(), stride, 1, x.data(), n, sums.data(), int(rows), multi.data(), 1);
         const auto single = arbor::float_dot_fn(dtype);
         for (int64_t j = 0; j < rows; ++j) {
             const float one = single(n, w.data(), &x[size_t(j * n)], &sums[size_t(j * n / 32)]);
@@ -109,7 +110,7 @@ private slots:
             QCOMPARE(ref_multi[size_t(j)], one);
             // Any prefix of the batch gives the same value for this row.
             std::vector<float> part(static_cast<size_t>(j + 1));
-            arbor::dot_multi(dtype, n, w.data(), x.data(), n, sums.data(), int(j + 1), part.data(), 1);
+            arbor::dot_multi_rows(dtype, n, w.data(), stride, 1, x.data(), n, sums.data(), int(j + 1), part.data(), 1);
             QCOMPARE(part[size_t(j)], one);
         }
     }
