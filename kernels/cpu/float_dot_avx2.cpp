@@ -6,13 +6,15 @@
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include "arbor/kernels/quant_blocks.h"
 
-#include "avx2_hsum.h"
+#include "quant/avx2_common.h"
 
 #include <immintrin.h>
 
 #include <cstring>
 
 namespace arbor::avx2 {
+
+using quant::avx2::hsum;
 namespace {
 
 inline float half(uint16_t h) { return _cvtsh_ss(h); }

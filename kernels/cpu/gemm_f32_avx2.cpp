@@ -2,11 +2,13 @@
 #include "arbor/kernels/gemm_f32.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
-#include "avx2_hsum.h"
+#include "quant/avx2_common.h"
 
 #include <immintrin.h>
 
 namespace arbor::avx2 {
+
+using quant::avx2::hsum;
 namespace {
 
 // NW weight rows x NX activation rows, all of length k, with NW*NX accumulators.

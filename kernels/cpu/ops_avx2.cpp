@@ -3,13 +3,15 @@
 #include "arbor/kernels/quant.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
-#include "avx2_hsum.h"
+#include "quant/avx2_common.h"
 
 #include <immintrin.h>
 
 #include <algorithm>
 
 namespace arbor::avx2 {
+
+using quant::avx2::hsum;
 
 // Same rule as the quantized kernels (AVX2, FMA and F16C; ARBOR_CPU_ISA=scalar turns it off).
 bool available() {

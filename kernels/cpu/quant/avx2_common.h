@@ -71,4 +71,20 @@ static inline __m256i load256(const void* p) {
     return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
 
+// The 6-bit codes (0..63, not yet offset by -32) of half h (128 elements) of a Q6_K
+// block, as four registers of 32 bytes: elements 32k .. 32k+31 of that half in part[k].
+static inline void q6k_codes(const BlockQ6_K& b, int h, __m256i (&part)[4]) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi8(3);
+    const __m256i ql0 = load256(b.ql + 64 * h);
+    const __m256i ql1 = load256(b.ql + 64 * h + 32);
+    const __m256i qh = load256(b.qh + 32 * h);
+    part[0] = _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4));
+    part[1] = _mm256_or_si256(_mm256_and_si256(ql1, low4),
+                              _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4));
+    part[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                              _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4));
+    part[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                              _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4));
+}
+
 } // namespace arbor::quant::avx2

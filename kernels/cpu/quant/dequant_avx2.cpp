@@ -133,23 +133,12 @@ void dequant_q45_k(const void* src, float* dst, int64_t n) {
 
 void dequant_q6_k(const void* src, float* dst, int64_t n) {
     const auto* b = static_cast<const BlockQ6_K*>(src);
-    const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi8(3);
     const __m256i bias = _mm256_set1_epi8(32);
     for (int64_t i = 0; i < n / QK_K; ++i) {
         const float d = half_to_float(b[i].d);
         for (int h = 0; h < 2; ++h, dst += 128) {
-            const __m256i ql0 = load256(b[i].ql + 64 * h);
-            const __m256i ql1 = load256(b[i].ql + 64 * h + 32);
-            const __m256i qh = load256(b[i].qh + 32 * h);
-            const __m256i part[4] = {
-                _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4)),
-                _mm256_or_si256(_mm256_and_si256(ql1, low4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)),
-            };
+            __m256i part[4];
+            q6k_codes(b[i], h, part);
             const int8_t* sc = b[i].scales + 8 * h;
             for (int k = 0; k < 4; ++k) {
                 const __m256i q = _mm256_sub_epi8(part[k], bias);

@@ -56,25 +56,14 @@ float dot_q45_k(int64_t n, const void* w, const void* a) {
 float dot_q6_k(int64_t n, const void* w, const void* a) {
     const auto* x = static_cast<const BlockQ6_K*>(w);
     const auto* y = static_cast<const BlockQ8_K*>(a);
-    const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi8(3);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < n / QK_K; ++i) {
         const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[i].scales));
         const __m256i offset = _mm256_madd_epi16(load256(y[i].bsums), _mm256_cvtepi8_epi16(sc8));
         __m256i sumi = _mm256_setzero_si256();
         for (int h = 0; h < 2; ++h) {
-            const __m256i ql0 = load256(x[i].ql + 64 * h);
-            const __m256i ql1 = load256(x[i].ql + 64 * h + 32);
-            const __m256i qh = load256(x[i].qh + 32 * h);
-            const __m256i part[4] = {
-                _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4)),
-                _mm256_or_si256(_mm256_and_si256(ql1, low4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)),
-            };
+            __m256i part[4];
+            q6k_codes(x[i], h, part);
             for (int k = 0; k < 4; ++k) {
                 // 32 elements = sub-blocks s and s + 1 of 16: scale s in the low 128
                 // bits, s + 1 in the high ones.
