@@ -102,6 +102,7 @@ void Scheduler::preempt(Sequence* seq, uint64_t) {
 }
 
 bool Scheduler::admit(Sequence* seq) {
+    const size_t copies_before = copies_.size();
     if (seq->tokens.size() >= 2) {
         kv::PartialPage partial;
         seq->table.pages =
@@ -119,12 +120,15 @@ bool Scheduler::admit(Sequence* seq) {
             }
         }
     }
-    if (seq->cached_prompt_tokens < 0) seq->cached_prompt_tokens = std::min(seq->computed, seq->prompt_len);
-    // At least the first page of new rows must be obtainable, else the sequence waits.
+    // At least the first page of new rows must be obtainable, else the sequence waits
+    // (and the copy planned for it is dropped, with the cached page it retained).
     if (!ensure_pages(seq, seq->computed + 1)) {
+        for (size_t i = copies_before; i < copies_.size(); ++i) pool_.release(copies_[i].src);
+        copies_.resize(copies_before);
         release_pages(seq);
         return false;
     }
+    if (seq->cached_prompt_tokens < 0) seq->cached_prompt_tokens = std::min(seq->computed, seq->prompt_len);
     std::erase(waiting_, seq);
     seq->running = true;
     insert_by_arrival(running_, seq);

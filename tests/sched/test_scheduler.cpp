@@ -1,0 +1,138 @@
+// The scheduler as pure bookkeeping, without a model: a randomized simulation of
+// arrivals, steps, generated tokens, finishes and cancellations over shared prefixes,
+// checking after every step the token budget, row order, page coverage, copy plans, the
+// pool and cache invariants, waiting time, and that the pool is whole at the end.
+#include "sched/scheduler.h"
+
+#include "kv/block_table.h"
+#include "kv/page_pool.h"
+#include "kv/radix_cache.h"
+
+#include <QtTest>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+
+using arbor::sched::Scheduler;
+using arbor::sched::SchedulerOptions;
+using arbor::sched::Sequence;
+
+namespace {
+
+struct Sim {
+    std::unique_ptr<Sequence> seq;
+    int target = 0;     // tokens to generate
+    int generated = 0;
+    uint64_t arrived_step = 0;
+};
+
+} // namespace
+
+class TestScheduler : public QObject {
+    Q_OBJECT
+private slots:
+    void randomizedTrafficKeepsEveryInvariant_data() {
+        QTest::addColumn<int>("pages");
+        QTest::addColumn<int>("budget");
+        QTest::addColumn<int>("running");
+        QTest::newRow("roomy") << 256 << 32 << 8;
+        QTest::newRow("tight pool") << 24 << 16 << 6;
+        QTest::newRow("one at a time") << 64 << 8 << 1;
+    }
+    void randomizedTrafficKeepsEveryInvariant() {
+        QFETCH(int, pages);
+        QFETCH(int, budget);
+        QFETCH(int, running);
+        constexpr int P = 4;
+        arbor::kv::PagePool pool(pages);
+        arbor::kv::RadixCache cache(pool, P);
+        Scheduler sched(pool, cache, SchedulerOptions{P, budget, running, 3, 20, 7});
+        std::mt19937 rng(2024);
+        const std::vector<std::vector<int32_t>> prefixes = {{1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 3, 4, 50, 51}, {90}};
+
+        std::vector<Sim> live;
+        uint64_t next_id = 1;
+        int finished = 0, cancelled = 0, preemptions = 0;
+        uint64_t longest_wait = 0;
+        const int total = 400;
+        int created = 0;
+        for (uint64_t step = 0; step < 200000 && (created < total || !live.empty()); ++step) {
+            // Arrivals: shared prefix plus a random suffix; pool-sized prompts only.
+            while (created < total && rng() % 3 == 0) {
+                Sim s;
+                s.seq = std::make_unique<Sequence>();
+                s.seq->id = next_id;
+                s.seq->arrival = next_id++;
+                s.seq->tokens = prefixes[rng() % prefixes.size()];
+                const int extra = int(rng() % 30);
+                for (int i = 0; i < extra; ++i) s.seq->tokens.push_back(int32_t(100 + rng() % 5));
+                s.seq->prompt_len = int32_t(s.seq->tokens.size());
+                s.target = 1 + int(rng() % 12);
+                s.arrived_step = step;
+                sched.enqueue(s.seq.get(), step);
+                live.push_back(std::move(s));
+                ++created;
+            }
+            // Occasional cancellation, queued or running.
+            if (!live.empty() && rng() % 17 == 0) {
+                const size_t k = rng() % live.size();
+                sched.remove(live[k].seq.get());
+                live.erase(live.begin() + std::ptrdiff_t(k));
+                ++cancelled;
+            }
+
+            const auto plan = sched.schedule(step);
+            int rows = 0;
+            for (const auto& it : plan.items) {
+                rows += it.count;
+                QVERIFY(it.count > 0);
+                QCOMPARE(it.start, it.seq->computed);
+                QVERIFY(it.start + it.count <= int32_t(it.seq->tokens.size()));
+                QVERIFY(int32_t(it.seq->table.pages.size()) * P >= it.start + it.count);
+                QCOMPARE(it.sample, it.start + it.count == int32_t(it.seq->tokens.size()));
+                QVERIFY(it.seq->running);
+            }
+            QVERIFY2(rows <= budget, "step exceeds the token budget");
+            QVERIFY(sched.running() <= running);
+            for (const auto& c : plan.copies) {
+                QVERIFY(pool.refcount(c.src) >= 1);
+                QVERIFY(c.positions > 0 && c.positions < P);
+                pool.release(c.src);  // the engine copies, then releases
+            }
+            sched.complete(plan.items);
+
+            for (const auto& it : plan.items) {
+                if (!it.sample) continue;
+                auto found = std::find_if(live.begin(), live.end(), [&](const Sim& s) { return s.seq.get() == it.seq; });
+                QVERIFY(found != live.end());
+                found->seq->tokens.push_back(int32_t(200 + (found->seq->id + uint64_t(found->generated)) % 7));
+                if (++found->generated >= found->target) {
+                    preemptions += found->seq->preemptions;
+                    longest_wait = std::max(longest_wait, step - found->arrived_step);
+                    sched.remove(found->seq.get());
+                    live.erase(found);
+                    ++finished;
+                }
+            }
+            // Pages held beyond what a sequence has computed: at most one.
+            for (const auto& s : live)
+                QVERIFY(int32_t(s.seq->table.pages.size()) <=
+                        arbor::kv::BlockTable::pages_for(s.seq->computed, P) + 1);
+            pool.check_invariants();
+            cache.check_invariants();
+        }
+        QVERIFY2(live.empty(), "some requests never finished");
+        QCOMPARE(finished + cancelled, total);
+        QVERIFY(finished > total / 2);
+        qInfo("finished %d, cancelled %d, preemptions %d, longest time in system %llu steps", finished, cancelled,
+              preemptions, static_cast<unsigned long long>(longest_wait));
+        if (pages < 64) QVERIFY2(preemptions > 0, "the tight pool should force preemption");
+        QVERIFY2(longest_wait < 5000, "a request waited far too long");
+        cache.clear();
+        QCOMPARE(pool.free_count(), pool.capacity());
+    }
+};
+
+QTEST_APPLESS_MAIN(TestScheduler)
+#include "test_scheduler.moc"
