@@ -174,7 +174,7 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
         else if (s.logits == SequenceRows::Logits::Last)
             out_rows.push_back(s.first_row + s.n_rows - 1);
     }
-    const int64_t n_out = int64_t(out_rows.size());
+    const int64_t n_out = batch.logit_rows();
     logits.resize(size_t(n_out) * size_t(cfg_.n_vocab));
     if (n_out == 0) return;
     for (int64_t i = 0; i < n_out; ++i)
