@@ -1,0 +1,102 @@
+// The only code of the app that touches SQLite. A StoreWorker lives on the thread of a
+// StoreService and answers requests with queued signals; the GUI thread posts requests
+// with StoreService::post and never calls the worker directly.
+#pragma once
+
+#include "arbor/store.h"
+
+#include <QList>
+#include <QObject>
+#include <QString>
+#include <QThread>
+#include <QVariantMap>
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <memory>
+
+namespace arbor::app {
+
+struct ConversationRow {
+    qint64 id = 0;
+    QString title;
+    qint64 updatedAt = 0;  // ms since the epoch
+};
+
+struct MessageRow {
+    qint64 id = 0;
+    qint64 parentId = 0;  // 0: a first message
+    QString role;         // "system", "user", "assistant"
+    QString text;
+    QString state;        // "complete", "streaming", "stopped", "error"
+    QVariantMap stats;    // promptTokens, cachedTokens, ttftMs, tokensPerSecond, finishReason (when known)
+    int branchIndex = 0;  // among the message's siblings, in creation order
+    int branchCount = 1;
+};
+
+class StoreWorker : public QObject {
+    Q_OBJECT
+public:
+    explicit StoreWorker(std::filesystem::path file);
+    ~StoreWorker() override;
+
+    // Worker-thread calls (through StoreService::post). Each answers with a signal;
+    // StoreError becomes failed().
+    void open();
+    void listConversations(quint64 ticket, const QString& filter);
+    void createConversation(const QString& title);
+    void renameConversation(qint64 id, const QString& title);
+    void deleteConversation(qint64 id);
+    // The path root .. leaf, where leaf is the newest leaf below `from` (following the
+    // newest child at each step), or the conversation's latest leaf when from is 0.
+    void loadPath(quint64 ticket, qint64 conversation, qint64 from);
+    // Siblings of message `at` on the current path: the branch `offset` steps away.
+    void loadSiblingPath(quint64 ticket, qint64 conversation, qint64 at, int offset);
+
+    arbor::Store* store() { return store_.get(); }  // worker thread only
+
+signals:
+    void opened(const QString& problem);
+    void conversationsListed(quint64 ticket, const QList<arbor::app::ConversationRow>& rows);
+    void conversationCreated(qint64 id);
+    void conversationsChanged();
+    void pathLoaded(quint64 ticket, qint64 conversation, const QList<arbor::app::MessageRow>& rows);
+    void failed(const QString& message);
+
+private:
+    bool ready();
+    std::vector<arbor::Message> siblingsOf(const arbor::Message& m) const;
+    void emitPath(quint64 ticket, qint64 conversation, arbor::MessageId leaf);
+
+    std::filesystem::path file_;
+    std::unique_ptr<arbor::Store> store_;
+};
+
+// Owns the worker thread (threadedsonglist style): quit() + wait() on destruction.
+class StoreService : public QObject {
+    Q_OBJECT
+public:
+    explicit StoreService(std::filesystem::path file, QObject* parent = nullptr);
+    ~StoreService() override;
+
+    // Opens the database on the worker thread; connect to the worker's opened() and
+    // failed() first. Requests posted earlier fail with "not open".
+    void open();
+
+    StoreWorker* worker() const { return worker_; }  // for connections only
+    // Runs `job` on the worker thread, after every job posted before it.
+    void post(std::function<void(StoreWorker&)> job);
+    // Tags a request so its requester recognises the answer (answers are broadcast).
+    quint64 nextTicket() { return ++tickets_; }
+
+private:
+    quint64 tickets_ = 0;
+    QThread thread_;
+    StoreWorker* worker_;
+};
+
+} // namespace arbor::app
+
+Q_DECLARE_METATYPE(arbor::app::ConversationRow)
+Q_DECLARE_METATYPE(arbor::app::MessageRow)

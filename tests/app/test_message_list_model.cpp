@@ -1,0 +1,143 @@
+// The conversation view model: loads a path, switches branches, grows a streaming
+// reply; checked by QAbstractItemModelTester throughout.
+#include "message_list_model.h"
+
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using arbor::app::MessageListModel;
+using arbor::app::MessageRow;
+using arbor::app::StoreService;
+using R = MessageListModel::Roles;
+
+namespace {
+std::vector<std::int32_t> ids_(std::initializer_list<std::int32_t> v) { return v; }
+} // namespace
+
+class TestMessageListModel : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    qint64 conv_ = 0;
+    arbor::MessageId sys_ = 0, u1_ = 0, a1_ = 0, a1b_ = 0, a1c_ = 0, u2_ = 0, a2_ = 0;
+
+    std::filesystem::path file() const { return std::filesystem::path(dir_.path().toStdString()) / "arbor.db"; }
+
+    QList<qint64> ids(const MessageListModel& m) const {
+        QList<qint64> out;
+        for (int i = 0; i < m.rowCount(); ++i) out << m.data(m.index(i), R::IdRole).toLongLong();
+        return out;
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        arbor::Store store(file());
+        conv_ = store.create_conversation("Branches");
+        sys_ = store.add_message(conv_, std::nullopt, arbor::Role::system, "Be brief.", {});
+        u1_ = store.add_message(conv_, sys_, arbor::Role::user, "Name a river.", ids_({1, 2}));
+        a1_ = store.add_message(conv_, u1_, arbor::Role::assistant, "The Rhine.", ids_({3}));
+        u2_ = store.add_message(conv_, a1_, arbor::Role::user, "Longer?", ids_({4}));
+        a2_ = store.add_message(conv_, u2_, arbor::Role::assistant, "The Danube.", ids_({5}));
+        a1b_ = store.add_message(conv_, u1_, arbor::Role::assistant, "The Seine.", ids_({6}));
+        a1c_ = store.add_message(conv_, u1_, arbor::Role::assistant, "The Elbe.", ids_({7}), arbor::MessageState::streaming);
+        store.finish_message(a1c_, arbor::MessageState::stopped, {});
+    }
+
+    void loadsTheLatestPathAndNavigatesBranches() {
+        StoreService service(file());
+        MessageListModel model(service);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+        QSignalSpy loaded(&model, &MessageListModel::loaded);
+        QSignalSpy conversation(&model, &MessageListModel::conversationChanged);
+        service.open();
+        model.load(conv_);
+        QVERIFY(loaded.wait(10000));
+        QCOMPARE(conversation.size(), 1);
+        QCOMPARE(model.conversationId(), conv_);
+        QCOMPARE(ids(model), (QList<qint64>{sys_, u1_, a1c_}));
+        const QModelIndex reply = model.index(2);
+        QCOMPARE(model.data(reply, R::RoleRole).toString(), QString("assistant"));
+        QCOMPARE(model.data(reply, R::TextRole).toString(), QString("The Elbe."));
+        QCOMPARE(model.data(reply, R::StateRole).toString(), QString("stopped"));
+        QCOMPARE(model.data(reply, R::BranchIndexRole).toInt(), 2);
+        QCOMPARE(model.data(reply, R::BranchCountRole).toInt(), 3);
+        QCOMPARE(model.data(model.index(0), R::RoleRole).toString(), QString("system"));
+
+        model.nextBranch(2);  // already the last sibling: nothing happens
+        QVERIFY(!loaded.wait(300));
+        model.previousBranch(2);
+        QVERIFY(loaded.wait(10000));
+        QCOMPARE(ids(model), (QList<qint64>{sys_, u1_, a1b_}));
+        QCOMPARE(model.data(model.index(2), R::BranchIndexRole).toInt(), 1);
+        model.previousBranch(2);
+        QVERIFY(loaded.wait(10000));
+        QCOMPARE(ids(model), (QList<qint64>{sys_, u1_, a1_, u2_, a2_}));
+        QCOMPARE(model.data(model.index(4), R::TextRole).toString(), QString("The Danube."));
+        model.previousBranch(2);
+        QVERIFY(!loaded.wait(300));
+        model.nextBranch(2);
+        QVERIFY(loaded.wait(10000));
+        QCOMPARE(ids(model), (QList<qint64>{sys_, u1_, a1b_}));
+
+        model.load(conv_, a1_);  // from a given message to its newest leaf
+        QVERIFY(loaded.wait(10000));
+        QCOMPARE(ids(model), (QList<qint64>{sys_, u1_, a1_, u2_, a2_}));
+        QCOMPARE(conversation.size(), 1);
+    }
+
+    void streamingReplyGrowsInPlace() {
+        StoreService service(file());
+        MessageListModel model(service);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+        QSignalSpy loaded(&model, &MessageListModel::loaded);
+        service.open();
+        model.load(conv_, a1_);
+        QVERIFY(loaded.wait(10000));
+        QCOMPARE(model.rowCount(), 5);
+
+        MessageRow reply;
+        reply.id = 9999;
+        reply.parentId = a2_;
+        reply.role = "assistant";
+        reply.state = "streaming";
+        QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+        model.appendMessage(reply);
+        QCOMPARE(inserted.size(), 1);
+        QCOMPARE(model.rowCount(), 6);
+
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        model.appendText(9999, "It is ");
+        model.appendText(9999, "");
+        model.appendText(9999, "2850 km long.");
+        model.appendText(4242, "nobody");
+        QCOMPARE(changed.size(), 2);
+        QCOMPARE(changed.at(0).at(0).value<QModelIndex>().row(), 5);
+        QVERIFY(changed.at(0).at(2).value<QList<int>>().contains(R::TextRole));
+        QCOMPARE(model.data(model.index(5), R::TextRole).toString(), QString("It is 2850 km long."));
+
+        model.setFinished(9999, "complete", {{"tokensPerSecond", 42.0}});
+        QCOMPARE(model.data(model.index(5), R::StateRole).toString(), QString("complete"));
+        QCOMPARE(model.data(model.index(5), R::StatsRole).toMap().value("tokensPerSecond").toDouble(), 42.0);
+        QCOMPARE(model.data(model.index(4), R::TextRole).toString(), QString("The Danube."));
+    }
+
+    void answersForAnotherModelAreIgnored() {
+        StoreService service(file());
+        MessageListModel a(service), b(service);
+        QSignalSpy loadedA(&a, &MessageListModel::loaded);
+        QSignalSpy loadedB(&b, &MessageListModel::loaded);
+        service.open();
+        a.load(conv_, a1b_);
+        b.load(conv_, a1_);
+        QVERIFY(loadedB.wait(10000));
+        QTRY_COMPARE_WITH_TIMEOUT(loadedA.size(), 1, 10000);
+        QCOMPARE(loadedB.size(), 1);
+        QCOMPARE(ids(a), (QList<qint64>{sys_, u1_, a1b_}));
+        QCOMPARE(ids(b), (QList<qint64>{sys_, u1_, a1_, u2_, a2_}));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMessageListModel)
+#include "test_message_list_model.moc"
