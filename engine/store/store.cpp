@@ -38,9 +38,9 @@ void check_settings(const store::Db& db, const ConversationSettings& s) {
 
 std::string_view to_string(Role role) {
     switch (role) {
-    case Role::system: return "system";
-    case Role::user: return "user";
-    case Role::assistant: return "assistant";
+    case Role::System: return "system";
+    case Role::User: return "user";
+    case Role::Assistant: return "assistant";
     }
     return "user";
 }
@@ -65,9 +65,9 @@ void require_conversation(Db& db, ConversationId id) {
 
 // The schema's CHECK constraints limit the stored values to these names.
 Role role_from(std::string_view text) {
-    if (text == "system") return Role::system;
-    if (text == "assistant") return Role::assistant;
-    return Role::user;
+    if (text == "system") return Role::System;
+    if (text == "assistant") return Role::Assistant;
+    return Role::User;
 }
 
 MessageState state_from(std::string_view text) {

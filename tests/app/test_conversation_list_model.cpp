@@ -36,7 +36,7 @@ private slots:
             old_id = store.create_conversation("Old but active");
             store.create_conversation("Quiet");
             QTest::qWait(5);
-            store.add_message(old_id, std::nullopt, arbor::Role::user, "bump", {});
+            store.add_message(old_id, std::nullopt, arbor::Role::User, "bump", {});
         }
         StoreService service(file());
         ConversationListModel model(service);

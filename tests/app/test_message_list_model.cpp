@@ -35,13 +35,13 @@ private slots:
         QVERIFY(dir_.isValid());
         arbor::Store store(file());
         conv_ = store.create_conversation("Branches");
-        sys_ = store.add_message(conv_, std::nullopt, arbor::Role::system, "Be brief.", {});
-        u1_ = store.add_message(conv_, sys_, arbor::Role::user, "Name a river.", ids_({1, 2}));
-        a1_ = store.add_message(conv_, u1_, arbor::Role::assistant, "The Rhine.", ids_({3}));
-        u2_ = store.add_message(conv_, a1_, arbor::Role::user, "Longer?", ids_({4}));
-        a2_ = store.add_message(conv_, u2_, arbor::Role::assistant, "The Danube.", ids_({5}));
-        a1b_ = store.add_message(conv_, u1_, arbor::Role::assistant, "The Seine.", ids_({6}));
-        a1c_ = store.add_message(conv_, u1_, arbor::Role::assistant, "The Elbe.", ids_({7}), arbor::MessageState::streaming);
+        sys_ = store.add_message(conv_, std::nullopt, arbor::Role::System, "Be brief.", {});
+        u1_ = store.add_message(conv_, sys_, arbor::Role::User, "Name a river.", ids_({1, 2}));
+        a1_ = store.add_message(conv_, u1_, arbor::Role::Assistant, "The Rhine.", ids_({3}));
+        u2_ = store.add_message(conv_, a1_, arbor::Role::User, "Longer?", ids_({4}));
+        a2_ = store.add_message(conv_, u2_, arbor::Role::Assistant, "The Danube.", ids_({5}));
+        a1b_ = store.add_message(conv_, u1_, arbor::Role::Assistant, "The Seine.", ids_({6}));
+        a1c_ = store.add_message(conv_, u1_, arbor::Role::Assistant, "The Elbe.", ids_({7}), arbor::MessageState::streaming);
         store.finish_message(a1c_, arbor::MessageState::stopped, {});
     }
 

@@ -11,6 +11,8 @@ using arbor::app::MessageRow;
 using arbor::app::StoreService;
 using arbor::app::StoreWorker;
 
+// The spies watch the worker, which emits on its own thread: a signal can be recorded
+// before the test starts waiting, so the tests wait for counts, not for new emissions.
 class TestStoreWorker : public QObject {
     Q_OBJECT
     QTemporaryDir dir_;
@@ -36,11 +38,11 @@ private slots:
         QSignalSpy created(service.worker(), &StoreWorker::conversationCreated);
         QSignalSpy listed(service.worker(), &StoreWorker::conversationsListed);
         service.open();
-        QVERIFY(opened.wait(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(opened.size() >= 1, 10000);
         QCOMPARE(opened.at(0).at(0).toString(), QString());
 
         service.post([](StoreWorker& w) { w.createConversation("Trip planning"); });
-        QVERIFY(created.wait(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(created.size() >= 1, 10000);
         QTRY_VERIFY(answered_on != nullptr);
         QVERIFY(worked_on != nullptr);
         QVERIFY(worked_on != QThread::currentThread());
@@ -50,7 +52,7 @@ private slots:
 
         const quint64 ticket = service.nextTicket();
         service.post([ticket](StoreWorker& w) { w.listConversations(ticket, {}); });
-        QVERIFY(listed.wait(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(listed.size() >= 1, 10000);
         QCOMPARE(listed.at(0).at(0).toULongLong(), ticket);
         const auto rows = listed.at(0).at(1).value<QList<ConversationRow>>();
         QCOMPARE(rows.size(), 1);
@@ -67,7 +69,7 @@ private slots:
             QSignalSpy changed(service.worker(), &StoreWorker::conversationsChanged);
             service.open();
             service.post([](StoreWorker& w) { w.createConversation("Draft"); });
-            QVERIFY(created.wait(10000));
+            QTRY_VERIFY_WITH_TIMEOUT(created.size() >= 1, 10000);
             id = created.at(0).at(0).toLongLong();
             service.post([id](StoreWorker& w) { w.renameConversation(id, "Final"); });
             QTRY_COMPARE_WITH_TIMEOUT(changed.size(), 2, 10000);
@@ -81,12 +83,12 @@ private slots:
         QSignalSpy failed(service.worker(), &StoreWorker::failed);
         QSignalSpy opened(service.worker(), &StoreWorker::opened);
         service.post([](StoreWorker& w) { w.createConversation("too early"); });
-        QVERIFY(failed.wait(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(failed.size() >= 1, 10000);
         QVERIFY(failed.at(0).at(0).toString().contains("not open"));
         service.open();
-        QVERIFY(opened.wait(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(opened.size() >= 1, 10000);
         service.post([](StoreWorker& w) { w.renameConversation(987654, "nobody"); });
-        QVERIFY(failed.wait(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(failed.size() >= 2, 10000);
         QCOMPARE(failed.size(), 2);
         QVERIFY(!failed.at(1).at(0).toString().isEmpty());
     }
@@ -97,11 +99,11 @@ private slots:
         {
             arbor::Store store(file_);
             conv = store.create_conversation("Tree");
-            u1 = store.add_message(conv, std::nullopt, arbor::Role::user, "Hi", {});
-            a1 = store.add_message(conv, u1, arbor::Role::assistant, "Hello", {});
-            a2 = store.add_message(conv, u1, arbor::Role::assistant, "Hey there", {});
-            u2 = store.add_message(conv, a1, arbor::Role::user, "How are you?", {});
-            a3 = store.add_message(conv, u2, arbor::Role::assistant, "Fine", {}, arbor::MessageState::streaming);
+            u1 = store.add_message(conv, std::nullopt, arbor::Role::User, "Hi", {});
+            a1 = store.add_message(conv, u1, arbor::Role::Assistant, "Hello", {});
+            a2 = store.add_message(conv, u1, arbor::Role::Assistant, "Hey there", {});
+            u2 = store.add_message(conv, a1, arbor::Role::User, "How are you?", {});
+            a3 = store.add_message(conv, u2, arbor::Role::Assistant, "Fine", {}, arbor::MessageState::streaming);
             store.finish_message(a3, arbor::MessageState::complete, {12, 8, 30.5, 55.0, "stop"});
         }
         StoreService service(file_);
@@ -113,7 +115,7 @@ private slots:
             return out;
         };
         service.post([conv](StoreWorker& w) { w.loadPath(1, conv, 0); });  // latest leaf: a3
-        QVERIFY(loaded.wait(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.size() >= 1, 10000);
         auto rows = loaded.at(0).at(2).value<QList<MessageRow>>();
         QCOMPARE(ids(rows), (QList<qint64>{u1, a1, u2, a3}));
         QCOMPARE(rows[1].branchIndex, 0);
@@ -124,14 +126,14 @@ private slots:
         QCOMPARE(rows[3].stats.value("finishReason").toString(), QString("stop"));
 
         service.post([conv, a1](StoreWorker& w) { w.loadSiblingPath(2, conv, a1, +1); });
-        QVERIFY(loaded.wait(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.size() >= 2, 10000);
         rows = loaded.at(1).at(2).value<QList<MessageRow>>();
         QCOMPARE(ids(rows), (QList<qint64>{u1, a2}));
         QCOMPARE(rows[1].branchIndex, 1);
         QCOMPARE(rows[1].text, QString("Hey there"));
 
         service.post([conv, u1](StoreWorker& w) { w.loadPath(3, conv, u1); });  // newest child each step
-        QVERIFY(loaded.wait(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.size() >= 3, 10000);
         QCOMPARE(ids(loaded.at(2).at(2).value<QList<MessageRow>>()), (QList<qint64>{u1, a2}));
     }
 };

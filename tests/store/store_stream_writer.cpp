@@ -15,9 +15,9 @@ int main(int argc, char** argv) {
     try {
         arbor::Store store(argv[1]);
         const auto c = store.create_conversation("crash test");
-        const auto prompt = store.add_message(c, std::nullopt, arbor::Role::user, "prompt",
+        const auto prompt = store.add_message(c, std::nullopt, arbor::Role::User, "prompt",
                                               std::vector<std::int32_t>{-7, 8});
-        const auto reply = store.add_message(c, prompt, arbor::Role::assistant, "", {},
+        const auto reply = store.add_message(c, prompt, arbor::Role::Assistant, "", {},
                                              arbor::MessageState::streaming);
         std::printf("reply %lld\n", static_cast<long long>(reply));
         std::fflush(stdout);

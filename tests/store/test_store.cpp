@@ -81,8 +81,8 @@ private slots:
         store.rename_conversation(a, "Renamed ✓");
         QCOMPARE(store.conversation(a).title, std::string("Renamed ✓"));
 
-        const auto m1 = store.add_message(a, std::nullopt, Role::user, "hi", std::vector<int>{1, 2});
-        const auto m2 = store.add_message(a, m1, Role::assistant, "hello", std::vector<int>{3});
+        const auto m1 = store.add_message(a, std::nullopt, Role::User, "hi", std::vector<int>{1, 2});
+        const auto m2 = store.add_message(a, m1, Role::Assistant, "hello", std::vector<int>{3});
         const std::vector<OpenTab> tabs{{a, m2, true}, {b, std::nullopt, false}};
         store.save_open_tabs(tabs);
 
@@ -97,7 +97,7 @@ private slots:
 
         ARBOR_EXPECT_STORE_ERROR(store.rename_conversation(a, "x"), Kind::not_found);
         ARBOR_EXPECT_STORE_ERROR(store.delete_conversation(a), Kind::not_found);
-        ARBOR_EXPECT_STORE_ERROR(store.add_message(a, std::nullopt, Role::user, "x", {}), Kind::not_found);
+        ARBOR_EXPECT_STORE_ERROR(store.add_message(a, std::nullopt, Role::User, "x", {}), Kind::not_found);
     }
 
     void treeWithBranches() {
@@ -105,12 +105,12 @@ private slots:
         const auto c = store.create_conversation("Tree");
         const auto other = store.create_conversation("Other");
         const std::vector<std::int32_t> extremes{0, -1, INT32_MAX, INT32_MIN, 70000};
-        const auto u1 = store.add_message(c, std::nullopt, Role::user, "question", extremes);
-        const auto a1 = store.add_message(c, u1, Role::assistant, "answer one", std::vector<int>{11});
-        const auto a2 = store.add_message(c, u1, Role::assistant, "answer two", std::vector<int>{12});
-        const auto u2 = store.add_message(c, a1, Role::user, "follow-up", std::vector<int>{21});
-        const auto a3 = store.add_message(c, u2, Role::assistant, "answer three", std::vector<int>{31});
-        const auto edited = store.add_message(c, std::nullopt, Role::user, "question, edited", {});
+        const auto u1 = store.add_message(c, std::nullopt, Role::User, "question", extremes);
+        const auto a1 = store.add_message(c, u1, Role::Assistant, "answer one", std::vector<int>{11});
+        const auto a2 = store.add_message(c, u1, Role::Assistant, "answer two", std::vector<int>{12});
+        const auto u2 = store.add_message(c, a1, Role::User, "follow-up", std::vector<int>{21});
+        const auto a3 = store.add_message(c, u2, Role::Assistant, "answer three", std::vector<int>{31});
+        const auto edited = store.add_message(c, std::nullopt, Role::User, "question, edited", {});
 
         QCOMPARE(ids_of(store.children(u1)), (std::vector<arbor::MessageId>{a1, a2}));
         QCOMPARE(ids_of(store.children(a1)), std::vector<arbor::MessageId>{u2});
@@ -126,13 +126,13 @@ private slots:
         const Message q = store.message(u1);
         QCOMPARE(q.conversation_id, c);
         QVERIFY(!q.parent_id);
-        QCOMPARE(q.role, Role::user);
+        QCOMPARE(q.role, Role::User);
         QCOMPARE(q.text, std::string("question"));
         QCOMPARE(q.token_ids, extremes);
         QCOMPARE(q.state, MessageState::complete);
         const Message a = store.message(a2);
         QCOMPARE(a.parent_id, std::optional<arbor::MessageId>(u1));
-        QCOMPARE(a.role, Role::assistant);
+        QCOMPARE(a.role, Role::Assistant);
         QVERIFY(store.message(edited).token_ids.empty());
 
         // Little-endian int32, whatever the host.
@@ -141,8 +141,8 @@ private slots:
                                                   0, 0, 0, 0x80, 0x70, 0x11, 0x01, 0};
         QCOMPARE(blob, expected);
 
-        ARBOR_EXPECT_STORE_ERROR(store.add_message(other, a1, Role::user, "x", {}), Kind::invalid);
-        ARBOR_EXPECT_STORE_ERROR(store.add_message(c, 999999, Role::user, "x", {}), Kind::not_found);
+        ARBOR_EXPECT_STORE_ERROR(store.add_message(other, a1, Role::User, "x", {}), Kind::invalid);
+        ARBOR_EXPECT_STORE_ERROR(store.add_message(c, 999999, Role::User, "x", {}), Kind::not_found);
         ARBOR_EXPECT_STORE_ERROR(store.path(999999), Kind::not_found);
         ARBOR_EXPECT_STORE_ERROR(store.message(999999), Kind::not_found);
     }
@@ -154,7 +154,7 @@ private slots:
         const auto c = store.create_conversation("C");
         QCOMPARE(listed(store), (std::vector<arbor::ConversationId>{c, b, a}));
 
-        const auto m = store.add_message(a, std::nullopt, Role::user, "hi", {});
+        const auto m = store.add_message(a, std::nullopt, Role::User, "hi", {});
         QCOMPARE(listed(store), (std::vector<arbor::ConversationId>{a, c, b}));
         QVERIFY(store.conversation(a).updated_at > store.conversation(c).updated_at);
 
@@ -162,9 +162,9 @@ private slots:
         store.set_conversation_settings(b, {"x", 1.0, {}, {}, {}});
         QCOMPARE(listed(store), (std::vector<arbor::ConversationId>{a, c, b}));
 
-        const auto reply = store.add_message(b, std::nullopt, Role::assistant, "", {}, MessageState::streaming);
+        const auto reply = store.add_message(b, std::nullopt, Role::Assistant, "", {}, MessageState::streaming);
         QCOMPARE(listed(store), (std::vector<arbor::ConversationId>{b, a, c}));
-        store.add_message(a, m, Role::assistant, "yo", {});
+        store.add_message(a, m, Role::Assistant, "yo", {});
         QCOMPARE(listed(store), (std::vector<arbor::ConversationId>{a, b, c}));
         store.finish_message(reply, MessageState::complete);
         QCOMPARE(listed(store), (std::vector<arbor::ConversationId>{b, a, c}));
@@ -173,8 +173,8 @@ private slots:
     void streamingReply() {
         Store store(file());
         const auto c = store.create_conversation("Stream");
-        const auto u = store.add_message(c, std::nullopt, Role::user, "tell me", std::vector<int>{5});
-        const auto r = store.add_message(c, u, Role::assistant, "", {}, MessageState::streaming);
+        const auto u = store.add_message(c, std::nullopt, Role::User, "tell me", std::vector<int>{5});
+        const auto r = store.add_message(c, u, Role::Assistant, "", {}, MessageState::streaming);
         QCOMPARE(store.message(r).state, MessageState::streaming);
 
         std::string text;
@@ -211,7 +211,7 @@ private slots:
         ARBOR_EXPECT_STORE_ERROR(store.append_to_message(r, "late", std::vector<int>{1}), Kind::invalid);
         ARBOR_EXPECT_STORE_ERROR(store.finish_message(r, MessageState::stopped), Kind::invalid);
         ARBOR_EXPECT_STORE_ERROR(store.append_to_message(999999, "x", {}), Kind::not_found);
-        const auto r2 = store.add_message(c, u, Role::assistant, "", {}, MessageState::streaming);
+        const auto r2 = store.add_message(c, u, Role::Assistant, "", {}, MessageState::streaming);
         ARBOR_EXPECT_STORE_ERROR(store.finish_message(r2, MessageState::streaming), Kind::invalid);
         store.finish_message(r2, MessageState::error, {{}, {}, {}, {}, "engine failed"});
         QCOMPARE(store.message(r2).state, MessageState::error);
@@ -257,7 +257,7 @@ private slots:
             QVERIFY(store.open_tabs().empty());
             a = store.create_conversation("A");
             b = store.create_conversation("B");
-            const auto m = store.add_message(a, std::nullopt, Role::user, "hi", {});
+            const auto m = store.add_message(a, std::nullopt, Role::User, "hi", {});
             tabs = {{b, std::nullopt, false}, {a, m, true}, {b, std::nullopt, false}};
             store.save_open_tabs(tabs);
         }
@@ -278,7 +278,7 @@ private slots:
     void secondStoreDoesNotStopLiveReplies() {
         Store first(file());
         const auto c = first.create_conversation("Live");
-        const auto r = first.add_message(c, std::nullopt, Role::assistant, "", {}, MessageState::streaming);
+        const auto r = first.add_message(c, std::nullopt, Role::Assistant, "", {}, MessageState::streaming);
         first.append_to_message(r, "part one ", std::vector<int>{1});
         {
             Store second(file());

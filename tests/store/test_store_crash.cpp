@@ -63,7 +63,7 @@ private slots:
             for (const arbor::MessageId id : replies) {
                 const arbor::Message m = store.message(id);
                 QCOMPARE(m.state, arbor::MessageState::stopped);
-                QCOMPARE(m.role, arbor::Role::assistant);
+                QCOMPARE(m.role, arbor::Role::Assistant);
                 QVERIFY(!m.token_ids.empty());
                 if (id == reply) QVERIFY(m.token_ids.size() >= std::size_t(appended));
                 // Text and ids come from the same appends: nothing half-written.

@@ -134,7 +134,7 @@ private slots:
         QCOMPARE(path[0].text, std::string("How long should dough rise?"));
         QCOMPARE(path[0].token_ids, (std::vector<std::int32_t>{101, 102, 103}));
         QCOMPARE(path[1].token_ids, (std::vector<std::int32_t>{201, 70000, 2}));
-        QCOMPARE(path[1].role, Role::assistant);
+        QCOMPARE(path[1].role, Role::Assistant);
         QCOMPARE(path[2].text, std::string("And at what temperature?"));
         QCOMPARE(path[3].text, std::string("Around 24"));
         QCOMPARE(path[3].token_ids, (std::vector<std::int32_t>{501, 502}));
@@ -150,7 +150,7 @@ private slots:
         const auto hits = store.search("temperature");
         QCOMPARE(hits.size(), std::size_t(1));
         QCOMPARE(hits[0].message_id, std::optional<arbor::MessageId>(4));
-        const auto r = store.add_message(1, 5, Role::assistant, "", {}, MessageState::streaming);
+        const auto r = store.add_message(1, 5, Role::Assistant, "", {}, MessageState::streaming);
         QVERIFY(r > 5);
         store.finish_message(r, MessageState::complete, {10, 4, 3.5, 50.0, "stop"});
         QCOMPARE(store.message(r).stats.cached_tokens, std::optional<int>(4));
@@ -190,7 +190,7 @@ private slots:
                 const auto c = store.create_conversation("soon damaged");
                 std::optional<arbor::MessageId> parent;
                 for (int i = 0; i < 200; ++i)
-                    parent = store.add_message(c, parent, Role::user, std::string(400, char('a' + i % 26)), {});
+                    parent = store.add_message(c, parent, Role::User, std::string(400, char('a' + i % 26)), {});
             }
             const auto size = fs::file_size(file());
             fs::resize_file(file(), damage == "half" ? size / 2 : damage.toULongLong());
@@ -211,7 +211,7 @@ private slots:
             QCOMPARE(report.found_version, 0);
             QVERIFY(store.list_conversations().empty());
             const auto c = store.create_conversation("fresh start");
-            store.add_message(c, std::nullopt, Role::user, "hello", {});
+            store.add_message(c, std::nullopt, Role::User, "hello", {});
         }
         QCOMPARE(arbor::test::raw_quick_check(file()), std::string("ok"));
         Store again(file());
@@ -237,8 +237,8 @@ private slots:
         {
             Store store(file());
             const auto c = store.create_conversation("read only");
-            const auto u = store.add_message(c, std::nullopt, Role::user, "question", std::vector<int>{1});
-            reply = store.add_message(c, u, Role::assistant, "", {}, MessageState::streaming);
+            const auto u = store.add_message(c, std::nullopt, Role::User, "question", std::vector<int>{1});
+            reply = store.add_message(c, u, Role::Assistant, "", {}, MessageState::streaming);
             store.append_to_message(reply, "partial", std::vector<int>{2});
             store.set_app_setting("theme", "dark");
         }
@@ -286,8 +286,8 @@ private slots:
         {
             Store store(file());
             const auto c = store.create_conversation("full disk");
-            question = store.add_message(c, std::nullopt, Role::user, "question", std::vector<int>{1});
-            reply = store.add_message(c, question, Role::assistant, "", {}, MessageState::streaming);
+            question = store.add_message(c, std::nullopt, Role::User, "question", std::vector<int>{1});
+            reply = store.add_message(c, question, Role::Assistant, "", {}, MessageState::streaming);
             store.append_to_message(reply, "kept ", std::vector<int>{2});
             const std::string big(4 << 20, 'x');
             const std::vector<std::int32_t> many(1 << 20, 7);
@@ -295,7 +295,7 @@ private slots:
                 const auto used = std::max(size_or_zero(file()), size_or_zero(file().string() + "-wal"));
                 FileSizeLimit limit(used + 8192);
                 QVERIFY(limit.ok());
-                ARBOR_EXPECT_STORE_ERROR(store.add_message(c, question, Role::assistant, big, {}), Kind::disk_full);
+                ARBOR_EXPECT_STORE_ERROR(store.add_message(c, question, Role::Assistant, big, {}), Kind::disk_full);
                 ARBOR_EXPECT_STORE_ERROR(store.append_to_message(reply, big, many), Kind::disk_full);
                 ARBOR_EXPECT_STORE_ERROR(store.set_app_setting("big", big), Kind::disk_full);
             }

@@ -40,16 +40,16 @@ class TestStoreSearch : public QObject {
 
     void fill(Store& store) {
         rust_ = store.create_conversation("Rust borrow checker");
-        const auto q = store.add_message(rust_, std::nullopt, Role::user, "Why does the compiler complain?", {});
-        store.add_message(rust_, q, Role::assistant, "Because two mutable borrows overlap.", {});
+        const auto q = store.add_message(rust_, std::nullopt, Role::User, "Why does the compiler complain?", {});
+        store.add_message(rust_, q, Role::Assistant, "Because two mutable borrows overlap.", {});
         cooking_ = store.create_conversation("Cooking");
-        const auto u = store.add_message(cooking_, std::nullopt, Role::user, "How do I bake sourdough bread?", {});
-        bread_ = store.add_message(cooking_, u, Role::assistant,
+        const auto u = store.add_message(cooking_, std::nullopt, Role::User, "How do I bake sourdough bread?", {});
+        bread_ = store.add_message(cooking_, u, Role::Assistant,
                                    "Feed the starter the night before, then mix flour, water and salt. "
                                    "Let the dough rise until it doubles and bake it hot.",
                                    {});
         trip_ = store.create_conversation("Trip");
-        store.add_message(trip_, std::nullopt, Role::user, "A Paris itinerary with café stops (50% budget_cut)", {});
+        store.add_message(trip_, std::nullopt, Role::User, "A Paris itinerary with café stops (50% budget_cut)", {});
     }
 
 private slots:
@@ -103,7 +103,7 @@ private slots:
         fill(store);
         // "the" is in the rust and the cooking conversations; cooking is newer.
         QCOMPARE(hit_ids(store.search("the")), (std::vector<ConversationId>{cooking_, rust_}));
-        store.add_message(rust_, std::nullopt, Role::user, "another question", {});
+        store.add_message(rust_, std::nullopt, Role::User, "another question", {});
         QCOMPARE(hit_ids(store.search("the")), (std::vector<ConversationId>{rust_, cooking_}));
         QCOMPARE(hit_ids(store.search("the", 1)), std::vector<ConversationId>{rust_});
         QVERIFY(store.search("the", 0).empty());
@@ -125,7 +125,7 @@ private slots:
         QCOMPARE(hit_ids(store.search("holiday")), std::vector<ConversationId>{trip_});
         QVERIFY(store.search("trip").empty());
 
-        const auto r = store.add_message(trip_, std::nullopt, Role::assistant, "", {}, MessageState::streaming);
+        const auto r = store.add_message(trip_, std::nullopt, Role::Assistant, "", {}, MessageState::streaming);
         store.append_to_message(r, "Visit the Louvre ", std::vector<int>{1});
         store.append_to_message(r, "early.", std::vector<int>{2});
         QVERIFY(store.search("louvre").empty());  // not until it finishes

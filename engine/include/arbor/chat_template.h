@@ -19,6 +19,8 @@
 // after it becomes a user turn of its own).
 #pragma once
 
+#include "arbor/role.h"
+
 #include "arbor/tokenizer.h"
 
 #include <string_view>
@@ -27,7 +29,6 @@
 namespace arbor {
 
 enum class ChatTemplateKind { ChatML, Llama3, Llama2, Gemma, Zephyr };
-enum class Role { System, User, Assistant };
 
 std::string_view chat_template_name(ChatTemplateKind kind);
 

@@ -9,6 +9,8 @@
 // holds (flock) while it is open.
 #pragma once
 
+#include "arbor/role.h"
+
 #include "arbor/error.h"
 
 #include <cstdint>
@@ -55,7 +57,6 @@ struct Conversation {
     ConversationSettings settings;
 };
 
-enum class Role { system, user, assistant };
 enum class MessageState { complete, streaming, stopped, error };
 
 std::string_view to_string(Role role);
@@ -76,7 +77,7 @@ struct Message {
     MessageId id = 0;
     ConversationId conversation_id = 0;
     std::optional<MessageId> parent_id;  // empty for a first message
-    Role role = Role::user;
+    Role role = Role::User;
     std::string text;
     std::vector<std::int32_t> token_ids;
     std::int64_t created_at = 0;
