@@ -6,11 +6,14 @@
 #include "store_worker.h"
 
 #include <QAbstractListModel>
+#include <QtQml/qqmlregistration.h>
 
 namespace arbor::app {
 
 class ConversationListModel : public QAbstractListModel {
     Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("created by the app")
     Q_PROPERTY(QString filter READ filter WRITE setFilter NOTIFY filterChanged)
 public:
     enum Roles { IdRole = Qt::UserRole + 1, TitleRole, UpdatedAtRole };

@@ -6,11 +6,14 @@
 #include "store_worker.h"
 
 #include <QAbstractListModel>
+#include <QtQml/qqmlregistration.h>
 
 namespace arbor::app {
 
 class MessageListModel : public QAbstractListModel {
     Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("created by the app")
     Q_PROPERTY(qint64 conversationId READ conversationId NOTIFY conversationChanged)
 public:
     enum Roles {

@@ -6,15 +6,16 @@
 #include "arbor/store.h"
 
 #include <QList>
+#include <QMetaObject>
 #include <QObject>
 #include <QString>
 #include <QThread>
 #include <QVariantMap>
 
-#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <type_traits>
 
 namespace arbor::app {
 
@@ -90,11 +91,46 @@ public:
     // Tags a request so its requester recognises the answer (answers are broadcast).
     quint64 nextTicket() { return ++tickets_; }
 
+    // Runs job(store) on the worker thread, then done(result) (or done() for a void job)
+    // on the receiver's thread. An exception, or a database that is not open, calls
+    // failed(message) on the receiver's thread instead, or, without `failed`, emits the
+    // worker's failed(). The receiver must outlive this service (the service stops its
+    // thread first when destroyed), so a pending answer never reaches a dead object.
+    template <class Job, class Done>
+    void call(QObject* receiver, Job job, Done done, std::function<void(const QString&)> failed = {});
+
 private:
     quint64 tickets_ = 0;
     QThread thread_;
     StoreWorker* worker_;
 };
+
+template <class Job, class Done>
+void StoreService::call(QObject* receiver, Job job, Done done, std::function<void(const QString&)> failed) {
+    post([receiver, job = std::move(job), done = std::move(done), failed = std::move(failed)](StoreWorker& w) mutable {
+        auto fail = [&](const QString& message) {
+            if (failed)
+                QMetaObject::invokeMethod(receiver, [failed, message] { failed(message); }, Qt::QueuedConnection);
+            else
+                emit w.failed(message);
+        };
+        if (!w.store()) return fail(QStringLiteral("the database is not open"));
+        try {
+            using Result = std::invoke_result_t<Job&, arbor::Store&>;
+            if constexpr (std::is_void_v<Result>) {
+                job(*w.store());
+                QMetaObject::invokeMethod(receiver, [done = std::move(done)]() mutable { done(); }, Qt::QueuedConnection);
+            } else {
+                Result result = job(*w.store());
+                QMetaObject::invokeMethod(
+                    receiver, [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); },
+                    Qt::QueuedConnection);
+            }
+        } catch (const std::exception& e) {
+            fail(QString::fromUtf8(e.what()));
+        }
+    });
+}
 
 } // namespace arbor::app
 

@@ -1,0 +1,9 @@
+import QtQuick
+import QtQuick.Controls
+
+ApplicationWindow {
+    visible: true
+    width: 1100
+    height: 720
+    title: "Arbor"
+}
