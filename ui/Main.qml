@@ -1,9 +1,113 @@
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
+import QtQuick.Layouts
+import Arbor.Core
 
 ApplicationWindow {
+    id: window
+    required property ArborApp app
+
     visible: true
     width: 1100
     height: 720
-    title: "Arbor"
+    minimumWidth: 640
+    minimumHeight: 420
+    title: app.tabs.current && app.tabs.current.title ? app.tabs.current.title + " - Arbor" : "Arbor"
+
+    Material.theme: app.settings.theme === "dark" ? Material.Dark
+                  : app.settings.theme === "light" ? Material.Light : Material.System
+    Material.accent: Material.Teal
+
+    Shortcut {
+        sequences: ["Ctrl+N"]
+        context: Qt.ApplicationShortcut
+        onActivated: window.app.tabs.newConversation()
+    }
+    Shortcut {
+        sequences: ["Ctrl+W"]
+        context: Qt.ApplicationShortcut
+        onActivated: window.app.tabs.closeTab(window.app.tabs.currentIndex)
+    }
+    Shortcut {
+        sequences: ["Ctrl+Tab"]
+        context: Qt.ApplicationShortcut
+        onActivated: window.app.tabs.nextTab()
+    }
+    Shortcut {
+        // Qt reports Ctrl+Shift+Tab as Ctrl+Backtab on most platforms.
+        sequences: ["Ctrl+Shift+Tab", "Ctrl+Backtab"]
+        context: Qt.ApplicationShortcut
+        onActivated: window.app.tabs.previousTab()
+    }
+    Shortcut {
+        sequences: ["Esc"]
+        context: Qt.ApplicationShortcut
+        enabled: window.app.tabs.current !== null && window.app.tabs.current.generating
+        onActivated: window.app.tabs.current.stop()
+    }
+    Shortcut {
+        sequences: [StandardKey.Preferences, "Ctrl+,"]
+        context: Qt.ApplicationShortcut
+        onActivated: settingsDialog.open()
+    }
+
+    RowLayout {
+        anchors.fill: parent
+        spacing: 0
+
+        Sidebar {
+            id: sidebar
+            objectName: "sidebar"
+            app: window.app
+            Layout.preferredWidth: 270
+            Layout.fillHeight: true
+            onSettingsRequested: settingsDialog.open()
+        }
+
+        ToolSeparator {
+            orientation: Qt.Vertical
+            Layout.fillHeight: true
+            padding: 0
+        }
+
+        ColumnLayout {
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            spacing: 0
+
+            NoticeBar {
+                Layout.fillWidth: true
+                text: window.app.notice
+                onDismissed: window.app.dismissNotice()
+            }
+
+            ModelStatus {
+                Layout.fillWidth: true
+                model: window.app.model
+                onSettingsRequested: settingsDialog.open()
+            }
+
+            TabStrip {
+                objectName: "tabStrip"
+                Layout.fillWidth: true
+                tabs: window.app.tabs
+                visible: window.app.tabs.count > 0
+            }
+
+            ChatView {
+                objectName: "chatView"
+                Layout.fillWidth: true
+                Layout.fillHeight: true
+                app: window.app
+                session: window.app.tabs.current
+            }
+        }
+    }
+
+    SettingsDialog {
+        id: settingsDialog
+        app: window.app
+        anchors.centerIn: parent
+    }
 }

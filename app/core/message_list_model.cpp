@@ -67,6 +67,14 @@ void MessageListModel::appendText(qint64 messageId, const QString& piece) {
     emit dataChanged(changed, changed, {TextRole, Qt::DisplayRole});
 }
 
+void MessageListModel::setText(qint64 messageId, const QString& text) {
+    const int i = rowOf(messageId);
+    if (i < 0 || rows_[i].text == text) return;
+    rows_[i].text = text;
+    const QModelIndex changed = index(i);
+    emit dataChanged(changed, changed, {TextRole, Qt::DisplayRole});
+}
+
 void MessageListModel::setFinished(qint64 messageId, const QString& state, const QVariantMap& stats) {
     const int i = rowOf(messageId);
     if (i < 0) return;

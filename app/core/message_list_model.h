@@ -45,9 +45,12 @@ public:
     // For the chat controller (which also persists them through the worker).
     void appendMessage(const MessageRow& row);
     Q_INVOKABLE void appendText(qint64 messageId, const QString& piece);
+    void setText(qint64 messageId, const QString& text);
     Q_INVOKABLE void setFinished(qint64 messageId, const QString& state, const QVariantMap& stats);
     Q_INVOKABLE int rowOf(qint64 messageId) const;
     const MessageRow& row(int i) const { return rows_[i]; }
+    // The last message shown (the branch's leaf), 0 when the conversation is empty.
+    qint64 leafId() const { return rows_.isEmpty() ? 0 : rows_.back().id; }
 
 signals:
     void conversationChanged();

@@ -8,7 +8,9 @@ namespace {
 
 QString qs(std::string_view s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); }
 
-QVariantMap statsMap(const arbor::MessageStats& s) {
+} // namespace
+
+QVariantMap statsToMap(const arbor::MessageStats& s) {
     QVariantMap m;
     if (s.prompt_tokens) m["promptTokens"] = *s.prompt_tokens;
     if (s.cached_tokens) m["cachedTokens"] = *s.cached_tokens;
@@ -17,8 +19,6 @@ QVariantMap statsMap(const arbor::MessageStats& s) {
     if (!s.finish_reason.empty()) m["finishReason"] = qs(s.finish_reason);
     return m;
 }
-
-} // namespace
 
 StoreWorker::StoreWorker(std::filesystem::path file) : file_(std::move(file)) {}
 StoreWorker::~StoreWorker() = default;
@@ -96,7 +96,7 @@ void StoreWorker::emitPath(quint64 ticket, qint64 conversation, arbor::MessageId
     if (leaf != 0) {
         for (const auto& m : store_->path(leaf)) {
             MessageRow row{m.id, m.parent_id.value_or(0), qs(arbor::to_string(m.role)), qs(m.text),
-                           qs(arbor::to_string(m.state)), statsMap(m.stats), 0, 1};
+                           qs(arbor::to_string(m.state)), statsToMap(m.stats), 0, 1};
             const auto siblings = siblingsOf(m);
             row.branchCount = int(siblings.size());
             for (size_t i = 0; i < siblings.size(); ++i)
@@ -157,9 +157,11 @@ void StoreService::open() {
 }
 
 StoreService::~StoreService() {
-    // Jobs not yet started are dropped; the worker (and its Store) is deleted on its
-    // own thread once the loop has stopped.
-    thread_.quit();
+    // Every job posted so far still runs (the final writes of closing tabs among them);
+    // their answers are dropped with this object. The worker (and its Store) is deleted
+    // on its own thread once the loop has stopped.
+    QThread* thread = &thread_;
+    post([thread](StoreWorker&) { thread->quit(); });
     thread_.wait();
 }
 

@@ -7,6 +7,7 @@
 
 #include <QList>
 #include <QMetaObject>
+#include <QPointer>
 #include <QObject>
 #include <QString>
 #include <QThread>
@@ -35,6 +36,9 @@ struct MessageRow {
     int branchIndex = 0;  // among the message's siblings, in creation order
     int branchCount = 1;
 };
+
+// promptTokens, cachedTokens, ttftMs, tokensPerSecond, finishReason: those measured.
+QVariantMap statsToMap(const arbor::MessageStats& stats);
 
 class StoreWorker : public QObject {
     Q_OBJECT
@@ -92,10 +96,9 @@ public:
     quint64 nextTicket() { return ++tickets_; }
 
     // Runs job(store) on the worker thread, then done(result) (or done() for a void job)
-    // on the receiver's thread. An exception, or a database that is not open, calls
-    // failed(message) on the receiver's thread instead, or, without `failed`, emits the
-    // worker's failed(). The receiver must outlive this service (the service stops its
-    // thread first when destroyed), so a pending answer never reaches a dead object.
+    // on this service's thread. An exception, or a database that is not open, calls
+    // failed(message) instead, or, without `failed`, emits the worker's failed(). The
+    // answer is dropped when `receiver` (an object of this thread) is gone by then.
     template <class Job, class Done>
     void call(QObject* receiver, Job job, Done done, std::function<void(const QString&)> failed = {});
 
@@ -107,10 +110,14 @@ private:
 
 template <class Job, class Done>
 void StoreService::call(QObject* receiver, Job job, Done done, std::function<void(const QString&)> failed) {
-    post([receiver, job = std::move(job), done = std::move(done), failed = std::move(failed)](StoreWorker& w) mutable {
+    QPointer<QObject> guard(receiver);
+    post([this, guard, job = std::move(job), done = std::move(done), failed = std::move(failed)](StoreWorker& w) mutable {
+        // Answers go through this service (alive as long as its worker) and are checked
+        // against the guard on this thread, where the receiver is deleted.
         auto fail = [&](const QString& message) {
             if (failed)
-                QMetaObject::invokeMethod(receiver, [failed, message] { failed(message); }, Qt::QueuedConnection);
+                QMetaObject::invokeMethod(this, [guard, failed, message] { if (guard) failed(message); },
+                                          Qt::QueuedConnection);
             else
                 emit w.failed(message);
         };
@@ -119,11 +126,15 @@ void StoreService::call(QObject* receiver, Job job, Done done, std::function<voi
             using Result = std::invoke_result_t<Job&, arbor::Store&>;
             if constexpr (std::is_void_v<Result>) {
                 job(*w.store());
-                QMetaObject::invokeMethod(receiver, [done = std::move(done)]() mutable { done(); }, Qt::QueuedConnection);
+                QMetaObject::invokeMethod(this, [guard, done = std::move(done)]() mutable { if (guard) done(); },
+                                          Qt::QueuedConnection);
             } else {
                 Result result = job(*w.store());
                 QMetaObject::invokeMethod(
-                    receiver, [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); },
+                    this,
+                    [guard, done = std::move(done), result = std::move(result)]() mutable {
+                        if (guard) done(std::move(result));
+                    },
                     Qt::QueuedConnection);
             }
         } catch (const std::exception& e) {

@@ -1,0 +1,63 @@
+// The app-wide settings, kept as app settings in the store:
+//   model.path      the GGUF file to load (default: the default model)
+//   engine.threads  compute threads, 0 for one per core (default 0)
+//   engine.kv_mib   KV cache memory budget in MiB (default 512)
+//   ui.theme        "system", "light" or "dark" (default "system")
+// Values are read once at start (load()) and written through on every change.
+#pragma once
+
+#include "store_worker.h"
+
+#include <QObject>
+#include <QtQml/qqmlregistration.h>
+
+namespace arbor::app {
+
+class AppSettings : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("created by the app")
+    Q_PROPERTY(QString modelPath READ modelPath WRITE setModelPath NOTIFY changed)
+    Q_PROPERTY(int threads READ threads WRITE setThreads NOTIFY changed)
+    Q_PROPERTY(int kvMemoryMiB READ kvMemoryMiB WRITE setKvMemoryMiB NOTIFY changed)
+    Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY changed)
+    Q_PROPERTY(int maxThreads READ maxThreads CONSTANT)
+public:
+    static constexpr int kDefaultKvMiB = 512;
+    static constexpr int kMinKvMiB = 32;
+    static constexpr int kMaxKvMiB = 65536;
+
+    explicit AppSettings(StoreService& store, QObject* parent = nullptr);
+
+    QString modelPath() const { return modelPath_; }
+    int threads() const { return threads_; }
+    int kvMemoryMiB() const { return kvMiB_; }
+    QString theme() const { return theme_; }
+    int maxThreads() const;
+
+    void setModelPath(const QString& path);
+    void setThreads(int threads);          // clamped to 0..maxThreads
+    void setKvMemoryMiB(int mib);          // clamped to kMinKvMiB..kMaxKvMiB
+    void setTheme(const QString& theme);   // other values than the three are ignored
+
+    // Reads the stored values (defaults for what is missing or invalid), then loaded().
+    void load();
+    // Takes `path` for this run only (arbor --model PATH), over the stored choice.
+    void overrideModelPath(const QString& path) { override_ = path; }
+
+signals:
+    void changed();
+    void loaded();
+
+private:
+    void persist(const char* key, const QString& value);
+
+    StoreService& store_;
+    QString modelPath_;
+    int threads_ = 0;
+    int kvMiB_ = kDefaultKvMiB;
+    QString theme_ = QStringLiteral("system");
+    QString override_;
+};
+
+} // namespace arbor::app

@@ -1,0 +1,96 @@
+#include "arbor_app.h"
+
+#include "markdown_blocks.h"
+
+#include <QClipboard>
+#include <QGuiApplication>
+#include <QUrl>
+
+namespace arbor::app {
+
+ArborApp::ArborApp(std::filesystem::path database, QObject* parent)
+    : QObject(parent),
+      databasePath_(QString::fromStdString(database.string())),
+      store_(std::make_unique<StoreService>(std::move(database))),
+      settings_(std::make_unique<AppSettings>(*store_)),
+      models_(std::make_unique<ModelService>()),
+      conversations_(std::make_unique<ConversationListModel>(*store_)),
+      tabs_(std::make_unique<TabListModel>(*store_, *models_)),
+      api_(std::make_unique<ApiController>(*store_)) {
+    StoreWorker* w = store_->worker();
+    connect(w, &StoreWorker::failed, this, &ArborApp::setNotice, Qt::QueuedConnection);
+    connect(w, &StoreWorker::opened, this, [this](const QString& problem) {
+        if (!problem.isEmpty()) setNotice(problem);
+        settings_->load();
+        conversations_->reload();
+        tabs_->restore();
+        api_->load();
+    }, Qt::QueuedConnection);
+    connect(settings_.get(), &AppSettings::loaded, this, &ArborApp::reloadModel);
+    connect(tabs_.get(), &TabListModel::restored, this, [this] {
+        started_ = true;
+        emit startedChanged();
+    });
+    connect(tabs_.get(), &TabListModel::conversationActivity, conversations_.get(), &ConversationListModel::reload);
+    connect(models_.get(), &ModelService::modelChanged, this, [this] { api_->setModel(models_->current()); });
+}
+
+ArborApp::~ArborApp() {
+    // The API server stops first (it holds the engine), then the tabs cancel their
+    // replies and post their last writes, then the store finishes every posted job;
+    // the model goes last, released off this thread.
+    api_.reset();
+    tabs_.reset();
+    conversations_.reset();
+    store_.reset();
+    settings_.reset();
+    models_.reset();
+}
+
+
+void ArborApp::start(const QString& modelOverride) {
+    if (!modelOverride.isEmpty()) settings_->overrideModelPath(modelOverride);
+    store_->open();
+}
+
+void ArborApp::reloadModel() {
+    models_->load(settings_->modelPath(), settings_->threads(), settings_->kvMemoryMiB());
+}
+
+void ArborApp::chooseModel(const QString& pathOrUrl) {
+    const QUrl url(pathOrUrl);
+    const QString path = url.isLocalFile() ? url.toLocalFile() : pathOrUrl;
+    if (path.isEmpty()) return;
+    settings_->setModelPath(path);
+    reloadModel();
+}
+
+void ArborApp::renameConversation(qint64 id, const QString& title) {
+    const QString t = title.simplified();
+    if (t.isEmpty()) return;
+    conversations_->rename(id, t);
+    tabs_->renamed(id, t);
+}
+
+void ArborApp::deleteConversation(qint64 id) {
+    tabs_->closeConversation(id);
+    conversations_->remove(id);
+}
+
+void ArborApp::copyText(const QString& text) const {
+    if (QClipboard* clipboard = QGuiApplication::clipboard()) clipboard->setText(text);
+}
+
+QVariantList ArborApp::markdownBlocks(const QString& markdown) const {
+    return markdownBlocksToVariant(splitMarkdown(markdown));
+}
+
+void ArborApp::setNotice(const QString& notice) {
+    if (notice == notice_) return;
+    notice_ = notice;
+    emit noticeChanged();
+}
+
+void ArborApp::dismissNotice() { setNotice({}); }
+
+} // namespace arbor::app

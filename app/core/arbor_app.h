@@ -1,0 +1,84 @@
+// The root of the desktop app, handed to Main.qml as its `app` property: owns the store
+// service, the settings, the model service, the sidebar's conversation list, the tabs and
+// the API switch, and runs the start-up sequence: open the store, read the settings,
+// then in parallel load the model, list the conversations, reopen the tabs and start
+// the API server if it is switched on.
+#pragma once
+
+#include "api_controller.h"
+#include "app_settings.h"
+#include "conversation_list_model.h"
+#include "model_service.h"
+#include "tab_list_model.h"
+
+#include <QObject>
+#include <QVariantList>
+#include <QtQml/qqmlregistration.h>
+
+#include <filesystem>
+#include <memory>
+
+namespace arbor::app {
+
+class ArborApp : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("created by main()")
+    Q_PROPERTY(arbor::app::AppSettings* settings READ settings CONSTANT)
+    Q_PROPERTY(arbor::app::ModelService* model READ model CONSTANT)
+    Q_PROPERTY(arbor::app::ConversationListModel* conversations READ conversations CONSTANT)
+    Q_PROPERTY(arbor::app::TabListModel* tabs READ tabs CONSTANT)
+    Q_PROPERTY(arbor::app::ApiController* api READ api CONSTANT)
+    Q_PROPERTY(bool started READ started NOTIFY startedChanged)  // store open, tabs restored
+    // Something the user must be told (a database moved aside, a failed write); cleared
+    // by dismissNotice().
+    Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
+    Q_PROPERTY(QString databasePath READ databasePath CONSTANT)
+public:
+    explicit ArborApp(std::filesystem::path database, QObject* parent = nullptr);
+    ~ArborApp() override;
+
+    AppSettings* settings() const { return settings_.get(); }
+    ModelService* model() const { return models_.get(); }
+    ConversationListModel* conversations() const { return conversations_.get(); }
+    TabListModel* tabs() const { return tabs_.get(); }
+    ApiController* api() const { return api_.get(); }
+    bool started() const { return started_; }
+    QString notice() const { return notice_; }
+    QString databasePath() const { return databasePath_; }
+
+    // Begins the start-up sequence; `modelOverride` (arbor --model) replaces the stored
+    // model choice for this run.
+    void start(const QString& modelOverride = {});
+
+    // Reloads the model with the current settings (after a change of model, threads or
+    // KV budget).
+    Q_INVOKABLE void reloadModel();
+    // Picks a GGUF file (a path or a file:// URL) as the model and loads it.
+    Q_INVOKABLE void chooseModel(const QString& pathOrUrl);
+    Q_INVOKABLE void renameConversation(qint64 id, const QString& title);
+    Q_INVOKABLE void deleteConversation(qint64 id);  // closes its tab first
+    Q_INVOKABLE void copyText(const QString& text) const;
+    Q_INVOKABLE QVariantList markdownBlocks(const QString& markdown) const;
+    Q_INVOKABLE void dismissNotice();
+
+signals:
+    void startedChanged();
+    void noticeChanged();
+
+private:
+    void setNotice(const QString& notice);
+
+    QString databasePath_;
+    // Declaration order matters for destruction, which ~ArborApp spells out.
+    std::unique_ptr<StoreService> store_;
+    std::unique_ptr<AppSettings> settings_;
+    std::unique_ptr<ModelService> models_;
+    std::unique_ptr<ConversationListModel> conversations_;
+    std::unique_ptr<TabListModel> tabs_;
+    std::unique_ptr<ApiController> api_;
+    bool started_ = false;
+    QString notice_;
+};
+
+} // namespace arbor::app

@@ -1,0 +1,320 @@
+#include "chat_session.h"
+
+#include <QRandomGenerator>
+
+#include <cmath>
+
+namespace arbor::app {
+
+namespace {
+
+QString titleFrom(const QString& text) {
+    constexpr int kMaxTitle = 48;
+    QString line = text.trimmed().section(QLatin1Char('\n'), 0, 0).simplified();
+    if (line.size() > kMaxTitle) line = line.left(kMaxTitle - 1).trimmed() + QChar(0x2026);
+    return line.isEmpty() ? QStringLiteral("New conversation") : line;
+}
+
+QVariant optionalToVariant(const std::optional<double>& v) { return v ? QVariant(*v) : QVariant(); }
+QVariant optionalToVariant(const std::optional<int>& v) { return v ? QVariant(*v) : QVariant(); }
+
+// Undefined, null or "" -> unset; else a number within [lo, hi].
+template <class T>
+bool readOptional(const QVariantMap& map, const QString& key, double lo, double hi, std::optional<T>& out,
+                  QString& error) {
+    const QVariant v = map.value(key);
+    if (!v.isValid() || v.isNull() || (v.typeId() == QMetaType::QString && v.toString().trimmed().isEmpty())) {
+        out.reset();
+        return true;
+    }
+    bool ok = false;
+    const double d = v.typeId() == QMetaType::QString ? v.toString().trimmed().toDouble(&ok) : v.toDouble(&ok);
+    if (!ok || !std::isfinite(d) || d < lo || d > hi) {
+        error = QStringLiteral("%1 must be a number from %2 to %3").arg(key).arg(lo).arg(hi);
+        return false;
+    }
+    if constexpr (std::is_integral_v<T>) {
+        if (d != std::floor(d)) {
+            error = QStringLiteral("%1 must be a whole number").arg(key);
+            return false;
+        }
+    }
+    out = T(d);
+    return true;
+}
+
+} // namespace
+
+struct ChatSession::Turn {
+    qint64 reply = 0;
+    std::vector<arbor::TokenId> prompt;
+    QString title;  // set when this turn gave the conversation its title
+};
+
+ChatSession::ChatSession(qint64 conversationId, StoreService& store, ModelService& models, QObject* parent)
+    : QObject(parent), conversation_(conversationId), store_(store), models_(models), messages_(store) {
+    flushTimer_.setInterval(kFlushIntervalMs);
+    connect(&flushTimer_, &QTimer::timeout, this, &ChatSession::flush);
+    connect(&models_, &ModelService::tokenReceived, this, &ChatSession::onToken);
+    connect(&models_, &ModelService::finished, this, &ChatSession::onFinished);
+    connect(&models_, &ModelService::aboutToUnload, this, &ChatSession::onUnload);
+    connect(&messages_, &MessageListModel::loaded, this, [this] {
+        // A reload shows what the store has, which lags the stream by up to one flush.
+        if (phase_ == Phase::streaming) messages_.setText(reply_, replyText_);
+        emit leafChanged();
+    });
+}
+
+ChatSession::~ChatSession() {
+    if (phase_ != Phase::streaming) return;
+    models_.cancel(request_);
+    // The session is going away: write what was generated without waiting for an answer.
+    const qint64 id = reply_;
+    const std::string text = pendingText_.toStdString();
+    const auto ids = std::move(pendingIds_);
+    store_.post([id, text, ids](StoreWorker& w) {
+        if (!w.store()) return;
+        try {
+            if (!text.empty() || !ids.empty()) w.store()->append_to_message(id, text, ids);
+            arbor::MessageStats stats;
+            stats.finish_reason = "cancelled";
+            w.store()->finish_message(id, arbor::MessageState::stopped, stats);
+        } catch (const std::exception& e) {
+            emit w.failed(QString::fromUtf8(e.what()));
+        }
+    });
+}
+
+void ChatSession::open(qint64 leaf) {
+    const qint64 id = conversation_;
+    store_.call(
+        this, [id](arbor::Store& s) { return s.conversation(id); },
+        [this](arbor::Conversation c) {
+            setTitle(QString::fromStdString(c.title));
+            systemPrompt_ = QString::fromStdString(c.settings.system_prompt);
+            temperature_ = optionalToVariant(c.settings.temperature);
+            topP_ = optionalToVariant(c.settings.top_p);
+            topK_ = optionalToVariant(c.settings.top_k);
+            maxTokens_ = optionalToVariant(c.settings.max_tokens);
+            emit settingsChanged();
+            emit opened();
+        },
+        [this](const QString& message) { setError(message); });
+    messages_.load(conversation_, leaf);
+}
+
+void ChatSession::setTitle(const QString& title) {
+    if (title == title_) return;
+    title_ = title;
+    emit titleChanged();
+}
+
+void ChatSession::setError(const QString& error) {
+    if (error == error_) return;
+    error_ = error;
+    emit errorChanged();
+}
+
+void ChatSession::setPhase(Phase phase) {
+    const bool was = generating();
+    phase_ = phase;
+    if (was != generating()) emit generatingChanged();
+}
+
+bool ChatSession::send(const QString& text) {
+    if (text.trimmed().isEmpty()) return false;
+    return startTurn(messages_.leafId(), text);
+}
+
+bool ChatSession::regenerate(int row) {
+    if (row < 0 || row >= messages_.rowCount() || messages_.row(row).role != QLatin1String("assistant")) {
+        setError(QStringLiteral("only a reply can be regenerated"));
+        return false;
+    }
+    return startTurn(messages_.row(row).parentId, {});
+}
+
+bool ChatSession::edit(int row, const QString& text) {
+    if (row < 0 || row >= messages_.rowCount() || messages_.row(row).role != QLatin1String("user")) {
+        setError(QStringLiteral("only a message of yours can be edited"));
+        return false;
+    }
+    if (text.trimmed().isEmpty()) return false;
+    return startTurn(messages_.row(row).parentId, text);
+}
+
+void ChatSession::stop() {
+    if (phase_ == Phase::streaming) models_.cancel(request_);
+    // While composing, onComposed sees the flag and does not submit.
+    if (phase_ == Phase::composing) stopRequested_ = true;
+}
+
+bool ChatSession::startTurn(qint64 parent, const QString& userText) {
+    if (phase_ != Phase::idle) {
+        setError(QStringLiteral("a reply is still being generated"));
+        return false;
+    }
+    auto model = models_.current();
+    if (!model) {
+        setError(QStringLiteral("no model is loaded"));
+        return false;
+    }
+    setError({});
+    stopRequested_ = false;
+    setPhase(Phase::composing);
+    const qint64 conversation = conversation_;
+    const std::string text = userText.toStdString();
+    store_.call(
+        this,
+        [model, conversation, parent, text](arbor::Store& s) {
+            const arbor::ChatFormatter& formatter = *model->formatter;
+            std::optional<arbor::MessageId> below = parent ? std::optional<arbor::MessageId>(parent) : std::nullopt;
+            Turn turn;
+            if (!text.empty()) {
+                below = s.add_message(conversation, below, arbor::Role::User, text, formatter.encode_content(text));
+                if (s.conversation(conversation).title.empty()) {
+                    turn.title = titleFrom(QString::fromStdString(text));
+                    s.rename_conversation(conversation, turn.title.toStdString());
+                }
+            }
+            std::vector<arbor::ChatMessage> chat;
+            const auto settings = s.conversation_settings(conversation);
+            if (!settings.system_prompt.empty())
+                chat.push_back({arbor::Role::System, formatter.encode_content(settings.system_prompt)});
+            if (below) {
+                for (const auto& m : s.path(*below)) {
+                    // A reply keeps the exact ids it was generated as, so the prompt
+                    // extends the previous one token for token and hits the cache.
+                    chat.push_back({m.role, m.token_ids.empty() && !m.text.empty() ? formatter.encode_content(m.text)
+                                                                                   : m.token_ids});
+                }
+            }
+            turn.prompt = formatter.compose(chat);
+            turn.reply = s.add_message(conversation, below, arbor::Role::Assistant, "", {},
+                                       arbor::MessageState::streaming);
+            return turn;
+        },
+        [this](Turn turn) { onComposed(turn); },
+        [this](const QString& message) {
+            setPhase(Phase::idle);
+            setError(message);
+        });
+    return true;
+}
+
+void ChatSession::onComposed(const Turn& turn) {
+    if (!turn.title.isEmpty()) {
+        setTitle(turn.title);
+        emit retitled(turn.title);
+    }
+    reply_ = turn.reply;
+    replyText_.clear();
+    pendingText_.clear();
+    pendingIds_.clear();
+    setPhase(Phase::streaming);
+    messages_.load(conversation_, reply_);
+    if (stopRequested_) {
+        finishReply(MessageState::stopped, QStringLiteral("cancelled"), {});
+        return;
+    }
+    request_ = models_.submit({turn.prompt, generateOptions()});
+    if (request_ == 0) finishReply(MessageState::error, QStringLiteral("error: no model is loaded"), {});
+    else flushTimer_.start();
+}
+
+arbor::GenerateOptions ChatSession::generateOptions() const {
+    arbor::GenerateOptions o;
+    o.sampler.temperature = float(temperature_.isValid() ? temperature_.toDouble() : kDefaultTemperature);
+    o.sampler.top_p = float(topP_.isValid() ? topP_.toDouble() : kDefaultTopP);
+    o.sampler.top_k = topK_.isValid() ? topK_.toInt() : kDefaultTopK;
+    o.sampler.seed = QRandomGenerator::global()->generate64();
+    o.max_tokens = maxTokens_.isValid() ? maxTokens_.toInt() : kDefaultMaxTokens;
+    return o;
+}
+
+void ChatSession::onToken(quint64 requestId, int tokenId, const QString& text) {
+    if (phase_ != Phase::streaming || requestId != request_) return;
+    if (tokenId >= 0) pendingIds_.push_back(tokenId);  // -1: held-back text flushed at the end
+    replyText_ += text;
+    pendingText_ += text;
+    messages_.appendText(reply_, text);
+}
+
+void ChatSession::onFinished(quint64 requestId, const QString& reason, const QString& error, const ReplyStats& stats) {
+    if (phase_ != Phase::streaming || requestId != request_) return;
+    arbor::MessageStats s;
+    s.prompt_tokens = stats.promptTokens;
+    s.cached_tokens = stats.cachedTokens;
+    if (stats.generatedTokens > 0) s.ttft_ms = stats.timeToFirstTokenMs;
+    if (stats.generatedTokens > 1) s.tokens_per_second = stats.tokensPerSecond;
+    MessageState state = MessageState::complete;
+    QString finish = reason;
+    if (reason == QLatin1String("cancelled")) {
+        state = MessageState::stopped;
+    } else if (reason == QLatin1String("error")) {
+        state = MessageState::error;
+        finish = QStringLiteral("error: ") + error;
+        setError(error);
+    }
+    finishReply(state, finish, s);
+}
+
+void ChatSession::onUnload() {
+    if (phase_ == Phase::streaming) finishReply(MessageState::stopped, QStringLiteral("model unloaded"), {});
+}
+
+void ChatSession::finishReply(MessageState state, const QString& finishReason, arbor::MessageStats stats) {
+    flushTimer_.stop();
+    flush();
+    stats.finish_reason = finishReason.toStdString();
+    const qint64 id = reply_;
+    const arbor::MessageState stored = state;
+    store_.call(
+        this, [id, stored, stats](arbor::Store& s) { s.finish_message(id, stored, stats); },
+        [this, id] { emit replyFinished(id); }, [this](const QString& message) { setError(message); });
+    messages_.setFinished(id, QString::fromUtf8(arbor::to_string(stored).data()), statsToMap(stats));
+    request_ = 0;
+    setPhase(Phase::idle);
+}
+
+void ChatSession::flush() {
+    if (pendingText_.isEmpty() && pendingIds_.empty()) return;
+    const qint64 id = reply_;
+    const std::string text = pendingText_.toStdString();
+    const auto ids = std::move(pendingIds_);
+    pendingText_.clear();
+    pendingIds_.clear();
+    store_.call(
+        this, [id, text, ids](arbor::Store& s) { s.append_to_message(id, text, ids); }, [] {},
+        [this](const QString& message) { setError(message); });
+}
+
+QString ChatSession::saveSettings(const QVariantMap& map) {
+    arbor::ConversationSettings settings;
+    QString error;
+    std::optional<double> temperature, topP;
+    std::optional<int> topK, maxTokens;
+    if (!readOptional(map, QStringLiteral("temperature"), 0.0, 2.0, temperature, error) ||
+        !readOptional(map, QStringLiteral("topP"), 0.0, 1.0, topP, error) ||
+        !readOptional(map, QStringLiteral("topK"), 0.0, 1000.0, topK, error) ||
+        !readOptional(map, QStringLiteral("maxTokens"), 1.0, 1 << 20, maxTokens, error))
+        return error;
+    settings.system_prompt = map.value(QStringLiteral("systemPrompt")).toString().toStdString();
+    settings.temperature = temperature;
+    settings.top_p = topP;
+    settings.top_k = topK;
+    settings.max_tokens = maxTokens;
+    systemPrompt_ = QString::fromStdString(settings.system_prompt);
+    temperature_ = optionalToVariant(temperature);
+    topP_ = optionalToVariant(topP);
+    topK_ = optionalToVariant(topK);
+    maxTokens_ = optionalToVariant(maxTokens);
+    emit settingsChanged();
+    const qint64 id = conversation_;
+    store_.call(
+        this, [id, settings](arbor::Store& s) { s.set_conversation_settings(id, settings); }, [] {},
+        [this](const QString& message) { setError(message); });
+    return {};
+}
+
+} // namespace arbor::app

@@ -1,0 +1,124 @@
+// One open conversation (a tab): its messages along the branch shown, its settings, and
+// at most one reply being generated. A turn is composed on the store thread (the user
+// message saved, the prompt built from the stored token ids of the path, an empty
+// 'streaming' reply row added), submitted to the shared engine, grown as tokens arrive
+// and written back to the store at least twice a second.
+#pragma once
+
+#include "message_list_model.h"
+#include "model_service.h"
+#include "store_worker.h"
+
+#include <QObject>
+#include <QTimer>
+#include <QVariant>
+#include <QtQml/qqmlregistration.h>
+
+#include <vector>
+
+namespace arbor::app {
+
+class ChatSession : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("opened through the tab list")
+    Q_PROPERTY(qint64 conversationId READ conversationId CONSTANT)
+    Q_PROPERTY(QString title READ title NOTIFY titleChanged)
+    Q_PROPERTY(arbor::app::MessageListModel* messages READ messages CONSTANT)
+    Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
+    Q_PROPERTY(QString error READ error NOTIFY errorChanged)
+    // Per-conversation settings; an undefined value means "the default".
+    Q_PROPERTY(QString systemPrompt READ systemPrompt NOTIFY settingsChanged)
+    Q_PROPERTY(QVariant temperature READ temperature NOTIFY settingsChanged)
+    Q_PROPERTY(QVariant topP READ topP NOTIFY settingsChanged)
+    Q_PROPERTY(QVariant topK READ topK NOTIFY settingsChanged)
+    Q_PROPERTY(QVariant maxTokens READ maxTokens NOTIFY settingsChanged)
+public:
+    // Defaults for what a conversation leaves unset.
+    static constexpr double kDefaultTemperature = 0.7;
+    static constexpr double kDefaultTopP = 0.9;
+    static constexpr int kDefaultTopK = 40;
+    static constexpr int kDefaultMaxTokens = 1024;
+    // Text and token ids of a streaming reply reach the store this often.
+    static constexpr int kFlushIntervalMs = 500;
+
+    ChatSession(qint64 conversationId, StoreService& store, ModelService& models, QObject* parent = nullptr);
+    ~ChatSession() override;  // cancels its generation
+
+    qint64 conversationId() const { return conversation_; }
+    QString title() const { return title_; }
+    MessageListModel* messages() { return &messages_; }
+    bool generating() const { return phase_ != Phase::idle; }
+    QString error() const { return error_; }
+    QString systemPrompt() const { return systemPrompt_; }
+    QVariant temperature() const { return temperature_; }
+    QVariant topP() const { return topP_; }
+    QVariant topK() const { return topK_; }
+    QVariant maxTokens() const { return maxTokens_; }
+
+    // Loads the conversation (title, settings) and shows the branch ending at leaf (0:
+    // the latest leaf).
+    void open(qint64 leaf = 0);
+
+    // Each returns false (and sets error) when it cannot start: a reply is already being
+    // generated, no model is ready, or the row is of the wrong kind.
+    Q_INVOKABLE bool send(const QString& text);
+    // A new reply to the same user message, as a sibling branch of the reply at `row`.
+    Q_INVOKABLE bool regenerate(int row);
+    // A new version of the user message at `row` (a sibling branch), then its reply.
+    Q_INVOKABLE bool edit(int row, const QString& text);
+    Q_INVOKABLE void stop();
+
+    // Validates and saves the per-conversation settings. Keys: systemPrompt (string),
+    // temperature, topP, topK, maxTokens (numbers; undefined, null or "" for the
+    // default). Returns an error message, empty on success.
+    Q_INVOKABLE QString saveSettings(const QVariantMap& settings);
+
+    void setTitle(const QString& title);  // after a rename elsewhere
+
+signals:
+    void titleChanged();
+    void generatingChanged();
+    void errorChanged();
+    void settingsChanged();
+    void opened();
+    // A reply finished and is stored; `messageId` is its id (for the sidebar's order).
+    void replyFinished(qint64 messageId);
+    void leafChanged();  // the branch shown changed (for saving the open tabs)
+    void retitled(const QString& title);  // the first message gave the conversation its title
+
+private:
+    enum class Phase { idle, composing, streaming };
+    struct Turn;
+
+    bool startTurn(qint64 parent, const QString& userText);
+    void onComposed(const Turn& turn);
+    void onToken(quint64 requestId, int tokenId, const QString& text);
+    void onFinished(quint64 requestId, const QString& reason, const QString& error, const ReplyStats& stats);
+    void onUnload();
+    void finishReply(arbor::MessageState state, const QString& finishReason, arbor::MessageStats stats);
+    void flush();
+    void setError(const QString& error);
+    void setPhase(Phase phase);
+    arbor::GenerateOptions generateOptions() const;
+
+    const qint64 conversation_;
+    StoreService& store_;
+    ModelService& models_;
+    MessageListModel messages_;
+    QString title_;
+    QString error_;
+    QString systemPrompt_;
+    QVariant temperature_, topP_, topK_, maxTokens_;
+
+    Phase phase_ = Phase::idle;
+    bool stopRequested_ = false;  // stop() while the turn was still being composed
+    quint64 request_ = 0;
+    qint64 reply_ = 0;          // the streaming reply's message id
+    QString replyText_;         // everything generated so far, to restore after a reload
+    QString pendingText_;       // not yet written to the store
+    std::vector<std::int32_t> pendingIds_;
+    QTimer flushTimer_;
+};
+
+} // namespace arbor::app

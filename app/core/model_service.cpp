@@ -1,0 +1,159 @@
+#include "model_service.h"
+
+#include "arbor/chat_template.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QMetaObject>
+#include <QThread>
+
+namespace arbor::app {
+
+namespace {
+
+// Reads the file once so its pages are in the page cache before the first prompt; this
+// is the slow part of opening a large model on a cold disk, and it gives real progress.
+void warmPageCache(const QString& path, const std::function<void(double)>& progress) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) return;  // Model::load reports the real error
+    const qint64 size = std::max<qint64>(file.size(), 1);
+    constexpr qint64 kChunk = 8 << 20;
+    QByteArray buffer(kChunk, Qt::Uninitialized);
+    qint64 done = 0;
+    for (qint64 n; (n = file.read(buffer.data(), kChunk)) > 0;) {
+        done += n;
+        progress(double(done) / double(size));
+    }
+}
+
+QString describe(const arbor::Model& model, const QString& path) {
+    const auto& c = model.config();
+    const double mib = double(QFileInfo(path).size()) / double(1 << 20);
+    return QStringLiteral("%1 · %2 layers · %3 MiB · context %4")
+        .arg(QString::fromStdString(c.architecture))
+        .arg(c.n_layer)
+        .arg(mib, 0, 'f', 0)
+        .arg(c.n_ctx_train);
+}
+
+} // namespace
+
+ModelService::ModelService(QObject* parent) : QObject(parent) {
+    qRegisterMetaType<arbor::app::ReplyStats>();
+}
+
+ModelService::~ModelService() {
+    bridge_.reset();  // cancels what is running; later events are dropped
+    auto last = std::move(current_);
+    if (last) runInBackground([m = std::move(last)]() mutable { m.reset(); });
+    for (QThread* t : std::as_const(threads_)) {
+        t->wait();
+        delete t;
+    }
+}
+
+QString ModelService::name() const {
+    return path_.isEmpty() ? QString() : QFileInfo(path_).completeBaseName();
+}
+
+void ModelService::runInBackground(std::function<void()> job) {
+    // Finished threads are reaped here, on the GUI thread, so the list needs no lock.
+    for (auto it = threads_.begin(); it != threads_.end();) {
+        if ((*it)->isFinished()) {
+            delete *it;
+            it = threads_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    QThread* t = QThread::create(std::move(job));
+    t->setObjectName(QStringLiteral("arbor-model"));
+    threads_.push_back(t);
+    t->start();
+}
+
+void ModelService::setState(const QString& state) {
+    state_ = state;
+    emit stateChanged();
+}
+
+void ModelService::load(const QString& path, int threads, int kvMiB) {
+    const quint64 generation = ++generation_;
+    if (current_) {
+        emit aboutToUnload();
+        bridge_.reset();
+    }
+    // The old model is released on the loading thread before the new one is mapped, so
+    // two large models never sit in memory together.
+    auto old = std::move(current_);
+    path_ = path;
+    error_.clear();
+    details_.clear();
+    progress_ = 0.0;
+    emit progressChanged();
+    setState(QStringLiteral("loading"));
+    emit modelChanged();
+
+    runInBackground([this, generation, path, threads, kvMiB, old = std::move(old)]() mutable {
+        old.reset();
+        auto report = [this, generation](double p) {
+            QMetaObject::invokeMethod(this, [this, generation, p] {
+                if (generation != generation_) return;
+                progress_ = 0.9 * p;
+                emit progressChanged();
+            }, Qt::QueuedConnection);
+        };
+        try {
+            warmPageCache(path, report);
+            auto loaded = std::make_shared<LoadedModel>();
+            loaded->path = path;
+            loaded->name = QFileInfo(path).completeBaseName();
+            loaded->model = arbor::Model::load(path.toStdString());
+            arbor::EngineOptions options;
+            options.backend.threads = std::max(0, threads);
+            options.backend.kv_budget_bytes = size_t(std::max(16, kvMiB)) << 20;
+            loaded->engine = std::make_unique<arbor::Engine>(*loaded->model, options);
+            loaded->formatter = std::make_unique<arbor::ChatFormatter>(
+                loaded->model->tokenizer(), arbor::detect_chat_template(loaded->model->chat_template_source()));
+            QMetaObject::invokeMethod(this, [this, generation, loaded]() mutable {
+                this->loaded(generation, std::move(loaded));
+            }, Qt::QueuedConnection);
+        } catch (const std::exception& e) {
+            const QString message = QString::fromUtf8(e.what());
+            QMetaObject::invokeMethod(this, [this, generation, message] { failed(generation, message); },
+                                      Qt::QueuedConnection);
+        }
+    });
+}
+
+void ModelService::loaded(quint64 generation, std::shared_ptr<LoadedModel> model) {
+    if (generation != generation_) {
+        runInBackground([m = std::move(model)]() mutable { m.reset(); });
+        return;
+    }
+    current_ = std::move(model);
+    bridge_ = std::make_unique<EngineBridge>(*current_->engine);
+    connect(bridge_.get(), &EngineBridge::tokenReceived, this, &ModelService::tokenReceived);
+    connect(bridge_.get(), &EngineBridge::finished, this, &ModelService::finished);
+    details_ = describe(*current_->model, current_->path);
+    progress_ = 1.0;
+    emit progressChanged();
+    setState(QStringLiteral("ready"));
+    emit modelChanged();
+}
+
+void ModelService::failed(quint64 generation, const QString& message) {
+    if (generation != generation_) return;
+    error_ = message;
+    setState(QStringLiteral("failed"));
+}
+
+quint64 ModelService::submit(arbor::Request request) {
+    return bridge_ ? bridge_->submit(std::move(request)) : 0;
+}
+
+void ModelService::cancel(quint64 requestId) {
+    if (bridge_) bridge_->cancel(requestId);
+}
+
+} // namespace arbor::app

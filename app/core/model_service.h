@@ -1,0 +1,82 @@
+// Loads the chosen GGUF model and its engine in the background and owns the bridge that
+// brings the engine's events to the GUI thread. Loading, unloading and the destruction
+// of an engine (which joins its loop thread) run on background threads; the GUI thread
+// only swaps pointers and emits signals.
+#pragma once
+
+#include "engine_bridge.h"
+#include "loaded_model.h"
+
+#include <QObject>
+#include <QString>
+#include <QtQml/qqmlregistration.h>
+
+#include <functional>
+#include <memory>
+
+class QThread;
+
+namespace arbor::app {
+
+class ModelService : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("created by the app")
+    // "none", "loading", "ready" or "failed"
+    Q_PROPERTY(QString state READ state NOTIFY stateChanged)
+    Q_PROPERTY(bool ready READ ready NOTIFY stateChanged)
+    Q_PROPERTY(double progress READ progress NOTIFY progressChanged)  // 0..1 while loading
+    Q_PROPERTY(QString path READ path NOTIFY stateChanged)
+    Q_PROPERTY(QString name READ name NOTIFY stateChanged)
+    Q_PROPERTY(QString details READ details NOTIFY stateChanged)  // architecture, size, context
+    Q_PROPERTY(QString error READ error NOTIFY stateChanged)
+public:
+    explicit ModelService(QObject* parent = nullptr);
+    ~ModelService() override;  // waits for background loads and unloads
+
+    QString state() const { return state_; }
+    bool ready() const { return bool(current_); }
+    double progress() const { return progress_; }
+    QString path() const { return path_; }
+    QString name() const;
+    QString details() const { return details_; }
+    QString error() const { return error_; }
+
+    // Unloads the current model (aboutToUnload first), then loads `path` with an engine
+    // of `threads` threads (0: one per core) and a KV budget of kvMiB. A newer call
+    // supersedes one still loading.
+    Q_INVOKABLE void load(const QString& path, int threads, int kvMiB);
+
+    std::shared_ptr<LoadedModel> current() const { return current_; }
+
+    // Submits to the current engine; 0 when no model is ready.
+    quint64 submit(arbor::Request request);
+    void cancel(quint64 requestId);
+
+signals:
+    void stateChanged();
+    void progressChanged();
+    // Requests still running are about to be cancelled without further events.
+    void aboutToUnload();
+    void modelChanged();  // current() changed
+    // The current bridge's events, forwarded.
+    void tokenReceived(quint64 requestId, int tokenId, const QString& text);
+    void finished(quint64 requestId, const QString& reason, const QString& error,
+                  const arbor::app::ReplyStats& stats);
+
+private:
+    void runInBackground(std::function<void()> job);
+    void setState(const QString& state);
+    void loaded(quint64 generation, std::shared_ptr<LoadedModel> model);
+    void failed(quint64 generation, const QString& message);
+
+    QString state_ = QStringLiteral("none");
+    double progress_ = 0.0;
+    QString path_, details_, error_;
+    std::shared_ptr<LoadedModel> current_;
+    std::unique_ptr<EngineBridge> bridge_;
+    quint64 generation_ = 0;  // only the newest load is applied
+    QList<QThread*> threads_;
+};
+
+} // namespace arbor::app

@@ -1,0 +1,175 @@
+// The real desktop app on the offscreen platform with the default model: two tabs send
+// a message each through the composer, both replies stream at the same time through the
+// one engine, both are stored, the window is saved as a PNG in the build directory, and
+// a restarted app brings both tabs back.
+#include "main_window.h"
+#include "test_support.h"
+
+#include "arbor/store.h"
+
+#include <QGuiApplication>
+#include <QQuickItem>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace arbor::app;
+
+namespace {
+
+// Walks the visual tree: delegates of views have a parent item but no QObject parent.
+void collect(QQuickItem* item, const QString& objectName, QList<QQuickItem*>& out) {
+    if (item->objectName() == objectName) out.push_back(item);
+    for (QQuickItem* child : item->childItems()) collect(child, objectName, out);
+}
+
+QQuickItem* findItem(QQuickWindow* window, const QString& objectName) {
+    QList<QQuickItem*> items;
+    collect(window->contentItem(), objectName, items);
+    return items.isEmpty() ? nullptr : items.front();
+}
+
+QList<QQuickItem*> visibleItems(QQuickWindow* window, const QString& objectName) {
+    QList<QQuickItem*> items, out;
+    collect(window->contentItem(), objectName, items);
+    for (QQuickItem* item : items)
+        if (item->isVisible()) out.push_back(item);
+    return out;
+}
+
+// Types a message into the focused composer and presses Enter.
+void typeAndSend(QQuickWindow* window, const QString& text) {
+    QQuickItem* input = findItem(window, QStringLiteral("composerInput"));
+    QVERIFY(input);
+    QTRY_VERIFY(input->hasActiveFocus());
+    for (const QChar c : text) QTest::keyClick(window, c.toLatin1());  // ASCII only
+    QCOMPARE(input->property("text").toString(), text);
+    QTest::keyClick(window, Qt::Key_Return);
+}
+
+} // namespace
+
+class TestAppEndToEnd : public QObject {
+    Q_OBJECT
+private slots:
+    void twoTabsGenerateAtOnce();
+};
+
+void TestAppEndToEnd::twoTabsGenerateAtOnce() {
+    ARBOR_REQUIRE_MODEL();
+    QTemporaryDir dir;
+    const std::filesystem::path db = std::filesystem::path(dir.path().toStdString()) / "arbor.db";
+    const QString model = QString::fromStdString(arbor::test::model_path().string());
+    const QStringList prompts = {QStringLiteral("Write a short story about a lighthouse keeper."),
+                                 QStringLiteral("Write a short story about a robot who learns to paint.")};
+    // Titles come from the first message, cut to 48 characters with an ellipsis.
+    const QStringList titles = {prompts[0], QStringLiteral("Write a short story about a robot who learns to") + QChar(0x2026)};
+    QList<qint64> conversations;
+    {
+        ArborApp app(db);
+        QQmlApplicationEngine engine;
+        QQuickWindow* window = loadMainWindow(engine, app);
+        QVERIFY(window);
+        app.start(model);
+        QVERIFY(QTest::qWaitForWindowExposed(window));
+        QTRY_VERIFY_WITH_TIMEOUT(app.started() && app.model()->ready(), 60000);
+
+        // Count how many tabs generate at the same moment.
+        int generating = 0, mostAtOnce = 0;
+        auto watch = [&](ChatSession* s) {
+            connect(s, &ChatSession::generatingChanged, this, [&, s] {
+                generating += s->generating() ? 1 : -1;
+                mostAtOnce = std::max(mostAtOnce, generating);
+            });
+        };
+
+        for (int tab = 0; tab < 2; ++tab) {
+            QTest::keyClick(window, Qt::Key_N, Qt::ControlModifier);
+            QTRY_COMPARE(app.tabs()->rowCount(), tab + 1);
+            QTRY_COMPARE(app.tabs()->currentIndex(), tab);
+            ChatSession* session = app.tabs()->current();
+            QVERIFY(session);
+            watch(session);
+            typeAndSend(window, prompts[tab]);
+            QTRY_VERIFY(session->generating());
+            conversations.push_back(session->conversationId());
+        }
+        QCOMPARE(app.tabs()->sessionAt(0)->generating(), true);  // the first tab was not interrupted
+
+        for (int tab = 0; tab < 2; ++tab)
+            QTRY_VERIFY_WITH_TIMEOUT(!app.tabs()->sessionAt(tab)->generating(), 180000);
+        QCOMPARE(mostAtOnce, 2);
+        for (int tab = 0; tab < 2; ++tab) {
+            ChatSession* s = app.tabs()->sessionAt(tab);
+            QVERIFY2(s->error().isEmpty(), qPrintable(s->error()));
+            QCOMPARE(s->messages()->rowCount(), 2);
+            QCOMPARE(s->title(), titles[tab]);
+        }
+
+        // The second tab is shown: its reply with its stats line.
+        QTRY_VERIFY(!visibleItems(window, QStringLiteral("statsLabel")).isEmpty());
+        const QString stats = visibleItems(window, QStringLiteral("statsLabel")).front()->property("text").toString();
+        QVERIFY2(stats.contains(QStringLiteral("tokens/s")) && stats.contains(QStringLiteral("prompt tokens")),
+                 qPrintable(stats));
+
+        QTest::qWait(200);  // let the last frame render
+        const QImage shot = window->grabWindow();
+        QVERIFY(!shot.isNull());
+        const QString png = QStringLiteral(ARBOR_TEST_BUILD_DIR "/arbor-end-to-end.png");
+        QVERIFY(shot.save(png));
+        qInfo("screenshot: %s", qPrintable(png));
+        QSet<QRgb> colours;
+        for (int y = 0; y < shot.height(); y += 7)
+            for (int x = 0; x < shot.width(); x += 7) colours.insert(shot.pixel(x, y));
+        QVERIFY2(colours.size() > 10, "the screenshot is blank");
+    }
+
+    // Everything is stored: each conversation has its user message and a complete reply
+    // with token ids and stats.
+    {
+        arbor::Store store(db);
+        for (int tab = 0; tab < 2; ++tab) {
+            const auto leaf = store.latest_leaf(conversations[tab]);
+            QVERIFY(leaf);
+            const auto path = store.path(*leaf);
+            QCOMPARE(int(path.size()), 2);
+            QCOMPARE(QString::fromStdString(path[0].text), prompts[tab]);
+            QCOMPARE(path[1].role, arbor::Role::Assistant);
+            QCOMPARE(path[1].state, arbor::MessageState::complete);
+            QVERIFY(!path[1].text.empty());
+            QVERIFY(!path[1].token_ids.empty());
+            QVERIFY(path[1].stats.prompt_tokens.value_or(0) > 0);
+            QVERIFY(path[1].stats.tokens_per_second.value_or(0) > 0);
+        }
+        const auto tabs = store.open_tabs();
+        QCOMPARE(int(tabs.size()), 2);
+        QCOMPARE(tabs[0].conversation_id, conversations[0]);
+        QCOMPARE(tabs[1].conversation_id, conversations[1]);
+        QVERIFY(tabs[1].active);
+    }
+
+    // A restarted app shows both tabs again, the second one current.
+    {
+        ArborApp app(db);
+        QQmlApplicationEngine engine;
+        QQuickWindow* window = loadMainWindow(engine, app);
+        QVERIFY(window);
+        app.start(model);
+        QTRY_VERIFY_WITH_TIMEOUT(app.started(), 30000);
+        QCOMPARE(app.tabs()->rowCount(), 2);
+        QCOMPARE(app.tabs()->currentIndex(), 1);
+        QTRY_COMPARE(app.tabs()->sessionAt(0)->messages()->rowCount(), 2);
+        QTRY_COMPARE(app.conversations()->rowCount(), 2);
+    }
+}
+
+int main(int argc, char** argv) {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    qputenv("QT_QUICK_BACKEND", "software");  // no GPU or GL needed to render and grab
+    prepareGui();
+    QGuiApplication app(argc, argv);
+    TestAppEndToEnd test;
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "test_app_end_to_end.moc"

@@ -1,0 +1,52 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Arbor.Core
+
+// A fenced code block: monospace, its language, and a copy button.
+Rectangle {
+    id: block
+    required property ArborApp app
+    property string code
+    property string language
+
+    implicitHeight: column.implicitHeight + 12
+    radius: 6
+    color: Qt.alpha(palette.windowText, 0.06)
+    border.color: Qt.alpha(palette.windowText, 0.15)
+
+    ColumnLayout {
+        id: column
+        anchors.fill: parent
+        anchors.margins: 6
+        spacing: 2
+        RowLayout {
+            Layout.fillWidth: true
+            Label {
+                Layout.fillWidth: true
+                text: block.language
+                opacity: 0.6
+                font.pixelSize: 11
+            }
+            ToolButton {
+                objectName: "copyCodeButton"
+                text: qsTr("Copy code")
+                font.pixelSize: 11
+                Accessible.name: qsTr("Copy code")
+                onClicked: block.app.copyText(block.code)
+            }
+        }
+        TextEdit {
+            objectName: "codeText"
+            Layout.fillWidth: true
+            text: block.code
+            font.family: "monospace"
+            readOnly: true
+            selectByMouse: true
+            wrapMode: TextEdit.WrapAnywhere
+            color: palette.windowText
+            textFormat: TextEdit.PlainText
+            Accessible.name: qsTr("Code: %1").arg(block.code)
+        }
+    }
+}
