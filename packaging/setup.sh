@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine for Arbor, then runs the app or the tests.
 #
-#   bash packaging/setup.sh run  [arbor-cli chat options...]
+#   bash packaging/setup.sh run  [arbor options...]
 #   bash packaging/setup.sh test [ctest options...]
 #   bash packaging/setup.sh setup            (set-up only)
 #
@@ -15,6 +15,10 @@ readonly VENV_DIR="$REPO_ROOT/.venv"
 readonly APT_PACKAGES=(
     build-essential cmake ninja-build pkg-config git
     qt6-base-dev qt6-declarative-dev libspdlog-dev libsqlite3-dev libicu-dev
+    qt6-qpa-plugins qml6-module-qtqml qml6-module-qtqml-models qml6-module-qtqml-workerscript
+    qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-templates
+    qml6-module-qtquick-layouts qml6-module-qtquick-window qml6-module-qtquick-dialogs
+    qml6-module-qt-labs-folderlistmodel qml6-module-qttest fonts-dejavu-core
     python3-venv python3-pip unzip ca-certificates
 )
 
@@ -38,7 +42,7 @@ trap cleanup EXIT
 usage() {
     cat <<EOF
 usage: bash packaging/setup.sh <command> [args...]
-  run   [args...]   set up, then start arbor-cli chat with the default model
+  run   [args...]   set up, then start the desktop app arbor (args go to arbor)
   test  [args...]   set up, then run all tests (args go to ctest)
   setup             set up only: system packages, .venv, default model, build
 EOF
@@ -172,10 +176,13 @@ main() {
     case "$cmd" in
         run)
             setup_all
-            local cli="$BUILD_DIR/app/cli/arbor-cli"
-            [[ -x "$cli" ]] || die "$cli was not built"
-            step "Starting arbor-cli chat"
-            exec "$cli" chat --model "$(models_dir)/$MODEL_FILE" "$@"
+            local app="$BUILD_DIR/app/desktop/arbor"
+            [[ -x "$app" ]] || die "$app was not built"
+            if [[ -z "${DISPLAY:-}" && -z "${WAYLAND_DISPLAY:-}" && -z "${QT_QPA_PLATFORM:-}" ]]; then
+                die "no display found (DISPLAY / WAYLAND_DISPLAY unset): start it from a desktop session"
+            fi
+            step "Starting arbor"
+            exec "$app" "$@"
             ;;
         test)
             setup_all
