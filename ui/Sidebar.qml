@@ -8,6 +8,8 @@ Pane {
     id: sidebar
     required property ArborApp app
     signal settingsRequested()
+    readonly property alias renameDialog: renameDialog
+    readonly property alias deleteDialog: deleteDialog
 
     padding: 8
 
@@ -115,6 +117,7 @@ Pane {
         modal: true
         title: qsTr("Rename conversation")
         standardButtons: Dialog.Ok | Dialog.Cancel
+        property alias titleText: titleField.text
         TextField {
             id: titleField
             width: 320
@@ -140,6 +143,7 @@ Pane {
         title: qsTr("Delete conversation?")
         standardButtons: Dialog.Yes | Dialog.No
         Label {
+            width: 320
             text: qsTr("“%1” and all its messages will be deleted.").arg(deleteDialog.conversationTitle)
             wrapMode: Text.Wrap
         }

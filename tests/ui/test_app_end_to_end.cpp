@@ -7,6 +7,7 @@
 
 #include "arbor/store.h"
 
+#include <QAccessible>
 #include <QGuiApplication>
 #include <QQuickItem>
 #include <QSignalSpy>
@@ -35,6 +36,24 @@ QList<QQuickItem*> visibleItems(QQuickWindow* window, const QString& objectName)
     for (QQuickItem* item : items)
         if (item->isVisible()) out.push_back(item);
     return out;
+}
+
+// Every visible control of the window has an accessible name (its text or an explicit
+// Accessible.name); returns the class names of those that do not.
+QStringList controlsWithoutName(QQuickItem* item) {
+    QStringList missing;
+    if (item->isVisible()) {
+        static const char* const kControls[] = {"QQuickAbstractButton", "QQuickTextField", "QQuickTextArea",
+                                                "QQuickSpinBox", "QQuickComboBox", "QQuickTabBar"};
+        for (const char* kind : kControls) {
+            if (!item->inherits(kind)) continue;
+            QAccessibleInterface* a = QAccessible::queryAccessibleInterface(item);
+            if (!a || a->text(QAccessible::Name).trimmed().isEmpty())
+                missing << QString::fromLatin1(item->metaObject()->className());
+        }
+        for (QQuickItem* child : item->childItems()) missing << controlsWithoutName(child);
+    }
+    return missing;
 }
 
 // Types a message into the focused composer and presses Enter.
@@ -111,6 +130,9 @@ void TestAppEndToEnd::twoTabsGenerateAtOnce() {
         const QString stats = visibleItems(window, QStringLiteral("statsLabel")).front()->property("text").toString();
         QVERIFY2(stats.contains(QStringLiteral("tokens/s")) && stats.contains(QStringLiteral("prompt tokens")),
                  qPrintable(stats));
+
+        const QStringList unnamed = controlsWithoutName(window->contentItem());
+        QVERIFY2(unnamed.isEmpty(), qPrintable(unnamed.join(", ")));
 
         QTest::qWait(200);  // let the last frame render
         const QImage shot = window->grabWindow();

@@ -1,0 +1,42 @@
+// Qt Quick Test runner for the views in ui/: the QML test files (tst_*.qml) get
+// `testApp`, a real ArborApp on a temporary database with the default model loading,
+// so views bind to the real controllers and models.
+#include "main_window.h"
+#include "test_support.h"
+
+#include <QQmlContext>
+#include <QQmlEngine>
+#include <QTemporaryDir>
+#include <QtQuickTest>
+
+#include <memory>
+
+class Setup : public QObject {
+    Q_OBJECT
+public:
+    Setup() {
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+        qputenv("QT_QUICK_BACKEND", "software");
+        arbor::app::prepareGui();
+    }
+
+public slots:
+    void qmlEngineAvailable(QQmlEngine* engine) {
+        engine->addImportPath(QStringLiteral("qrc:/qt/qml"));
+        if (!app_) {
+            app_ = std::make_unique<arbor::app::ArborApp>(
+                std::filesystem::path(dir_.path().toStdString()) / "arbor.db");
+            app_->start(QString::fromStdString(arbor::test::model_path().string()));
+        }
+        engine->rootContext()->setContextProperty(QStringLiteral("testApp"), app_.get());
+    }
+    void cleanupTestCase() { app_.reset(); }
+
+private:
+    QTemporaryDir dir_;
+    std::unique_ptr<arbor::app::ArborApp> app_;
+};
+
+QUICK_TEST_MAIN_WITH_SETUP(arbor_views, Setup)
+
+#include "quick_test_main.moc"

@@ -1,0 +1,56 @@
+import QtQuick
+import QtTest
+import Arbor.Ui
+
+TestCase {
+    id: test
+    name: "MarkdownView"
+    when: windowShown
+    visible: true  // TestCase hides itself by default; hidden items get no clicks
+    width: 600
+    height: 400
+
+    Component {
+        id: viewComponent
+        MarkdownView { width: 500; app: testApp }
+    }
+
+    function collect(item, name, out) {
+        if (item.objectName === name) out.push(item)
+        for (let i = 0; i < item.children.length; ++i) collect(item.children[i], name, out)
+        return out
+    }
+
+    function test_codeBlocksGetMonospaceAndCopy() {
+        const view = createTemporaryObject(viewComponent, test, {
+            markdown: "Use this:\n\n```python\nprint('a')\nprint('b')\n```\n\nand **then**\n\n```\nls -l\n```" })
+        waitForRendering(view)
+        const codes = collect(view, "codeText", [])
+        compare(codes.length, 2)
+        compare(codes[0].text, "print('a')\nprint('b')")
+        compare(codes[1].text, "ls -l")
+        verify(codes[0].font.family.toLowerCase().indexOf("mono") >= 0)
+        const copies = collect(view, "copyCodeButton", [])
+        compare(copies.length, 2)
+        compare(copies[0].Accessible.name, "Copy code")
+        mouseClick(copies[0])  // must not throw
+    }
+
+    function test_streamingFenceIsCode() {
+        const view = createTemporaryObject(viewComponent, test, { markdown: "Here:\n```js\nlet x = 1" })
+        waitForRendering(view)
+        const codes = collect(view, "codeText", [])
+        compare(codes.length, 1)
+        compare(codes[0].text, "let x = 1")
+        view.markdown = "Here:\n```js\nlet x = 1\n```\nDone."
+        waitForRendering(view)
+        compare(collect(view, "codeText", []).length, 1)
+    }
+
+    function test_proseOnly() {
+        const view = createTemporaryObject(viewComponent, test, { markdown: "Just **words**." })
+        waitForRendering(view)
+        compare(collect(view, "codeText", []).length, 0)
+        verify(view.implicitHeight > 0)
+    }
+}

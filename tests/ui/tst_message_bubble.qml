@@ -1,0 +1,91 @@
+import QtQuick
+import QtTest
+import Arbor.Ui
+
+TestCase {
+    id: test
+    name: "MessageBubble"
+    when: windowShown
+    visible: true  // TestCase hides itself by default; hidden items get no clicks
+    width: 700
+    height: 500
+
+    Component {
+        id: bubbleComponent
+        MessageBubble { width: 600; app: testApp }
+    }
+
+    function collect(item, name, out) {
+        if (item.objectName === name) out.push(item)
+        for (let i = 0; i < item.children.length; ++i) collect(item.children[i], name, out)
+        return out
+    }
+    function visibleNamed(item, name) { return collect(item, name, []).filter(i => i.visible) }
+    function buttonsWithText(item, text, out) {
+        if (item.text === text && item.clicked !== undefined && item.visible) out.push(item)
+        for (let i = 0; i < item.children.length; ++i) buttonsWithText(item.children[i], text, out)
+        return out
+    }
+
+    property var session: null
+    function initTestCase() {
+        tryVerify(() => testApp.started, 30000)
+        testApp.tabs.newConversation()
+        tryVerify(() => testApp.tabs.current !== null, 10000)
+        session = testApp.tabs.current
+    }
+
+    function make(row) {
+        return createTemporaryObject(bubbleComponent, test, {
+            index: 0, session: test.session,
+            model: Object.assign({ id: 1, role: "assistant", text: "", state: "complete", stats: {},
+                                   branchIndex: 0, branchCount: 1 }, row) })
+    }
+
+    function test_replyShowsStatsAndRegenerate() {
+        const bubble = make({ text: "Hello **there**", stats: { tokensPerSecond: 12.46, ttftMs: 80.4,
+                              promptTokens: 120, cachedTokens: 96, finishReason: "stop" } })
+        waitForRendering(bubble)
+        const stats = visibleNamed(bubble, "statsLabel")
+        compare(stats.length, 1)
+        compare(stats[0].text, "12.5 tokens/s  ·  first token 80 ms  ·  120 prompt tokens, 96 from cache")
+        compare(buttonsWithText(bubble, "Regenerate", []).length, 1)
+        compare(buttonsWithText(bubble, "Edit", []).length, 0)
+        compare(visibleNamed(bubble, "branchLabel").length, 0)  // no siblings, no navigation
+    }
+
+    function test_streamingReplyHasNoRegenerate() {
+        const bubble = make({ text: "partial", state: "streaming" })
+        compare(buttonsWithText(bubble, "Regenerate", []).length, 0)
+        compare(visibleNamed(bubble, "statsLabel")[0].text, "generating…")
+    }
+
+    function test_branchNavigation() {
+        const bubble = make({ role: "user", text: "question", branchIndex: 1, branchCount: 3 })
+        waitForRendering(bubble)
+        const label = visibleNamed(bubble, "branchLabel")
+        compare(label.length, 1)
+        compare(label[0].text, "2/3")
+        compare(label[0].Accessible.name, "Version 2 of 3")
+        compare(buttonsWithText(bubble, "Edit", []).length, 1)
+        compare(buttonsWithText(bubble, "Regenerate", []).length, 0)
+        compare(visibleNamed(bubble, "userText")[0].text, "question")
+    }
+
+    function test_editModeShowsEditor() {
+        const bubble = make({ role: "user", text: "first version" })
+        mouseClick(buttonsWithText(bubble, "Edit", [])[0])
+        verify(bubble.editing)
+        const editor = visibleNamed(bubble, "editField")
+        compare(editor.length, 1)
+        compare(editor[0].text, "first version")
+        mouseClick(buttonsWithText(bubble, "Cancel", [])[0])
+        verify(!bubble.editing)
+    }
+
+    function test_stopStatsShowReason() {
+        const bubble = make({ text: "cut", state: "stopped", stats: { promptTokens: 10, cachedTokens: 0,
+                              finishReason: "cancelled" } })
+        compare(visibleNamed(bubble, "statsLabel")[0].text, "10 prompt tokens, 0 from cache  ·  cancelled")
+    }
+}
