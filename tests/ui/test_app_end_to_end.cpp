@@ -72,7 +72,69 @@ class TestAppEndToEnd : public QObject {
     Q_OBJECT
 private slots:
     void twoTabsGenerateAtOnce();
+    void modelThatFailsLeavesOldConversationsReadable();
+    void corruptDatabaseIsMovedAsideAndReported();
 };
+
+void TestAppEndToEnd::modelThatFailsLeavesOldConversationsReadable() {
+    QTemporaryDir dir;
+    const std::filesystem::path db = std::filesystem::path(dir.path().toStdString()) / "arbor.db";
+    qint64 conversation = 0;
+    {
+        arbor::Store store(db);
+        conversation = store.create_conversation("Old notes");
+        const auto user = store.add_message(conversation, std::nullopt, arbor::Role::User, "question", {});
+        store.add_message(conversation, user, arbor::Role::Assistant, "answer", {});
+    }
+    const QString badModel = dir.filePath(QStringLiteral("broken.gguf"));
+    {
+        QFile f(badModel);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("GGUF\x03\x00\x00\x00 this is not a model");
+    }
+    ArborApp app(db);
+    QQmlApplicationEngine engine;
+    QQuickWindow* window = loadMainWindow(engine, app);
+    QVERIFY(window);
+    app.start(badModel);
+    QTRY_COMPARE_WITH_TIMEOUT(app.model()->state(), QStringLiteral("failed"), 30000);
+    QVERIFY(!app.model()->error().isEmpty());
+    QQuickItem* status = findItem(window, QStringLiteral("modelStatusText"));
+    QVERIFY(status);
+    QTRY_VERIFY(status->property("text").toString().startsWith(QStringLiteral("Could not load")));
+    QVERIFY(status->property("text").toString().contains(app.model()->error()));
+
+    // The old conversation can still be read.
+    QTRY_COMPARE(app.conversations()->rowCount(), 1);
+    app.tabs()->openConversation(conversation);
+    QTRY_COMPARE(app.tabs()->rowCount(), 1);
+    QTRY_COMPARE(app.tabs()->current()->messages()->rowCount(), 2);
+    QCOMPARE(app.tabs()->current()->title(), QStringLiteral("Old notes"));
+    QVERIFY(!app.tabs()->current()->send(QStringLiteral("hello")));  // refused, with a reason
+    QVERIFY(!app.tabs()->current()->error().isEmpty());
+}
+
+void TestAppEndToEnd::corruptDatabaseIsMovedAsideAndReported() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("arbor.db"));
+    {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray(8192, 'x'));
+    }
+    ArborApp app(path.toStdString());
+    QQmlApplicationEngine engine;
+    QVERIFY(loadMainWindow(engine, app));
+    app.start(dir.filePath(QStringLiteral("no-model.gguf")));
+    QTRY_VERIFY_WITH_TIMEOUT(app.started(), 30000);
+    QVERIFY2(!app.notice().isEmpty(), "the user is not told");
+    const QStringList aside = QDir(dir.path()).entryList({QStringLiteral("arbor.db.corrupt-*")});
+    QCOMPARE(aside.size(), 1);
+    QVERIFY2(app.notice().contains(aside.front()), qPrintable(app.notice()));
+    // The new database works.
+    app.tabs()->newConversation();
+    QTRY_COMPARE(app.conversations()->rowCount(), 1);
+}
 
 void TestAppEndToEnd::twoTabsGenerateAtOnce() {
     ARBOR_REQUIRE_MODEL();
