@@ -1,0 +1,112 @@
+// Splitting a reply's markdown into prose and fenced code blocks (CommonMark fences:
+// ``` or ~~~, three or more, indented by up to three spaces), with a fence still open at
+// the end of a streaming reply taken as code to the end. Every expected block is written
+// out by hand.
+#include "markdown_blocks.h"
+
+#include <QtTest>
+
+using arbor::app::MarkdownBlock;
+using arbor::app::markdownBlocksToVariant;
+using arbor::app::splitMarkdown;
+using Blocks = QList<MarkdownBlock>;
+
+namespace {
+
+MarkdownBlock prose(const QString& text) { return {MarkdownBlock::Kind::Text, text, {}}; }
+MarkdownBlock code(const QString& text, const QString& language = {}) {
+    return {MarkdownBlock::Kind::Code, text, language};
+}
+
+QString describe(const Blocks& blocks) {
+    QStringList out;
+    for (const auto& b : blocks)
+        out << QStringLiteral("%1[%2]{%3}")
+                   .arg(b.kind == MarkdownBlock::Kind::Code ? "code" : "text", b.language, b.text);
+    return out.join(QStringLiteral(" | "));
+}
+
+} // namespace
+
+class TestMarkdownBlocks : public QObject {
+    Q_OBJECT
+
+private slots:
+    void split_data() {
+        QTest::addColumn<QString>("markdown");
+        QTest::addColumn<Blocks>("expected");
+
+        QTest::newRow("empty") << QString() << Blocks{};
+        QTest::newRow("only blank lines") << QString("\n  \n\n") << Blocks{};
+        QTest::newRow("prose only")
+            << QString("# Title\n\nSome *bold* text.\n- a\n- b")
+            << Blocks{prose("# Title\n\nSome *bold* text.\n- a\n- b")};
+        QTest::newRow("prose is trimmed") << QString("\n\n  Hello there.  \n\n") << Blocks{prose("Hello there.")};
+        QTest::newRow("one block with language")
+            << QString("```cpp\nint main() {\n    return 0;\n}\n```")
+            << Blocks{code("int main() {\n    return 0;\n}", "cpp")};
+        QTest::newRow("language is the first word of the info string")
+            << QString("```python title=\"x.py\"\nprint(1)\n```") << Blocks{code("print(1)", "python")};
+        QTest::newRow("no language") << QString("```\nls -l\n```") << Blocks{code("ls -l")};
+        QTest::newRow("text before and after")
+            << QString("Run this:\n\n```sh\nmake -j2\n```\n\nThen test it.")
+            << Blocks{prose("Run this:"), code("make -j2", "sh"), prose("Then test it.")};
+        QTest::newRow("tilde fence")
+            << QString("Example:\n~~~ruby\nputs 1\n```\nputs 2\n~~~\nDone.")
+            << Blocks{prose("Example:"), code("puts 1\n```\nputs 2", "ruby"), prose("Done.")};
+        QTest::newRow("backtick fence is not closed by tildes")
+            << QString("```\na\n~~~\nb\n```") << Blocks{code("a\n~~~\nb")};
+        QTest::newRow("four backticks hold three")
+            << QString("````markdown\nUse:\n```js\nlet x = 1;\n```\n````\nAfter.")
+            << Blocks{code("Use:\n```js\nlet x = 1;\n```", "markdown"), prose("After.")};
+        QTest::newRow("a longer closing fence closes")
+            << QString("```\nx\n`````\ny") << Blocks{code("x"), prose("y")};
+        QTest::newRow("a fence with an info string does not close")
+            << QString("```\nx\n```js\ny\n```") << Blocks{code("x\n```js\ny")};
+        QTest::newRow("indented fences up to three spaces")
+            << QString("Intro\n   ```c\nint a;\n  ```\nOutro")
+            << Blocks{prose("Intro"), code("int a;", "c"), prose("Outro")};
+        QTest::newRow("one space indent") << QString(" ~~~\nz\n ~~~") << Blocks{code("z")};
+        QTest::newRow("four spaces is not a fence")
+            << QString("Text\n    ```\n    code\n    ```") << Blocks{prose("Text\n    ```\n    code\n    ```")};
+        QTest::newRow("two backticks is not a fence") << QString("``not code``\nline") << Blocks{prose("``not code``\nline")};
+        QTest::newRow("backtick in a backtick info string is not a fence")
+            << QString("``` a`b\nstill prose") << Blocks{prose("``` a`b\nstill prose")};
+        QTest::newRow("blank lines inside code are kept")
+            << QString("```\na\n\n\nb\n```") << Blocks{code("a\n\n\nb")};
+        QTest::newRow("empty closed block") << QString("```go\n```") << Blocks{code("", "go")};
+        QTest::newRow("two blocks back to back")
+            << QString("```a\n1\n```\n```b\n2\n```") << Blocks{code("1", "a"), code("2", "b")};
+        QTest::newRow("unclosed fence at the end is code (streaming)")
+            << QString("Here you go:\n```py\nfor i in range(3):\n    print(")
+            << Blocks{prose("Here you go:"), code("for i in range(3):\n    print(", "py")};
+        QTest::newRow("an opening fence just arrived")
+            << QString("Here you go:\n```") << Blocks{prose("Here you go:"), code("")};
+        QTest::newRow("unclosed four-backtick fence keeps a three-backtick fence inside")
+            << QString("````\n```\nx") << Blocks{code("```\nx")};
+    }
+
+    void split() {
+        QFETCH(QString, markdown);
+        QFETCH(Blocks, expected);
+        const Blocks actual = splitMarkdown(markdown);
+        QVERIFY2(actual == expected,
+                 qPrintable(QStringLiteral("got: %1\nwanted: %2").arg(describe(actual), describe(expected))));
+    }
+
+    void variantForQml() {
+        const QVariantList list = markdownBlocksToVariant({prose("Hi"), code("x = 1", "py")});
+        QCOMPARE(list.size(), 2);
+        const QVariantMap first = list[0].toMap(), second = list[1].toMap();
+        QCOMPARE(first.value("kind").toString(), QString("text"));
+        QCOMPARE(first.value("text").toString(), QString("Hi"));
+        QCOMPARE(first.value("language").toString(), QString());
+        QCOMPARE(second.value("kind").toString(), QString("code"));
+        QCOMPARE(second.value("text").toString(), QString("x = 1"));
+        QCOMPARE(second.value("language").toString(), QString("py"));
+        QVERIFY(markdownBlocksToVariant({}).isEmpty());
+    }
+};
+
+QTEST_APPLESS_MAIN(TestMarkdownBlocks)
+#include "test_markdown_blocks.moc"
