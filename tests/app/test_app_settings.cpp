@@ -1,0 +1,212 @@
+// The app-wide settings over a real database: defaults, clamping and rejection of bad
+// values, persistence across runs (checked in the file itself), and a model path given
+// for one run that is never saved.
+#include "app_settings.h"
+
+#include "arbor/paths.h"
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <memory>
+
+using arbor::app::AppSettings;
+using arbor::app::StoreService;
+
+namespace {
+
+constexpr int kWaitMs = 10000;
+
+} // namespace
+
+class TestAppSettings : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    int n_ = 0;
+    std::filesystem::path file_;
+
+    // A settings object over an opened service, loaded.
+    bool loadInto(AppSettings& settings) {
+        QSignalSpy loaded(&settings, &AppSettings::loaded);
+        settings.load();
+        return loaded.wait(kWaitMs) && loaded.size() == 1;
+    }
+
+    static std::optional<std::string> stored(const std::filesystem::path& file, const char* key) {
+        arbor::Store store(file);
+        return store.app_setting(key);
+    }
+
+private slots:
+    void init() {
+        QVERIFY(dir_.isValid());
+        file_ = std::filesystem::path(dir_.path().toStdString()) / ("db" + std::to_string(++n_)) / "arbor.db";
+    }
+
+    void defaults() {
+        StoreService service(file_);
+        service.open();
+        AppSettings settings(service);
+        const QString defaultModel = QString::fromStdString(arbor::default_model_path().string());
+        QVERIFY(!defaultModel.isEmpty());
+        // Before and after loading an empty database.
+        for (int pass = 0; pass < 2; ++pass) {
+            QCOMPARE(settings.modelPath(), defaultModel);
+            QCOMPARE(settings.threads(), 0);
+            QCOMPARE(settings.kvMemoryMiB(), 512);
+            QCOMPARE(settings.theme(), QString("system"));
+            if (pass == 0) QVERIFY(loadInto(settings));
+        }
+        QVERIFY(settings.maxThreads() >= 1);
+        QCOMPARE(settings.maxThreads(), std::max(1, QThread::idealThreadCount()));
+        QVERIFY(!stored(file_, "model.path"));  // nothing written by reading
+    }
+
+    void settersClampAndIgnore() {
+        StoreService service(file_);
+        service.open();
+        AppSettings settings(service);
+        QVERIFY(loadInto(settings));
+        QSignalSpy changed(&settings, &AppSettings::changed);
+
+        settings.setThreads(-4);
+        QCOMPARE(settings.threads(), 0);
+        QCOMPARE(changed.size(), 0);  // clamped to the value it had
+        settings.setThreads(100000);
+        QCOMPARE(settings.threads(), settings.maxThreads());
+        QCOMPARE(changed.size(), 1);
+        settings.setThreads(0);
+        QCOMPARE(settings.threads(), 0);
+        QCOMPARE(changed.size(), 2);
+
+        settings.setKvMemoryMiB(1);
+        QCOMPARE(settings.kvMemoryMiB(), 32);
+        settings.setKvMemoryMiB(-100);
+        QCOMPARE(settings.kvMemoryMiB(), 32);
+        settings.setKvMemoryMiB(10'000'000);
+        QCOMPARE(settings.kvMemoryMiB(), 65536);
+        settings.setKvMemoryMiB(768);
+        QCOMPARE(settings.kvMemoryMiB(), 768);
+        QCOMPARE(changed.size(), 5);
+
+        settings.setTheme("purple");
+        settings.setTheme("");
+        settings.setTheme("Dark");  // case matters
+        QCOMPARE(settings.theme(), QString("system"));
+        QCOMPARE(changed.size(), 5);
+        settings.setTheme("dark");
+        QCOMPARE(settings.theme(), QString("dark"));
+        settings.setTheme("light");
+        QCOMPARE(settings.theme(), QString("light"));
+        QCOMPARE(changed.size(), 7);
+
+        const QString before = settings.modelPath();
+        settings.setModelPath("");
+        QCOMPARE(settings.modelPath(), before);
+        settings.setModelPath(before);
+        QCOMPARE(changed.size(), 7);
+        settings.setModelPath("/models/other.gguf");
+        QCOMPARE(settings.modelPath(), QString("/models/other.gguf"));
+        QCOMPARE(changed.size(), 8);
+    }
+
+    void valuesPersistAcrossRuns() {
+        const int threads = std::min(2, std::max(1, QThread::idealThreadCount()));
+        {
+            StoreService service(file_);
+            service.open();
+            AppSettings settings(service);
+            QVERIFY(loadInto(settings));
+            settings.setModelPath("/models/chosen.gguf");
+            settings.setThreads(threads);
+            settings.setKvMemoryMiB(1024);
+            settings.setTheme("dark");
+        }  // the service finishes its queued writes before it goes
+        QCOMPARE(stored(file_, "model.path"), std::optional<std::string>("/models/chosen.gguf"));
+        QCOMPARE(stored(file_, "engine.threads"), std::optional<std::string>(std::to_string(threads)));
+        QCOMPARE(stored(file_, "engine.kv_mib"), std::optional<std::string>("1024"));
+        QCOMPARE(stored(file_, "ui.theme"), std::optional<std::string>("dark"));
+
+        StoreService service(file_);
+        service.open();
+        AppSettings settings(service);
+        QSignalSpy changed(&settings, &AppSettings::changed);
+        QVERIFY(loadInto(settings));
+        QVERIFY(changed.size() >= 1);
+        QCOMPARE(settings.modelPath(), QString("/models/chosen.gguf"));
+        QCOMPARE(settings.threads(), threads);
+        QCOMPARE(settings.kvMemoryMiB(), 1024);
+        QCOMPARE(settings.theme(), QString("dark"));
+    }
+
+    void badStoredValuesFallBack() {
+        {
+            arbor::Store store(file_);
+            store.set_app_setting("engine.threads", "many");
+            store.set_app_setting("engine.kv_mib", "99999999");
+            store.set_app_setting("ui.theme", "neon");
+            store.set_app_setting("model.path", "");
+        }
+        StoreService service(file_);
+        service.open();
+        AppSettings settings(service);
+        QVERIFY(loadInto(settings));
+        QCOMPARE(settings.threads(), 0);
+        QCOMPARE(settings.kvMemoryMiB(), 65536);
+        QCOMPARE(settings.theme(), QString("system"));
+        QCOMPARE(settings.modelPath(), QString::fromStdString(arbor::default_model_path().string()));
+
+        {
+            arbor::Store store(file_);  // the service holds the file; a second connection still writes
+            store.set_app_setting("engine.threads", "100000");
+            store.set_app_setting("engine.kv_mib", "3");
+        }
+        AppSettings again(service);
+        QVERIFY(loadInto(again));
+        QCOMPARE(again.threads(), again.maxThreads());
+        QCOMPARE(again.kvMemoryMiB(), 32);
+    }
+
+    void overrideWinsForTheRunOnly() {
+        {
+            arbor::Store store(file_);
+            store.set_app_setting("model.path", "/models/stored.gguf");
+        }
+        {
+            StoreService service(file_);
+            service.open();
+            AppSettings settings(service);
+            settings.overrideModelPath("/tmp/given-on-the-command-line.gguf");
+            QVERIFY(loadInto(settings));
+            QCOMPARE(settings.modelPath(), QString("/tmp/given-on-the-command-line.gguf"));
+            settings.setThreads(1);  // other writes go on as usual
+        }
+        QCOMPARE(stored(file_, "model.path"), std::optional<std::string>("/models/stored.gguf"));
+        QCOMPARE(stored(file_, "engine.threads"), std::optional<std::string>("1"));
+
+        StoreService service(file_);
+        service.open();
+        AppSettings settings(service);
+        QVERIFY(loadInto(settings));
+        QCOMPARE(settings.modelPath(), QString("/models/stored.gguf"));
+    }
+
+    void overrideStandsWhenTheDatabaseFails() {
+        StoreService service(file_);  // never opened: the load job fails
+        AppSettings settings(service);
+        settings.overrideModelPath("/tmp/override.gguf");
+        QSignalSpy changed(&settings, &AppSettings::changed);
+        QVERIFY(loadInto(settings));
+        QCOMPARE(settings.modelPath(), QString("/tmp/override.gguf"));
+        QCOMPARE(settings.kvMemoryMiB(), 512);
+        QCOMPARE(settings.theme(), QString("system"));
+        // modelPath changed, so its NOTIFY signal is due (a view bound to it before the
+        // load would otherwise keep showing the default path).
+        QEXPECT_FAIL("", "AppSettings::load's failure handler sets modelPath_ without emitting changed()", Continue);
+        QCOMPARE(changed.size(), 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAppSettings)
+#include "test_app_settings.moc"
