@@ -72,9 +72,46 @@ class TestAppEndToEnd : public QObject {
     Q_OBJECT
 private slots:
     void twoTabsGenerateAtOnce();
+    void keyboardShortcuts();
     void modelThatFailsLeavesOldConversationsReadable();
     void corruptDatabaseIsMovedAsideAndReported();
 };
+
+void TestAppEndToEnd::keyboardShortcuts() {
+    ARBOR_REQUIRE_MODEL();
+    QTemporaryDir dir;
+    ArborApp app(std::filesystem::path(dir.path().toStdString()) / "arbor.db");
+    QQmlApplicationEngine engine;
+    QQuickWindow* window = loadMainWindow(engine, app);
+    QVERIFY(window);
+    app.start(QString::fromStdString(arbor::test::model_path().string()));
+    QVERIFY(QTest::qWaitForWindowExposed(window));
+    QTRY_VERIFY_WITH_TIMEOUT(app.started() && app.model()->ready(), 60000);
+    TabListModel* tabs = app.tabs();
+
+    for (int n = 1; n <= 3; ++n) {  // Ctrl+N
+        QTest::keyClick(window, Qt::Key_N, Qt::ControlModifier);
+        QTRY_COMPARE(tabs->rowCount(), n);
+        QTRY_COMPARE(tabs->currentIndex(), n - 1);
+    }
+    QTest::keyClick(window, Qt::Key_Tab, Qt::ControlModifier);  // Ctrl+Tab wraps to the first
+    QCOMPARE(tabs->currentIndex(), 0);
+    QTest::keyClick(window, Qt::Key_Backtab, Qt::ControlModifier | Qt::ShiftModifier);  // Ctrl+Shift+Tab
+    QCOMPARE(tabs->currentIndex(), 2);
+
+    // Esc stops the reply being generated; it is kept as stopped.
+    ChatSession* session = tabs->current();
+    typeAndSend(window, QStringLiteral("Write a long story about the sea."));
+    QTRY_VERIFY(session->generating());
+    QTRY_VERIFY(session->messages()->rowCount() == 2 && !session->messages()->row(1).text.isEmpty());
+    QTest::keyClick(window, Qt::Key_Escape);
+    QTRY_VERIFY(!session->generating());
+    QCOMPARE(session->messages()->row(1).state, QStringLiteral("stopped"));
+
+    QTest::keyClick(window, Qt::Key_W, Qt::ControlModifier);  // Ctrl+W
+    QTRY_COMPARE(tabs->rowCount(), 2);
+    QCOMPARE(tabs->currentIndex(), 1);
+}
 
 void TestAppEndToEnd::modelThatFailsLeavesOldConversationsReadable() {
     QTemporaryDir dir;
