@@ -38,7 +38,10 @@ void AppSettings::load() {
             emit loaded();
         },
         [this](const QString&) {
-            if (!override_.isEmpty()) modelPath_ = override_;
+            if (!override_.isEmpty()) {
+                modelPath_ = override_;
+                emit changed();
+            }
             emit loaded();  // the defaults stand
         });
 }

@@ -59,13 +59,34 @@ ChatSession::ChatSession(qint64 conversationId, StoreService& store, ModelServic
     connect(&models_, &ModelService::finished, this, &ChatSession::onFinished);
     connect(&models_, &ModelService::aboutToUnload, this, &ChatSession::onUnload);
     connect(&messages_, &MessageListModel::loaded, this, [this] {
-        // A reload shows what the store has, which lags the stream by up to one flush.
-        if (phase_ == Phase::streaming) messages_.setText(reply_, replyText_);
+        // A reload shows what the store has, which lags the stream by up to one flush,
+        // and may arrive after the reply finished (its finish still being written).
+        if (phase_ == Phase::streaming) {
+            messages_.setText(reply_, replyText_);
+        } else if (const int r = messages_.rowOf(reply_); r >= 0 && messages_.row(r).state == QLatin1String("streaming")) {
+            messages_.setText(reply_, replyText_);
+            messages_.setFinished(reply_, finishedState_, finishedStats_);
+        }
         emit leafChanged();
     });
 }
 
 ChatSession::~ChatSession() {
+    if (phase_ == Phase::composing) {
+        // The compose job (posted earlier, so it runs first) adds the reply row; mark it
+        // stopped instead of leaving it 'streaming' until the next start.
+        store_.post([composed = composedReply_](StoreWorker& w) {
+            if (!w.store() || *composed == 0) return;
+            try {
+                arbor::MessageStats stats;
+                stats.finish_reason = "cancelled";
+                w.store()->finish_message(*composed, arbor::MessageState::stopped, stats);
+            } catch (const std::exception& e) {
+                emit w.failed(QString::fromUtf8(e.what()));
+            }
+        });
+        return;
+    }
     if (phase_ != Phase::streaming) return;
     models_.cancel(request_);
     // The session is going away: write what was generated without waiting for an answer.
@@ -164,9 +185,10 @@ bool ChatSession::startTurn(qint64 parent, const QString& userText) {
     setPhase(Phase::composing);
     const qint64 conversation = conversation_;
     const std::string text = userText.toStdString();
+    composedReply_ = std::make_shared<qint64>(0);
     store_.call(
         this,
-        [model, conversation, parent, text](arbor::Store& s) {
+        [model, conversation, parent, text, composed = composedReply_](arbor::Store& s) {
             const arbor::ChatFormatter& formatter = *model->formatter;
             std::optional<arbor::MessageId> below = parent ? std::optional<arbor::MessageId>(parent) : std::nullopt;
             Turn turn;
@@ -192,6 +214,7 @@ bool ChatSession::startTurn(qint64 parent, const QString& userText) {
             turn.prompt = formatter.compose(chat);
             turn.reply = s.add_message(conversation, below, arbor::Role::Assistant, "", {},
                                        arbor::MessageState::streaming);
+            *composed = turn.reply;  // read only by later jobs on this thread
             return turn;
         },
         [this](Turn turn) { onComposed(turn); },
@@ -272,7 +295,9 @@ void ChatSession::finishReply(MessageState state, const QString& finishReason, a
     store_.call(
         this, [id, stored, stats](arbor::Store& s) { s.finish_message(id, stored, stats); },
         [this, id] { emit replyFinished(id); }, [this](const QString& message) { setError(message); });
-    messages_.setFinished(id, QString::fromUtf8(arbor::to_string(stored).data()), statsToMap(stats));
+    finishedState_ = QString::fromUtf8(arbor::to_string(stored).data());
+    finishedStats_ = statsToMap(stats);
+    messages_.setFinished(id, finishedState_, finishedStats_);
     request_ = 0;
     setPhase(Phase::idle);
 }

@@ -14,6 +14,7 @@
 #include <QVariant>
 #include <QtQml/qqmlregistration.h>
 
+#include <memory>
 #include <vector>
 
 namespace arbor::app {
@@ -119,6 +120,11 @@ private:
     QString pendingText_;       // not yet written to the store
     std::vector<std::int32_t> pendingIds_;
     QTimer flushTimer_;
+    // How the last reply finished, for a path load that arrives after the finish.
+    QString finishedState_;
+    QVariantMap finishedStats_;
+    // The reply row the compose job in flight adds (0 until it ran); store thread only.
+    std::shared_ptr<qint64> composedReply_ = std::make_shared<qint64>(0);
 };
 
 } // namespace arbor::app
