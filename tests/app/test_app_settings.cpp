@@ -177,9 +177,9 @@ private slots:
             StoreService service(file_);
             service.open();
             AppSettings settings(service);
-            settings.overrideModelPath("/tmp/given-on-the-command-line.gguf");
+            settings.overrideModelPath("models/given-on-the-command-line.gguf");
             QVERIFY(loadInto(settings));
-            QCOMPARE(settings.modelPath(), QString("/tmp/given-on-the-command-line.gguf"));
+            QCOMPARE(settings.modelPath(), QString("models/given-on-the-command-line.gguf"));
             settings.setThreads(1);  // other writes go on as usual
         }
         QCOMPARE(stored(file_, "model.path"), std::optional<std::string>("/models/stored.gguf"));
@@ -195,10 +195,10 @@ private slots:
     void overrideStandsWhenTheDatabaseFails() {
         StoreService service(file_);  // never opened: the load job fails
         AppSettings settings(service);
-        settings.overrideModelPath("/tmp/override.gguf");
+        settings.overrideModelPath("models/override.gguf");
         QSignalSpy changed(&settings, &AppSettings::changed);
         QVERIFY(loadInto(settings));
-        QCOMPARE(settings.modelPath(), QString("/tmp/override.gguf"));
+        QCOMPARE(settings.modelPath(), QString("models/override.gguf"));
         QCOMPARE(settings.kvMemoryMiB(), 512);
         QCOMPARE(settings.theme(), QString("system"));
         // modelPath changed, so its NOTIFY signal is due (a view bound to it before the
