@@ -291,11 +291,10 @@ void ChatSession::finishReply(MessageState state, const QString& finishReason, a
     flush();
     stats.finish_reason = finishReason.toStdString();
     const qint64 id = reply_;
-    const arbor::MessageState stored = state;
     store_.call(
-        this, [id, stored, stats](arbor::Store& s) { s.finish_message(id, stored, stats); },
+        this, [id, state, stats](arbor::Store& s) { s.finish_message(id, state, stats); },
         [this, id] { emit replyFinished(id); }, [this](const QString& message) { setError(message); });
-    finishedState_ = QString::fromUtf8(arbor::to_string(stored).data());
+    finishedState_ = QString::fromUtf8(arbor::to_string(state).data());
     finishedStats_ = statsToMap(stats);
     messages_.setFinished(id, finishedState_, finishedStats_);
     request_ = 0;

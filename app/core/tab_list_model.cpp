@@ -136,7 +136,6 @@ void TabListModel::restore() {
             }
             restoring_ = false;
             setCurrentIndex(active >= 0 ? active : 0);
-            emit currentChanged();
             emit restored();
         },
         [this](const QString&) {
