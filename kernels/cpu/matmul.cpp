@@ -1,7 +1,6 @@
 #include "arbor/kernels/matmul.h"
 
 #include "arbor/kernels/float_dot.h"
-#include "arbor/kernels/gemm_f32.h"
 #include "arbor/kernels/quant.h"
 
 #include <algorithm>
@@ -18,7 +17,9 @@ int64_t rows_per_task(int64_t total_rows, int threads) {
     return std::clamp<int64_t>((chunk + 7) / 8 * 8, 8, 256);
 }
 
-constexpr int64_t kActivationTile = 64;
+// Activation rows per pass over a task's weight rows: they stay in L2 while the weight
+// rows stream past, for prompts of any length.
+constexpr int64_t kActivationRows = 64;
 
 struct Range {
     size_t output;
@@ -42,60 +43,19 @@ void add_bias(const MatmulOutput& out, const Range& range, int64_t n_rows) {
         for (int64_t r = range.begin; r < range.end; ++r) out.y[t * out.ldy + r] += out.bias[r];
 }
 
-// Q4_0, Q4_1 and Q8_0 rows go through the block kernels (float_dot.h), which unpack each
-// block in registers once for up to four activation rows; their results do not depend
-// on how many rows share the call, so a row's output never depends on its batch. Other
-// types are dequantized per group of rows into the thread's buffer and multiplied with
-// gemm_tile_f32 (whose per-pair results are likewise independent of the tiling). With
-// few activation rows a group of 4 stays in L1; with many, a group of up to kGroupRows
-// rows stays in L2 while activation rows stream past it.
-constexpr int64_t kGroupRows = 32;
-// Activation rows per pass over a weight row: keeps them in L1 for long prompts.
-constexpr int kActivationRows = 64;
-
+// float_dot_tile computes each (weight row, activation row) pair in one fixed operation
+// order whatever the tiling, so a row's output never depends on its batch.
 void matmul_float(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const MatmulOutput> outputs,
                   MatmulScratch& scratch, int64_t cols) {
     const std::vector<Range> tasks = split_rows(outputs, pool.size());
-    const int64_t group = n_rows <= 3 ? 4 : kGroupRows;
-    const int64_t blocks = cols / 32;
-    bool any_block_type = false, any_other = false;
-    for (const auto& o : outputs) (has_block_kernels(o.weight.type) ? any_block_type : any_other) = true;
-    if (any_block_type) {
-        scratch.block_sums.resize(size_t(n_rows * blocks));
-        for (int64_t t = 0; t < n_rows; ++t) block_sums_32(x + t * cols, cols, &scratch.block_sums[size_t(t * blocks)]);
-    }
-    if (any_other) {
-        scratch.weight_rows.resize(size_t(pool.size()));
-        for (auto& b : scratch.weight_rows) b.resize(size_t(group * cols));
-    }
-    const float* sums = scratch.block_sums.data();
-
+    scratch.weight_rows.resize(size_t(pool.size()));
     pool.parallel_for(int64_t(tasks.size()), [&](int64_t task, int thread) {
         const Range& range = tasks[size_t(task)];
         const MatmulOutput& out = outputs[range.output];
-        const DType type = out.weight.type;
-        if (has_block_kernels(type)) {
-            for (int64_t t0 = 0; t0 < n_rows; t0 += kActivationRows) {
-                const int n_x = int(std::min<int64_t>(kActivationRows, n_rows - t0));
-                dot_multi_rows(type, cols, out.weight.row(range.begin), out.weight.row_stride, range.end - range.begin,
-                               x + t0 * cols, cols, sums + t0 * blocks, n_x, out.y + t0 * out.ldy + range.begin,
-                               out.ldy);
-            }
-            add_bias(out, range, n_rows);
-            return;
-        }
-        float* buffer = scratch.weight_rows[size_t(thread)].data();
-        for (int64_t r0 = range.begin; r0 < range.end; r0 += group) {
-            const int64_t n_w = std::min(group, range.end - r0);
-            float* y = out.y + r0;
-            if (type == DType::F32) {
-                gemm_tile_f32(reinterpret_cast<const float*>(out.weight.row(r0)),
-                              int64_t(out.weight.row_stride / sizeof(float)), n_w, x, cols, n_rows, cols, y, out.ldy);
-            } else {
-                for (int64_t i = 0; i < n_w; ++i) dequantize_row(type, out.weight.row(r0 + i), buffer + i * cols, cols);
-                gemm_tile_f32(buffer, cols, n_w, x, cols, n_rows, cols, y, out.ldy);
-            }
-        }
+        for (int64_t t0 = 0; t0 < n_rows; t0 += kActivationRows)
+            float_dot_tile(out.weight.type, cols, out.weight.row(range.begin), out.weight.row_stride,
+                           range.end - range.begin, x + t0 * cols, cols, std::min(kActivationRows, n_rows - t0),
+                           out.y + t0 * out.ldy + range.begin, out.ldy, scratch.weight_rows[size_t(thread)]);
         add_bias(out, range, n_rows);
     });
 }
@@ -149,10 +109,9 @@ void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const Ma
             const VecDotFn dot = dots[range.output];
             for (int64_t r = range.begin; r < range.end; ++r) out.y[r] = dot(cols, out.weight.row(r), slot.data.data());
         } else {
-            // Activation tiles small enough to stay in L2 while the weight rows stream.
             const VecDotMultiFn multi = multis[range.output];
-            for (int64_t t0 = 0; t0 < n_rows; t0 += kActivationTile) {
-                const int n_act = int(std::min<int64_t>(kActivationTile, n_rows - t0));
+            for (int64_t t0 = 0; t0 < n_rows; t0 += kActivationRows) {
+                const int n_act = int(std::min<int64_t>(kActivationRows, n_rows - t0));
                 const uint8_t* act = slot.data.data() + size_t(t0) * slot.row_bytes;
                 for (int64_t r = range.begin; r < range.end; ++r)
                     multi(cols, out.weight.row(r), act, slot.row_bytes, n_act, out.y + t0 * out.ldy + r, out.ldy);

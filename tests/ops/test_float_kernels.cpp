@@ -1,14 +1,17 @@
-// The float-activation kernels: fused quantized dots and the tile product, AVX2 against
-// the scalar references, and the references against dequantize-then-multiply.
+// The float-activation product (float_dot.h): the scalar reference against an exact
+// dot of the dequantized weights, the AVX2 tiles bit for bit against the reference for
+// every weight type and tile shape, and a row's result independent of its batch; plus
+// the attention row kernels.
 #include "arbor/kernels/cpu_ops.h"
 #include "arbor/kernels/float_dot.h"
-#include "arbor/kernels/gemm_f32.h"
 #include "arbor/kernels/quant.h"
+
+#include "quant_test_util.h"
 
 #include <QtTest>
 
+#include <bit>
 #include <cmath>
-#include <cstring>
 #include <random>
 #include <vector>
 
@@ -22,127 +25,114 @@ std::vector<float> normal_vector(size_t n, uint32_t seed) {
     return v;
 }
 
-// A weight row of `type` quantized from normal data (the Q8 quantizer writes valid
-// Q8_0 blocks; Q4_0/Q4_1 rows come from random codes with fixed sane scales).
-std::vector<uint8_t> weight_row(arbor::DType type, int64_t n, uint32_t seed) {
-    std::vector<uint8_t> bytes(arbor::row_bytes(type, n));
-    std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> byte(0, 255);
-    for (auto& b : bytes) b = uint8_t(byte(rng));
-    const auto& info = arbor::dtype_info(type);
-    const uint16_t d = 0x2a00;  // 0.046875 in IEEE half
-    const uint16_t m = 0xb400;  // -0.25
-    for (size_t off = 0; off < bytes.size(); off += info.block_bytes) {
-        std::memcpy(&bytes[off], &d, 2);
-        if (type == arbor::DType::Q4_1) std::memcpy(&bytes[off + 2], &m, 2);
-    }
-    return bytes;
-}
-
-double exact_dot(arbor::DType type, const std::vector<uint8_t>& w, const std::vector<float>& x) {
-    std::vector<float> deq(x.size());
-    arbor::dequantize_row(type, w.data(), deq.data(), int64_t(x.size()), arbor::Isa::Scalar);
-    double s = 0.0;
-    for (size_t i = 0; i < x.size(); ++i) s += double(deq[i]) * double(x[i]);
-    return s;
-}
-
 bool close(double a, double b, double scale) { return std::fabs(a - b) <= 1e-5 * scale + 1e-6; }
+
+// Rows of `type` one after another (row_stride = row_bytes).
+std::vector<uint8_t> weight_rows(arbor::DType type, int64_t n, int64_t rows, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<uint8_t> out;
+    for (int64_t r = 0; r < rows; ++r) {
+        const auto row = arbor::test::random_weight_row(type, n, rng);
+        out.insert(out.end(), row.begin(), row.end());
+    }
+    return out;
+}
+
+const arbor::DType kTypes[] = {arbor::DType::F32,  arbor::DType::F16,  arbor::DType::BF16, arbor::DType::Q4_0,
+                               arbor::DType::Q4_1, arbor::DType::Q5_0, arbor::DType::Q5_1, arbor::DType::Q8_0,
+                               arbor::DType::Q4_K, arbor::DType::Q5_K, arbor::DType::Q6_K};
+
+// Row lengths valid for the type: block multiples, and odd lengths for plain floats.
+std::vector<int> lengths(arbor::DType type) {
+    if (type == arbor::DType::F32) return {8, 13, 40, 256, 576};
+    if (arbor::dtype_info(type).block_size == 256) return {256, 1536};
+    return {32, 96, 576};
+}
 
 } // namespace
 
 class TestFloatKernels : public QObject {
     Q_OBJECT
 private slots:
-    void fusedDots_data() {
+    void referenceMatchesExactDot_data() {
         QTest::addColumn<int>("type");
         QTest::addColumn<int>("n");
-        for (auto t : {arbor::DType::Q4_0, arbor::DType::Q4_1, arbor::DType::Q8_0})
-            for (int n : {32, 64, 576, 1536})
+        for (auto t : kTypes)
+            for (int n : lengths(t))
                 QTest::newRow(qPrintable(QString("%1 n=%2").arg(arbor::dtype_name(t).data()).arg(n))) << int(t) << n;
     }
-    void fusedDots() {
+    void referenceMatchesExactDot() {
         QFETCH(int, type);
         QFETCH(int, n);
         const auto dtype = arbor::DType(type);
-        const auto w = weight_row(dtype, n, 11 + uint32_t(n));
+        const auto w = weight_rows(dtype, n, 1, 11 + uint32_t(n));
         const auto x = normal_vector(size_t(n), 7);
-        std::vector<float> sums(size_t(n / 32));
-        arbor::block_sums_32(x.data(), n, sums.data());
-        const double want = exact_dot(dtype, w, x);
-        double magnitude = 0.0;
-        for (float v : x) magnitude += std::fabs(v);
-
-        arbor::FloatDotFn refs[] = {arbor::ref::dot_q4_0_f32, arbor::ref::dot_q4_1_f32, arbor::ref::dot_q8_0_f32};
-        arbor::FloatDotFn simds[] = {arbor::avx2::dot_q4_0_f32, arbor::avx2::dot_q4_1_f32, arbor::avx2::dot_q8_0_f32};
-        const int k = dtype == arbor::DType::Q4_0 ? 0 : dtype == arbor::DType::Q4_1 ? 1 : 2;
-        const float ref = refs[k](n, w.data(), x.data(), sums.data());
-        QVERIFY2(close(ref, want, magnitude), qPrintable(QString("ref %1 vs exact %2").arg(ref).arg(want)));
-        QVERIFY(arbor::float_dot_fn(dtype) != nullptr);
-        if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA: only the scalar kernels run here");
-        const float simd = simds[k](n, w.data(), x.data(), sums.data());
-        QVERIFY2(close(simd, want, magnitude), qPrintable(QString("avx2 %1 vs exact %2").arg(simd).arg(want)));
-    }
-
-    // Batch invariance: one activation row alone or among others, scalar or AVX2, gives
-    // the same bits (the documented operation order).
-    void blockKernelsAreBitIdenticalAcrossPaths_data() {
-        QTest::addColumn<int>("type");
-        for (auto t : {arbor::DType::Q4_0, arbor::DType::Q4_1, arbor::DType::Q8_0})
-            QTest::newRow(arbor::dtype_name(t).data()) << int(t);
-    }
-    void blockKernelsAreBitIdenticalAcrossPaths() {
-        QFETCH(int, type);
-        const auto dtype = arbor::DType(type);
-        const int64_t n = 576, rows = 11;
-        const auto w = weight_row(dtype, n, 5);
-        const auto x = normal_vector(size_t(n * rows), 9);
-        std::vector<float> sums(size_t(rows * n / 32));
-        for (int64_t j = 0; j < rows; ++j) arbor::block_sums_32(&x[size_t(j * n)], n, &sums[size_t(j * n / 32)]);
-        std::vector<float> ref_multi(static_cast<size_t>(rows)), multi(static_cast<size_t>(rows));
-        const size_t stride = w.size();  // one weight row
-        arbor::ref::dot_multi_rows(dtype, n, w.data(), stride, 1, x.data(), n, sums.data(), int(rows), ref_multi.data(), 1);
-        arbor::dot_multi_rows(dtype, n, w.data(), stride, 1, x.data(), n, sums.data(), int(rows), multi.data(), 1);
-        const auto single = arbor::float_dot_fn(dtype);
-        for (int64_t j = 0; j < rows; ++j) {
-            const float one = single(n, w.data(), &x[size_t(j * n)], &sums[size_t(j * n / 32)]);
-            QCOMPARE(multi[size_t(j)], one);
-            QCOMPARE(ref_multi[size_t(j)], one);
-            // Any prefix of the batch gives the same value for this row.
-            std::vector<float> part(static_cast<size_t>(j + 1));
-            arbor::dot_multi_rows(dtype, n, w.data(), stride, 1, x.data(), n, sums.data(), int(j + 1), part.data(), 1);
-            QCOMPARE(part[size_t(j)], one);
+        std::vector<float> v(static_cast<size_t>(n));
+        arbor::dequantize_row(dtype, w.data(), v.data(), n, arbor::Isa::Scalar);
+        double want = 0.0, magnitude = 0.0;
+        for (int i = 0; i < n; ++i) {
+            want += double(v[size_t(i)]) * double(x[size_t(i)]);
+            magnitude += std::fabs(double(v[size_t(i)]) * double(x[size_t(i)]));
         }
+        const float got = arbor::ref::float_dot(dtype, n, w.data(), x.data());
+        QVERIFY2(close(got, want, magnitude), qPrintable(QString("ref %1 vs exact %2").arg(got).arg(want)));
     }
 
-    void typesWithoutFusedKernel() { QVERIFY(arbor::float_dot_fn(arbor::DType::Q6_K) == nullptr); }
-
-    void gemmTile_data() {
-        QTest::addColumn<int>("n_w");
-        QTest::addColumn<int>("n_x");
-        QTest::addColumn<int>("k");
-        for (int n_w : {1, 3, 4, 9})
-            for (int n_x : {1, 2, 3, 7})
-                for (int k : {8, 13, 64})
-                    QTest::newRow(qPrintable(QString("%1x%2 k%3").arg(n_w).arg(n_x).arg(k))) << n_w << n_x << k;
+    // Every tile shape of the AVX2 kernels gives the reference's bits for every pair, and
+    // leaves the gaps between output rows alone.
+    void avx2TilesAreBitIdenticalToReference_data() {
+        QTest::addColumn<int>("type");
+        QTest::addColumn<int>("n");
+        for (auto t : kTypes)
+            for (int n : lengths(t))
+                QTest::newRow(qPrintable(QString("%1 n=%2").arg(arbor::dtype_name(t).data()).arg(n))) << int(t) << n;
     }
-    void gemmTile() {
-        QFETCH(int, n_w);
-        QFETCH(int, n_x);
-        QFETCH(int, k);
-        const int64_t ldw = k + 3, ldx = k + 5, ldy = n_w + 2;
-        const auto w = normal_vector(size_t(n_w * ldw), 1), x = normal_vector(size_t(n_x * ldx), 2);
-        std::vector<float> want(size_t(n_x * ldy), -7.0f), got = want;
-        arbor::ref::gemm_tile_f32(w.data(), ldw, n_w, x.data(), ldx, n_x, k, want.data(), ldy);
-        for (int j = 0; j < n_x; ++j)
-            for (int r = 0; r < n_w; ++r) {
-                double s = 0.0;
-                for (int i = 0; i < k; ++i) s += double(w[size_t(r * ldw + i)]) * x[size_t(j * ldx + i)];
-                QVERIFY(close(want[size_t(j * ldy + r)], s, k));
-            }
+    void avx2TilesAreBitIdenticalToReference() {
         if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA: only the scalar kernels run here");
-        arbor::avx2::gemm_tile_f32(w.data(), ldw, n_w, x.data(), ldx, n_x, k, got.data(), ldy);
-        for (size_t i = 0; i < got.size(); ++i) QVERIFY(close(got[i], want[i], k));  // gaps stay -7 in both
+        QFETCH(int, type);
+        QFETCH(int, n);
+        const auto dtype = arbor::DType(type);
+        const size_t stride = arbor::row_bytes(dtype, n);
+        std::vector<float> buffer;
+        for (int n_w : {1, 2, 3, 5, 17})
+            for (int n_x : {1, 2, 3, 4, 5, 7, 9}) {
+                const auto w = weight_rows(dtype, n, n_w, uint32_t(n_w * 31 + n_x));
+                const int64_t ldx = n + 3, ldy = n_w + 2;
+                const auto x = normal_vector(size_t(n_x * ldx), uint32_t(n_x));
+                std::vector<float> want(size_t(n_x * ldy), -7.0f), got = want;
+                arbor::ref::float_dot_tile(dtype, n, w.data(), stride, n_w, x.data(), ldx, n_x, want.data(), ldy, buffer);
+                arbor::avx2::float_dot_tile(dtype, n, w.data(), stride, n_w, x.data(), ldx, n_x, got.data(), ldy, buffer);
+                for (size_t i = 0; i < got.size(); ++i)
+                    QVERIFY2(std::bit_cast<uint32_t>(got[i]) == std::bit_cast<uint32_t>(want[i]),
+                             qPrintable(QString("%1 weight rows x %2 activation rows: output %3 is %4, reference %5")
+                                            .arg(n_w).arg(n_x).arg(i).arg(double(got[i]), 0, 'g', 9)
+                                            .arg(double(want[i]), 0, 'g', 9)));
+            }
+    }
+
+    // Batch invariance through the dispatcher: an activation row alone, or at any
+    // position among others, gives the same bits.
+    void rowResultDoesNotDependOnItsBatch() {
+        const int64_t n = 576, n_w = 6, n_x = 11;
+        for (auto dtype : {arbor::DType::Q4_1, arbor::DType::Q8_0, arbor::DType::Q6_K}) {
+            const int64_t len = dtype == arbor::DType::Q6_K ? 1536 : n;
+            const size_t stride = arbor::row_bytes(dtype, len);
+            const auto w = weight_rows(dtype, len, n_w, 5);
+            const auto x = normal_vector(size_t(n_x * len), 9);
+            std::vector<float> buffer, all(size_t(n_x * n_w));
+            arbor::float_dot_tile(dtype, len, w.data(), stride, n_w, x.data(), len, n_x, all.data(), n_w, buffer);
+            for (int64_t j = 0; j < n_x; ++j) {
+                std::vector<float> alone(static_cast<size_t>(n_w)), prefix(size_t((j + 1) * n_w));
+                arbor::float_dot_tile(dtype, len, w.data(), stride, n_w, &x[size_t(j * len)], len, 1, alone.data(), n_w,
+                                      buffer);
+                arbor::float_dot_tile(dtype, len, w.data(), stride, n_w, x.data(), len, j + 1, prefix.data(), n_w, buffer);
+                for (int64_t r = 0; r < n_w; ++r) {
+                    const uint32_t in_batch = std::bit_cast<uint32_t>(all[size_t(j * n_w + r)]);
+                    QCOMPARE(std::bit_cast<uint32_t>(alone[size_t(r)]), in_batch);
+                    QCOMPARE(std::bit_cast<uint32_t>(prefix[size_t(j * n_w + r)]), in_batch);
+                }
+            }
+        }
     }
 
     void attentionRowKernels_data() {

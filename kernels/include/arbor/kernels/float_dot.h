@@ -1,52 +1,43 @@
-// Products of quantized weight rows (Q4_0, Q4_1, Q8_0) with float activations, computed
-// per 32-element block as  d * sum(code_i * x_i)  (+ m * sum(x_i) for Q4_1), with the
-// integer codes converted to float exactly, unpacking each block in registers.
+// Products of weight rows of any type with float activation rows: the float-activation
+// matmul's kernel.
 //
-// float_dot_fn (one activation row) and dot_multi_rows (several, sharing each unpacked block)
-// give bit-identical results per (weight row, activation row), so a sequence's logits do
-// not depend on what else shares its batch. The operation order, which the scalar
-// references reproduce: for each block b, t = c[0:8]*x[0:8], then t += c[8k:8k+8]*x[8k:8k+8]
-// for k = 1..3 (fused multiply-add, 8 lanes), acc[b % 2] += d_b * t; result =
-// hsum(acc[0] + acc[1]) (halves, pairs, last two) plus, for Q4_1, the scalar chain
-// mins = fma(m_b, xsum_b, mins) over b in order.
+// The operation order (the contract every path reproduces bit for bit, so a sequence's
+// logits never depend on what else shares its batch, nor on the tile that computed them):
+//   v = the weight row dequantized exactly as dequantize_row gives it;
+//   two accumulators of 8 lanes, a0 and a1, start at zero; for each chunk c of 8
+//   elements (c = 0 .. n/8 - 1) in order, lane l: a[c % 2][l] = fma(v[8c + l], x[8c + l], a[c % 2][l]);
+//   s = a0 + a1 lane-wise, then summed as the AVX2 horizontal sum does: lanes l and l + 4,
+//   then those pairs 0+2 and 1+3, then the two;
+//   then the n % 8 trailing elements in order: s = fma(v[i], x[i], s).
+// Dequantizing first costs one multiply-add per weight element, which a tile of several
+// activation rows shares; the AVX2 kernels of Q4_0, Q4_1 and Q8_0 do it in registers
+// (d * q is exact in float, so fma(d, q, m) equals dequantize_row's d * q + m), the
+// other types through a buffer of dequantized rows.
 #pragma once
 
 #include "arbor/kernels/dtype.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace arbor {
 
-// x_block_sums[b] = sum of x over block b, as computed by block_sums_32.
-using FloatDotFn = float (*)(int64_t n, const void* weight_row, const float* x, const float* x_block_sums);
-
-// Kernel for `type`, or nullptr when the type has none (Q4_0, Q4_1, Q8_0 have).
-FloatDotFn float_dot_fn(DType type);
-bool has_block_kernels(DType type);
-
-// Sums of x over consecutive blocks of 32 (n a multiple of 32), sequentially.
-void block_sums_32(const float* x, int64_t n, float* sums);
-
-// out[j * ldy + r] = (w + r * row_stride) . (x + j * ldx) for r < n_w, j < n_x; xs holds
-// n / 32 block sums per activation row, rows one after another. For types without block
-// kernels it dequantizes (reference path).
-void dot_multi_rows(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x, int64_t ldx,
-                    const float* xs, int n_x, float* out, int64_t ldy);
+// y[j * ldy + r] = (row r of w, at w + r * row_stride) . (x + j * ldx)
+// for r < n_w and j < n_x; every row has n elements. `buffer` holds dequantized rows
+// for the types without in-register kernels (grown as needed).
+void float_dot_tile(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x,
+                    int64_t ldx, int64_t n_x, float* y, int64_t ldy, std::vector<float>& buffer);
 
 namespace ref {
-float dot_q4_0_f32(int64_t n, const void* w, const float* x, const float* x_block_sums);
-float dot_q4_1_f32(int64_t n, const void* w, const float* x, const float* x_block_sums);
-float dot_q8_0_f32(int64_t n, const void* w, const float* x, const float* x_block_sums);
-void dot_multi_rows(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x, int64_t ldx,
-                    const float* xs, int n_x, float* out, int64_t ldy);
+// The contract in scalar code, one pair at a time.
+float float_dot(DType type, int64_t n, const void* w_row, const float* x);
+void float_dot_tile(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x,
+                    int64_t ldx, int64_t n_x, float* y, int64_t ldy, std::vector<float>& buffer);
 } // namespace ref
 
 namespace avx2 {
-float dot_q4_0_f32(int64_t n, const void* w, const float* x, const float* x_block_sums);
-float dot_q4_1_f32(int64_t n, const void* w, const float* x, const float* x_block_sums);
-float dot_q8_0_f32(int64_t n, const void* w, const float* x, const float* x_block_sums);
-void dot_multi_rows(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x, int64_t ldx,
-                    const float* xs, int n_x, float* out, int64_t ldy);
+void float_dot_tile(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x,
+                    int64_t ldx, int64_t n_x, float* y, int64_t ldy, std::vector<float>& buffer);
 } // namespace avx2
 
 } // namespace arbor

@@ -2,9 +2,9 @@
 // is read once per call whatever the number of activation rows.
 //
 // Two ways to take the activations:
-// - Float (default): weight rows are dequantized a few at a time into a small buffer and
-//   multiplied with the float activations. Exact up to float rounding, so the result is a
-//   smooth function of the input.
+// - Float (default): float_dot.h, weights dequantized exactly and multiplied with the
+//   float activations in one fixed order. Exact up to float rounding, so the result is a
+//   smooth function of the input, and a row's result does not depend on its batch.
 // - Int8: activations are quantized per block to 8 bits (Q8_0/Q8_1/Q8_K) and dotted with
 //   the quantized blocks in integer arithmetic, as llama.cpp does. Faster for long
 //   prompts, but the rounding of activations makes logits jump by tenths under tiny input
@@ -34,7 +34,6 @@ class MatmulScratch {
 public:
     // Per-thread buffers of dequantized weight rows (Float mode).
     std::vector<std::vector<float>> weight_rows;
-    std::vector<float> block_sums;  // per activation row and 32-block (fused kernels)
     // Activation rows quantized to `type`, quantizing x on first request per call.
     struct Slot {
         DType type;
