@@ -58,8 +58,8 @@ private:
         else for (int64_t t = 0; t < rows; ++t) fn(t);
     }
     void attention(const ForwardBatch& batch, int32_t layer, int64_t rows);
-    void attend_row(int32_t layer, const SequenceRows& seq, int32_t pos, int32_t head, const float* q, float* out,
-                    std::vector<float>& scores) const;
+    void attend_group(int32_t layer, const SequenceRows& seq, int32_t pos, int32_t kv_head, const float* q,
+                      float* out, std::vector<float>& scores) const;
 
     const Model& model_;
     const ModelConfig& cfg_;
@@ -183,39 +183,47 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
     matmul(pool_, xn_.data(), n_out, out, scratch_, activations_);
 }
 
+// One task per (row, KV head): the query heads sharing that KV head go through each
+// page together, so a page of keys or values is read from memory once and served from
+// L1 to the other heads. Each head's arithmetic is the same as alone.
 void CpuBackend::attention(const ForwardBatch& batch, int32_t layer, int64_t rows) {
     const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D;
+    const int32_t group = cfg_.n_head / cfg_.n_head_kv;
     int32_t max_pos = 0;
     for (int64_t t = 0; t < rows; ++t) max_pos = std::max(max_pos, row_pos_[size_t(t)]);
-    for (auto& s : scores_) s.resize(size_t(max_pos) + 1);
-    pool_.parallel_for(rows * cfg_.n_head, [&](int64_t task, int thread) {
-        const int64_t t = task / cfg_.n_head;
-        const int32_t h = int32_t(task % cfg_.n_head);
+    for (auto& s : scores_) s.resize(size_t(group) * (size_t(max_pos) + 1));
+    pool_.parallel_for(rows * cfg_.n_head_kv, [&](int64_t task, int thread) {
+        const int64_t t = task / cfg_.n_head_kv;
+        const int32_t kv_head = int32_t(task % cfg_.n_head_kv);
         const auto& seq = batch.sequences[size_t(row_seq_[size_t(t)])];
-        attend_row(layer, seq, row_pos_[size_t(t)], h, &q_[size_t(t * QD + h * D)], &att_[size_t(t * QD + h * D)],
-                   scores_[size_t(thread)]);
+        const int64_t first = t * QD + int64_t(kv_head) * group * D;
+        attend_group(layer, seq, row_pos_[size_t(t)], kv_head, &q_[size_t(first)], &att_[size_t(first)],
+                     scores_[size_t(thread)]);
     });
 }
 
-void CpuBackend::attend_row(int32_t layer, const SequenceRows& seq, int32_t pos, int32_t head, const float* q,
-                            float* out, std::vector<float>& scores) const {
+// Heads kv_head * group .. + group - 1 of one row: q and out hold their group * D values.
+void CpuBackend::attend_group(int32_t layer, const SequenceRows& seq, int32_t pos, int32_t kv_head, const float* q,
+                              float* out, std::vector<float>& scores) const {
     const int64_t D = cfg_.head_dim;
     const int32_t P = kv_.page_size();
-    const int32_t kv_head = head / (cfg_.n_head / cfg_.n_head_kv);
+    const int32_t group = cfg_.n_head / cfg_.n_head_kv;
     const float scale = 1.0f / std::sqrt(float(D));
     const int32_t n = pos + 1;
     for (int32_t start = 0; start < n; start += P) {
-        const int32_t page = seq.block_table[size_t(start / P)];
-        const float* keys = kv_.keys(layer, page, kv_head);
-        dot_rows_f32(q, keys, std::min(P, n - start), D, &scores[size_t(start)]);
+        const float* keys = kv_.keys(layer, seq.block_table[size_t(start / P)], kv_head);
+        for (int32_t h = 0; h < group; ++h)
+            dot_rows_f32(q + h * D, keys, std::min(P, n - start), D, &scores[size_t(h * n + start)]);
     }
-    scale_f32(scale, scores.data(), n);
-    softmax(scores.data(), n);
-    std::fill(out, out + D, 0.0f);
+    for (int32_t h = 0; h < group; ++h) {
+        scale_f32(scale, &scores[size_t(h * n)], n);
+        softmax(&scores[size_t(h * n)], n);
+    }
+    std::fill(out, out + group * D, 0.0f);
     for (int32_t start = 0; start < n; start += P) {
-        const int32_t page = seq.block_table[size_t(start / P)];
-        const float* values = kv_.values(layer, page, kv_head);
-        accumulate_rows_f32(&scores[size_t(start)], values, std::min(P, n - start), D, out);
+        const float* values = kv_.values(layer, seq.block_table[size_t(start / P)], kv_head);
+        for (int32_t h = 0; h < group; ++h)
+            accumulate_rows_f32(&scores[size_t(h * n + start)], values, std::min(P, n - start), D, out + h * D);
     }
 }
 
