@@ -23,4 +23,6 @@ void scale_f32(float a, float* y, int64_t n) {
     avx2::available() ? avx2::scale_f32(a, y, n) : ref::scale_f32(a, y, n);
 }
 
+void softmax(float* x, int64_t n) { avx2::available() ? avx2::softmax(x, n) : ref::softmax(x, n); }
+
 } // namespace arbor

@@ -30,6 +30,18 @@ void scale_f32(float a, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] *= a;
 }
 
+void softmax(float* x, int64_t n) {
+    if (n <= 0) return;
+    const float max = *std::max_element(x, x + n);
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+        x[i] = std::exp(x[i] - max);
+        sum += x[i];
+    }
+    const float inv = float(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
 } // namespace ref
 
 void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps) {
@@ -41,18 +53,6 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n, float ep
 
 void silu_mul(float* x, const float* g, int64_t n) {
     for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i])) * g[i];
-}
-
-void softmax(float* x, int64_t n) {
-    if (n <= 0) return;
-    const float max = *std::max_element(x, x + n);
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-        x[i] = std::exp(x[i] - max);
-        sum += x[i];
-    }
-    const float inv = float(1.0 / sum);
-    for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
 void rope_apply(float* x, const float* cos_sin, int64_t head_dim, bool neox) {

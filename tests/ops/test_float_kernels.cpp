@@ -135,10 +135,38 @@ private slots:
         }
     }
 
+    // The AVX2 softmax (polynomial exp, float sums) against the reference (libm exp,
+    // double sum), over rows of many lengths and spreads, tails included.
+    void softmaxMatchesReference_data() {
+        QTest::addColumn<int>("n");
+        QTest::addColumn<float>("spread");
+        for (int n : {1, 7, 8, 9, 100, 1001})
+            for (float spread : {0.1f, 5.0f, 60.0f})
+                QTest::newRow(qPrintable(QString("n=%1 spread %2").arg(n).arg(spread))) << n << spread;
+    }
+    void softmaxMatchesReference() {
+        if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA: only the scalar kernels run here");
+        QFETCH(int, n);
+        QFETCH(float, spread);
+        auto want = normal_vector(size_t(n), uint32_t(n));
+        for (auto& v : want) v = v * spread + 300.0f;  // an offset the maximum must absorb
+        auto got = want;
+        arbor::ref::softmax(want.data(), n);
+        arbor::avx2::softmax(got.data(), n);
+        double sum = 0.0;
+        for (int i = 0; i < n; ++i) {
+            sum += got[size_t(i)];
+            QVERIFY2(std::fabs(got[size_t(i)] - want[size_t(i)]) <= 1e-6 * want[size_t(i)] + 1e-9,
+                     qPrintable(QString("element %1: %2 vs %3").arg(i).arg(double(got[size_t(i)]), 0, 'g', 9)
+                                    .arg(double(want[size_t(i)]), 0, 'g', 9)));
+        }
+        QVERIFY(std::fabs(sum - 1.0) < 1e-5);
+    }
+
     void attentionRowKernels_data() {
         QTest::addColumn<int>("rows");
         QTest::addColumn<int>("dim");
-        for (int rows : {1, 5, 16})
+        for (int rows : {1, 5, 8, 9, 16, 23})
             for (int dim : {8, 64, 72, 128, 12}) QTest::newRow(qPrintable(QString("%1x%2").arg(rows).arg(dim))) << rows << dim;
     }
     void attentionRowKernels() {
