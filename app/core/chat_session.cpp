@@ -231,6 +231,8 @@ void ChatSession::onComposed(const Turn& turn) {
         emit retitled(turn.title);
     }
     reply_ = turn.reply;
+    prompt_ = turn.prompt;
+    replyIds_.clear();
     replyText_.clear();
     pendingText_.clear();
     pendingIds_.clear();
@@ -257,7 +259,10 @@ arbor::GenerateOptions ChatSession::generateOptions() const {
 
 void ChatSession::onToken(quint64 requestId, int tokenId, const QString& text) {
     if (phase_ != Phase::streaming || requestId != request_) return;
-    if (tokenId >= 0) pendingIds_.push_back(tokenId);  // -1: held-back text flushed at the end
+    if (tokenId >= 0) {  // -1: held-back text flushed at the end
+        pendingIds_.push_back(tokenId);
+        replyIds_.push_back(tokenId);
+    }
     replyText_ += text;
     pendingText_ += text;
     messages_.appendText(reply_, text);
@@ -280,6 +285,16 @@ void ChatSession::onFinished(quint64 requestId, const QString& reason, const QSt
         setError(error);
     }
     finishReply(state, finish, s);
+    if (state == MessageState::complete) warmFollowUp();
+}
+
+void ChatSession::warmFollowUp() {
+    const auto model = models_.current();
+    if (!model) return;
+    arbor::Request warm;
+    warm.prompt = model->formatter->follow_up_prefix(prompt_, replyIds_);
+    warm.options.max_tokens = 0;  // prefill only; its events carry another id and are ignored
+    models_.submit(std::move(warm));
 }
 
 void ChatSession::onUnload() {

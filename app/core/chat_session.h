@@ -2,7 +2,8 @@
 // at most one reply being generated. A turn is composed on the store thread (the user
 // message saved, the prompt built from the stored token ids of the path, an empty
 // 'streaming' reply row added), submitted to the shared engine, grown as tokens arrive
-// and written back to the store at least twice a second.
+// and written back to the store at least twice a second. Once a reply is complete, the
+// engine computes the opening of the next user turn ahead of time (warmFollowUp).
 #pragma once
 
 #include "message_list_model.h"
@@ -98,6 +99,10 @@ private:
     void onFinished(quint64 requestId, const QString& reason, const QString& error, const ReplyStats& stats);
     void onUnload();
     void finishReply(arbor::MessageState state, const QString& finishReason, arbor::MessageStats stats);
+    // After a complete reply: has the engine compute how the next prompt will begin (the
+    // reply's end of turn and the next user header) while the user types, so the
+    // follow-up computes only its own words.
+    void warmFollowUp();
     void flush();
     void setError(const QString& error);
     void setPhase(Phase phase);
@@ -116,6 +121,8 @@ private:
     bool stopRequested_ = false;  // stop() while the turn was still being composed
     quint64 request_ = 0;
     qint64 reply_ = 0;          // the streaming reply's message id
+    std::vector<std::int32_t> prompt_;    // the prompt it answers
+    std::vector<std::int32_t> replyIds_;  // every id it generated
     QString replyText_;         // everything generated so far, to restore after a reload
     QString pendingText_;       // not yet written to the store
     std::vector<std::int32_t> pendingIds_;

@@ -124,9 +124,23 @@ void ChatFormatter::append_assistant(std::vector<TokenId>& out, const std::vecto
     // Header identical to the generation prompt, and nothing between it and the content,
     // so a generated reply continues its own prompt token for token.
     append(out, assistant_header_);
+    append_reply(out, content);
+}
+
+void ChatFormatter::append_reply(std::vector<TokenId>& out, const std::vector<TokenId>& content) const {
     append(out, content);
     if (!ends_turn(content)) append(out, end_of_turn_);
     append(out, separator_);
+}
+
+std::vector<TokenId> ChatFormatter::follow_up_prefix(const std::vector<TokenId>& prompt,
+                                                     const std::vector<TokenId>& reply) const {
+    // compose() ends with the assistant header, which append_assistant would write again;
+    // after an assistant turn no system text is pending, so the user turn opens plainly.
+    std::vector<TokenId> out = prompt;
+    append_reply(out, reply);
+    append(out, user_header_);
+    return out;
 }
 
 std::vector<TokenId> ChatFormatter::compose(const std::vector<ChatMessage>& messages) const {

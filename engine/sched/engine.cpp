@@ -152,6 +152,8 @@ struct Engine::Impl {
         }
     }
 
+    bool prefill_only(const sched::Sequence& seq) const { return active.at(seq.id)->options.max_tokens == 0; }
+
     // Samples the next id of a sequence whose last known token just ran; returns true
     // when the request finished.
     bool advance(Active& a, const float* row) {
@@ -198,7 +200,7 @@ struct Engine::Impl {
             rows.n_rows = it.count;
             rows.start_pos = it.start;
             rows.block_table = it.seq->table.pages;
-            rows.logits = it.sample ? SequenceRows::Logits::Last : SequenceRows::Logits::None;
+            rows.logits = it.sample && !prefill_only(*it.seq) ? SequenceRows::Logits::Last : SequenceRows::Logits::None;
             batch.tokens.insert(batch.tokens.end(), it.seq->tokens.begin() + it.start,
                                 it.seq->tokens.begin() + it.start + it.count);
             batch.sequences.push_back(rows);
@@ -210,6 +212,13 @@ struct Engine::Impl {
         for (const auto& it : items) {
             if (!it.sample) continue;
             Active& a = *active.at(it.seq->id);
+            if (prefill_only(*it.seq)) {
+                // The whole prompt is in the KV now; finishing offers it to the cache.
+                a.stats.cached_tokens = std::max(0, a.seq.cached_prompt_tokens);
+                finish(a, FinishReason::Length);
+                done.push_back(a.seq.id);
+                continue;
+            }
             if (advance(a, logits.data() + row * size_t(model.config().n_vocab))) done.push_back(a.seq.id);
             ++row;
         }

@@ -259,7 +259,8 @@ private slots:
         }
     }
 
-    // compose(msgs + reply + next) starts with compose(msgs) + reply, turn after turn.
+    // compose(msgs + reply + next) starts with compose(msgs) + reply, and with
+    // follow_up_prefix(compose(msgs), reply) followed by the next user message, turn after turn.
     void prefixInvariant_data() {
         QTest::addColumn<ChatTemplateKind>("kind");
         QTest::addColumn<bool>("with_system");
@@ -291,8 +292,17 @@ private slots:
             const bool closed = ending == 1 || (ending == 2 && turn % 2 == 0);
             if (closed) reply.push_back(stops[size_t(turn) % stops.size()]);
             msgs.push_back({Role::Assistant, reply});
-            msgs.push_back({Role::User, f.encode_content("and then " + std::to_string(turn))});
+            const auto user = f.encode_content("and then " + std::to_string(turn));
+            msgs.push_back({Role::User, user});
             const std::vector<TokenId> next = f.compose(msgs);
+            // The follow-up prefix is what the next prompt holds right up to the user's words.
+            const std::vector<TokenId> follow_up = f.follow_up_prefix(prompt, reply);
+            QVERIFY2(starts_with(next, concat(follow_up, user)),
+                     qPrintable(QString("turn %1 follow-up prefix:\n%2\n---\n%3")
+                                    .arg(turn)
+                                    .arg(QString::fromStdString(tok.render(follow_up)))
+                                    .arg(QString::fromStdString(tok.render(next)))));
+            QVERIFY(follow_up.size() > prompt.size() + reply.size());
             QVERIFY2(starts_with(next, concat(prompt, reply)),
                      qPrintable(QString("turn %1:\n%2\n---\n%3")
                                     .arg(turn)

@@ -98,6 +98,54 @@ private slots:
         }
     }
 
+    // A prefill-only request (max_tokens 0) after a reply computes the next user turn's
+    // opening; the follow-up then computes only the user's words and the assistant header,
+    // and generates exactly what it generates without the warm-up.
+    void followUpPrefixWarmsTheCache() {
+        const arbor::ChatFormatter chat(model_->tokenizer(), arbor::detect_chat_template(model_->chat_template_source()));
+        std::vector<arbor::ChatMessage> messages = {{arbor::Role::User, chat.encode_content("Name a red fruit.")}};
+        std::vector<arbor::TokenId> outputs[2];
+        for (bool warm : {false, true}) {
+            arbor::Engine engine(*model_, options());
+            Collector c;
+            const auto prompt = chat.compose(messages);
+            const auto first = c.submit(engine, greedy(prompt, 12));
+            QVERIFY(c.wait(first));
+            const auto reply = c.get(first).tokens;
+            const auto prefix = chat.follow_up_prefix(prompt, reply);
+            if (warm) {
+                auto request = greedy(prefix, 0);
+                const auto id = c.submit(engine, request);
+                QVERIFY(c.wait(id));
+                const auto out = c.get(id);
+                QCOMPARE(out.finish, arbor::FinishReason::Length);
+                QVERIFY(out.tokens.empty());
+                QCOMPARE(out.token_events, 0);
+                QCOMPARE(out.stats.prompt_tokens, int(prefix.size()));
+                QCOMPARE(out.stats.generated_tokens, 0);
+            }
+            auto follow = messages;
+            follow.push_back({arbor::Role::Assistant, reply});
+            const auto user = chat.encode_content("And a yellow one?");
+            follow.push_back({arbor::Role::User, user});
+            const auto next = chat.compose(follow);
+            const auto id = c.submit(engine, greedy(next, 12));
+            QVERIFY(c.wait(id));
+            const auto out = c.get(id);
+            const int computed = int(next.size()) - out.stats.cached_tokens;
+            if (warm)
+                QVERIFY2(out.stats.cached_tokens == int(prefix.size()),
+                         qPrintable(QString("cached %1, warmed prefix %2").arg(out.stats.cached_tokens).arg(prefix.size())));
+            else
+                QVERIFY2(computed > int(next.size() - prefix.size()),
+                         qPrintable(QString("computed %1 without the warm-up").arg(computed)));
+            outputs[warm] = out.tokens;
+            engine.wait_idle();
+            QCOMPARE(engine.stats().running + engine.stats().waiting, 0);
+        }
+        QCOMPARE(outputs[1], outputs[0]);
+    }
+
     void regenerationReusesThePrompt() {
         arbor::Engine engine(*model_, options());
         Collector c;

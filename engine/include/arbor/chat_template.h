@@ -54,6 +54,12 @@ public:
     // The full prompt for generating the next assistant reply after `messages`.
     std::vector<TokenId> compose(const std::vector<ChatMessage>& messages) const;
 
+    // How the next prompt begins once `reply` (the generated ids) answered `prompt` (from
+    // compose): the prompt, the reply, its end of turn and the header of the next user
+    // message, up to where that message's content starts. For any messages M and user
+    // text U: compose(M + [reply, U]) starts with follow_up_prefix(compose(M), reply).
+    std::vector<TokenId> follow_up_prefix(const std::vector<TokenId>& prompt, const std::vector<TokenId>& reply) const;
+
     // End-of-turn ids of this template (plus the tokenizer's end-of-sequence id). An
     // assistant message ending with one of them gets no end-of-turn marker appended.
     std::vector<TokenId> stop_tokens() const;
@@ -65,6 +71,7 @@ private:
     void append_user(std::vector<TokenId>& out, const std::vector<const std::vector<TokenId>*>& systems,
                      const std::vector<TokenId>* content) const;
     void append_assistant(std::vector<TokenId>& out, const std::vector<TokenId>& content) const;
+    void append_reply(std::vector<TokenId>& out, const std::vector<TokenId>& content) const;  // after the header
 
     const Tokenizer& tokenizer_;
     ChatTemplateKind kind_;
