@@ -1,7 +1,8 @@
 // arbor-bench: by default measures prefill (a prompt of --prompt-tokens, default 512) and
 // decode (--gen-tokens single-token steps, default 128) throughput of one sequence, like
 // llama-bench's pp512 and tg128. --workload concurrent|multiturn|shared-prefix runs the
-// serving workloads through the engine instead (workloads.h).
+// serving workloads through the engine instead, --workload matmul the matrix product
+// alone (workloads.h).
 #include "bench_report.h"
 #include "workloads.h"
 
@@ -41,7 +42,7 @@ struct Options {
 void usage() {
     std::fputs("usage: arbor-bench [--model PATH] [--threads N] [--prompt-tokens N] [--gen-tokens N]\n"
                "                   [--repetitions N] [--int8-activations] [--json]\n"
-               "                   [--workload single|concurrent|multiturn|shared-prefix] [--kv-mib N]\n",
+               "                   [--workload single|concurrent|multiturn|shared-prefix|matmul] [--kv-mib N]\n",
                stderr);
 }
 
@@ -88,6 +89,7 @@ int run_workload(const Options& o, const arbor::Model& model) {
     if (o.workload == "concurrent") r = arbor::bench::run_concurrent(model, eo);
     else if (o.workload == "multiturn") r = arbor::bench::run_multiturn(model, eo);
     else if (o.workload == "shared-prefix") r = arbor::bench::run_shared_prefix(model, eo);
+    else if (o.workload == "matmul") r = arbor::bench::run_matmul(model, eo);
     else {
         std::fprintf(stderr, "arbor-bench: unknown workload '%s'\n", o.workload.c_str());
         return 2;

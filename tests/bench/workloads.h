@@ -1,4 +1,5 @@
-// Serving workloads of arbor-bench (--workload NAME), run through the real Engine.
+// Workloads of arbor-bench (--workload NAME): serving workloads run through the real
+// Engine, and the matrix product alone.
 #pragma once
 
 #include "arbor/engine.h"
@@ -19,5 +20,7 @@ WorkloadResult run_concurrent(const Model& model, const EngineOptions& options);
 WorkloadResult run_multiturn(const Model& model, const EngineOptions& options);
 // 32 requests sharing a 1,000-token system prompt.
 WorkloadResult run_shared_prefix(const Model& model, const EngineOptions& options);
+// The float-activation matmul on the model's weights, 1 to 64 activation rows (GMAC/s).
+WorkloadResult run_matmul(const Model& model, const EngineOptions& options);
 
 } // namespace arbor::bench
