@@ -152,7 +152,7 @@ struct Engine::Impl {
         }
     }
 
-    bool prefill_only(const sched::Sequence& seq) const { return active.at(seq.id)->options.max_tokens == 0; }
+    static bool prefill_only(const sched::Sequence& seq) { return seq.background; }
 
     // Samples the next id of a sequence whose last known token just ran; returns true
     // when the request finished.
@@ -307,6 +307,7 @@ RequestId Engine::submit(Request request, EventSink sink) {
     auto a = std::make_unique<Active>();
     a->seq.tokens = std::move(request.prompt);
     a->seq.prompt_len = int32_t(a->seq.tokens.size());
+    a->seq.background = request.options.max_tokens == 0;
     a->options = std::move(request.options);
     a->sink = std::move(sink);
     a->submitted = Clock::now();

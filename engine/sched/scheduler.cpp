@@ -197,13 +197,30 @@ std::vector<StepItem> Scheduler::plan_rows(uint64_t step) {
         items.push_back({seq, seq->computed, n, seq->computed + n == int32_t(seq->tokens.size())});
         budget -= n;
     };
-    for (Sequence* seq : running_)
-        if (seq->pending() > 1 && budget > 0) add_chunk(seq);
-    for (Sequence* seq : admission_order(step)) {
-        if (budget <= 0 || int32_t(running_.size()) >= opt_.max_running) break;
-        if (!admit(seq)) break;  // first come, first served: nobody overtakes a blocked request
-        add_chunk(seq);
-    }
+    // Foreground first; background sequences only when no foreground one prefills in this
+    // step, unless they have waited max_wait_steps.
+    auto yields = [&](const Sequence* seq) {
+        return seq->background && step - seq->queued_at_step < uint64_t(opt_.max_wait_steps);
+    };
+    bool foreground_prefill = false;
+    auto prefill_pass = [&](bool background) {
+        for (Sequence* seq : running_) {
+            if (seq->pending() <= 1 || budget <= 0 || yields(seq) != background) continue;
+            const size_t before = items.size();
+            add_chunk(seq);
+            foreground_prefill |= !background && items.size() > before;
+        }
+        for (Sequence* seq : admission_order(step)) {
+            if (yields(seq) != background) continue;
+            if (budget <= 0 || int32_t(running_.size()) >= opt_.max_running) break;
+            if (!admit(seq)) break;  // first come, first served: nobody overtakes a blocked request
+            const size_t before = items.size();
+            add_chunk(seq);
+            foreground_prefill |= !background && items.size() > before;
+        }
+    };
+    prefill_pass(false);
+    if (!foreground_prefill) prefill_pass(true);
 
     // Everything running is blocked on pages: free the youngest so the rest can move.
     if (items.empty() && running_.size() > 1) {

@@ -19,6 +19,9 @@ struct Sequence {
     kv::BlockTable table;
     int32_t cached_pages = 0;       // leading pages already offered to the prefix cache
     int32_t cached_prompt_tokens = -1;  // prompt tokens found in the cache at first admission
+    // A prefill-only warm-up: its prefill rows wait for a step without foreground prefill
+    // (or until it has waited max_wait_steps), so it never delays a first token.
+    bool background = false;
     bool running = false;
     uint64_t queued_at_step = 0;    // when it (re)entered the waiting queue
     int32_t preemptions = 0;

@@ -68,7 +68,8 @@ private slots:
                 const int extra = int(rng() % 30);
                 for (int i = 0; i < extra; ++i) s.seq->tokens.push_back(int32_t(100 + rng() % 5));
                 s.seq->prompt_len = int32_t(s.seq->tokens.size());
-                s.target = 1 + int(rng() % 12);
+                s.seq->background = rng() % 5 == 0;  // warm-ups: prefill only
+                s.target = s.seq->background ? 0 : 1 + int(rng() % 12);
                 s.arrived_step = step;
                 sched.enqueue(s.seq.get(), step);
                 live.push_back(std::move(s));
@@ -106,8 +107,9 @@ private slots:
                 if (!it.sample) continue;
                 auto found = std::find_if(live.begin(), live.end(), [&](const Sim& s) { return s.seq.get() == it.seq; });
                 QVERIFY(found != live.end());
-                found->seq->tokens.push_back(int32_t(200 + (found->seq->id + uint64_t(found->generated)) % 7));
-                if (++found->generated >= found->target) {
+                if (!found->seq->background)
+                    found->seq->tokens.push_back(int32_t(200 + (found->seq->id + uint64_t(found->generated)) % 7));
+                if (found->seq->background || ++found->generated >= found->target) {
                     preemptions += found->seq->preemptions;
                     longest_wait = std::max(longest_wait, step - found->arrived_step);
                     sched.remove(found->seq.get());
@@ -129,6 +131,63 @@ private slots:
               preemptions, static_cast<unsigned long long>(longest_wait));
         if (pages < 64) QVERIFY2(preemptions > 0, "the tight pool should force preemption");
         QVERIFY2(longest_wait < 5000, "a request waited far too long");
+        cache.clear();
+        QCOMPARE(pool.free_count(), pool.capacity());
+    }
+
+    // A warm-up (background) gets no prefill rows in a step where a foreground request
+    // prefills; it runs in the next step with only decode rows, or once it has waited
+    // max_wait_steps even under constant foreground prefill.
+    void backgroundPrefillYieldsToForeground() {
+        constexpr int P = 4, kMaxWait = 5;
+        arbor::kv::PagePool pool(64);
+        arbor::kv::RadixCache cache(pool, P);
+        Scheduler sched(pool, cache, SchedulerOptions{P, 64, 8, 3, kMaxWait, 7});
+        auto make = [](uint64_t id, bool background, int length) {
+            auto s = std::make_unique<Sequence>();
+            s->id = s->arrival = id;
+            for (int i = 0; i < length; ++i) s->tokens.push_back(int32_t(10 * id + uint64_t(i)));
+            s->prompt_len = length;
+            s->background = background;
+            return s;
+        };
+        auto rows_of = [](const arbor::sched::Plan& plan, const Sequence* seq) {
+            int rows = 0;
+            for (const auto& it : plan.items) rows += it.seq == seq ? it.count : 0;
+            return rows;
+        };
+        auto warm = make(1, true, 6), chat = make(2, false, 9);
+        sched.enqueue(warm.get(), 0);  // the warm-up arrived first
+        sched.enqueue(chat.get(), 0);
+        auto plan = sched.schedule(0);
+        QCOMPARE(rows_of(plan, chat.get()), 9);
+        QCOMPARE(rows_of(plan, warm.get()), 0);
+        sched.complete(plan.items);
+        chat->tokens.push_back(500);  // its first token; from now on it only decodes
+        plan = sched.schedule(1);
+        QCOMPARE(rows_of(plan, chat.get()), 1);
+        QCOMPARE(rows_of(plan, warm.get()), 6);
+        sched.complete(plan.items);
+        sched.remove(warm.get());
+        sched.remove(chat.get());
+
+        // Under constant foreground prefill the warm-up waits max_wait_steps, no longer.
+        auto late = make(3, true, 5);
+        sched.enqueue(late.get(), 10);
+        std::vector<std::unique_ptr<Sequence>> chats;
+        uint64_t step = 10;
+        for (; step < 10 + 2 * kMaxWait; ++step) {
+            chats.push_back(make(100 + step, false, 3));
+            sched.enqueue(chats.back().get(), step);
+            plan = sched.schedule(step);
+            sched.complete(plan.items);
+            for (auto& c : chats)
+                if (c->running && c->pending() == 0) sched.remove(c.get());
+            if (rows_of(plan, late.get()) > 0) break;
+        }
+        QCOMPARE(step, uint64_t(10 + kMaxWait));
+        sched.remove(late.get());
+        for (auto& c : chats) sched.remove(c.get());
         cache.clear();
         QCOMPARE(pool.free_count(), pool.capacity());
     }

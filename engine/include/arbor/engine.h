@@ -20,7 +20,9 @@ using RequestId = uint64_t;
 // options.max_tokens == 0 asks for the prompt's KV only: it is computed (what the prefix
 // cache does not already hold), left in the cache, and the request finishes with
 // FinishReason::Length and no tokens. A client that knows how the next prompt will begin
-// (a chat's next user turn) warms the cache with it while the user is still typing.
+// (a chat's next user turn) warms the cache with it while the user is still typing. Such
+// a request runs in steps where no other request prefills (or after max_wait_steps), so
+// it never delays anyone's first token.
 struct Request {
     std::vector<TokenId> prompt;
     GenerateOptions options;
