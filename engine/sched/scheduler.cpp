@@ -203,6 +203,7 @@ std::vector<StepItem> Scheduler::plan_rows(uint64_t step) {
         return seq->background && step - seq->queued_at_step < uint64_t(opt_.max_wait_steps);
     };
     bool foreground_prefill = false;
+    const std::vector<Sequence*> order = admission_order(step);
     auto prefill_pass = [&](bool background) {
         for (Sequence* seq : running_) {
             if (seq->pending() <= 1 || budget <= 0 || yields(seq) != background) continue;
@@ -210,8 +211,8 @@ std::vector<StepItem> Scheduler::plan_rows(uint64_t step) {
             add_chunk(seq);
             foreground_prefill |= !background && items.size() > before;
         }
-        for (Sequence* seq : admission_order(step)) {
-            if (yields(seq) != background) continue;
+        for (Sequence* seq : order) {
+            if (seq->running || yields(seq) != background) continue;
             if (budget <= 0 || int32_t(running_.size()) >= opt_.max_running) break;
             if (!admit(seq)) break;  // first come, first served: nobody overtakes a blocked request
             const size_t before = items.size();

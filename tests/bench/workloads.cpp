@@ -148,8 +148,8 @@ WorkloadResult run_multiturn(const Model& model, const EngineOptions& options) {
             messages.push_back({Role::User, chat.encode_content(user)});
             Batch batch;
             Request r = chat_request(chat, messages, kReplyTokens);
-            const size_t prompt_len = r.prompt.size();
             const std::vector<TokenId> prompt = r.prompt;
+            const size_t prompt_len = prompt.size();
             const RequestId id = batch.submit(engine, std::move(r));
             batch.wait(1);
             const auto& d = batch.get(id);
