@@ -1,7 +1,9 @@
 // AVX2/FMA float-activation products (compiled with -mavx2 -mfma -mf16c), following
-// the operation order in float_dot.h. A tile of NW weight rows x NX activation rows keeps
-// 2 * NW * NX accumulators in registers; each chunk of 8 weights is dequantized once
-// for the NX activation rows.
+// the operation order in float_dot.h. Up to three activation rows: tiles of NW weight
+// rows x NX activation rows dequantize each weight chunk in registers for the NX rows
+// and keep both halves' accumulators (2 * NW * NX). From four rows on: a group of rows
+// is dequantized once into a buffer, and float tiles of three weight rows x four
+// activation rows sweep the first half and then the second with twelve accumulators.
 #include "arbor/kernels/float_dot.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
@@ -23,9 +25,8 @@ using quant::avx2::hsum;
 namespace {
 
 // Weight formats with in-register dequantization. kBlock elements (kBytes bytes) share
-// `Scales`; chunk<C> gives elements 8C .. 8C + 7 of block b as floats. kBlock / 8 is
-// even, so a chunk's accumulator (global chunk index % 2) is C % 2. kDecodeRows weight
-// rows go together against a single activation row.
+// `Scales`; chunk<C> gives elements 8C .. 8C + 7 of block b as floats. A block is the
+// contract's unit. kDecodeRows weight rows go together against a single activation row.
 template <class Block>
 inline const Block& block(const uint8_t* row, int64_t b) {
     return reinterpret_cast<const Block*>(row)[b];
@@ -82,10 +83,10 @@ struct Q8_0W : ScaledBlock<BlockQ8_0, 1> {
     }
 };
 
-// Plain floats, in blocks of two chunks; rows need not be a multiple of 16 long.
+// Plain floats: a block is one chunk; rows need not be a multiple of 8 long.
 struct F32W {
     static constexpr int kDecodeRows = 2;
-    static constexpr int kBlock = 16;
+    static constexpr int kBlock = 8;
     static constexpr size_t kBytes = kBlock * sizeof(float);
     struct Scales {};
     static Scales scales(const uint8_t*, int64_t) { return {}; }
@@ -95,10 +96,14 @@ struct F32W {
     }
 };
 
+// The elements after the whole units (plain float rows only), in order, onto s.
+inline float trailing(float s, const float* w, const float* x, int64_t begin, int64_t n) {
+    for (int64_t i = begin; i < n; ++i) s = std::fma(w[i], x[i], s);
+    return s;
+}
+
 template <class T, int NW, int NX>
 void tile(int64_t n, const uint8_t* w, size_t row_stride, const float* x, int64_t ldx, float* y, int64_t ldy) {
-    constexpr int kChunks = T::kBlock / 8;
-    static_assert(kChunks % 2 == 0, "a block must hold an even number of chunks");
     const uint8_t* rows[NW];
     for (int r = 0; r < NW; ++r) rows[r] = w + size_t(r) * row_stride;
     __m256 acc[2][NW][NX];
@@ -106,11 +111,8 @@ void tile(int64_t n, const uint8_t* w, size_t row_stride, const float* x, int64_
         for (auto& row : half)
             for (auto& a : row) a = _mm256_setzero_ps();
 
-    const int64_t nb = n / T::kBlock;
-    for (int64_t b = 0; b < nb; ++b) {
-        // Several interleaved rows defeat the hardware prefetcher on large matrices: fetch
-        // the same place of the next tile's rows (a prefetch past the end is harmless).
-        for (int r = 0; r < NW; ++r) _mm_prefetch(rows[r] + NW * row_stride + b * T::kBytes, _MM_HINT_T0);
+    // Block b into the accumulators of half H.
+    auto block = [&]<int H>(int64_t b) {
         typename T::Scales s[NW];
         for (int r = 0; r < NW; ++r) s[r] = T::scales(rows[r], b);
         const float* xb = x + b * T::kBlock;
@@ -120,87 +122,170 @@ void tile(int64_t n, const uint8_t* w, size_t row_stride, const float* x, int64_
                 for (int r = 0; r < NW; ++r) wv[r] = T::template chunk<K>(rows[r], b, s[r]);
                 for (int j = 0; j < NX; ++j) {
                     const __m256 xv = _mm256_loadu_ps(xb + j * ldx + 8 * K);
-                    for (int r = 0; r < NW; ++r) acc[K % 2][r][j] = _mm256_fmadd_ps(wv[r], xv, acc[K % 2][r][j]);
+                    for (int r = 0; r < NW; ++r) acc[H][r][j] = _mm256_fmadd_ps(wv[r], xv, acc[H][r][j]);
                 }
             };
             (step.template operator()<C>(), ...);
-        }(std::make_integer_sequence<int, kChunks>{});
-    }
+        }(std::make_integer_sequence<int, T::kBlock / 8>{});
+    };
 
-    // Only float rows have elements past the last whole block: one more chunk (an even
-    // global index, so accumulator 0), then single elements.
-    int64_t done = nb * T::kBlock;
-    if constexpr (std::is_same_v<T, F32W>) {
-        if (n - done >= 8) {
-            for (int j = 0; j < NX; ++j) {
-                const __m256 xv = _mm256_loadu_ps(x + j * ldx + done);
-                for (int r = 0; r < NW; ++r)
-                    acc[0][r][j] = _mm256_fmadd_ps(_mm256_loadu_ps(reinterpret_cast<const float*>(rows[r]) + done), xv,
-                                                   acc[0][r][j]);
+    // The two halves side by side, two independent chains per pair; the second half has
+    // one block more when the count is odd.
+    const int64_t nb = n / T::kBlock, half = nb / 2;
+    for (int64_t b = 0; b < half; ++b) {
+        // Several interleaved rows defeat the hardware prefetcher on large matrices: fetch
+        // the same places of the next tile's rows (a prefetch past the end is harmless).
+        if constexpr (!std::is_same_v<T, F32W>)
+            for (int r = 0; r < NW; ++r) {
+                _mm_prefetch(rows[r] + NW * row_stride + b * T::kBytes, _MM_HINT_T0);
+                _mm_prefetch(rows[r] + NW * row_stride + (half + b) * T::kBytes, _MM_HINT_T0);
             }
-            done += 8;
-        }
+        block.template operator()<0>(b);
+        block.template operator()<1>(half + b);
     }
+    if (nb % 2) block.template operator()<1>(nb - 1);
+
     for (int r = 0; r < NW; ++r)
         for (int j = 0; j < NX; ++j) {
             float s = hsum(_mm256_add_ps(acc[0][r][j], acc[1][r][j]));
-            if constexpr (std::is_same_v<T, F32W>) {
-                const float* wr = reinterpret_cast<const float*>(rows[r]);
-                for (int64_t i = done; i < n; ++i) s = std::fma(wr[i], x[j * ldx + i], s);
-            }
+            if constexpr (std::is_same_v<T, F32W>)
+                s = trailing(s, reinterpret_cast<const float*>(rows[r]), x + j * ldx, nb * T::kBlock, n);
             y[j * ldy + r] = s;
         }
 }
 
-// All n_w weight rows against NX activation rows, NW weight rows at a time.
-template <class T, int NW, int NX>
-void rows_against(int64_t n, const uint8_t* w, size_t row_stride, int64_t n_w, const float* x, int64_t ldx, float* y,
-                  int64_t ldy) {
+// All n_w weight rows against NX activation rows, NW weight rows at a time (the last
+// one or two by themselves).
+template <int NW, int NX, class Tile>
+void rows_against(int64_t n_w, Tile&& tile) {
     int64_t r = 0;
-    for (; r + NW <= n_w; r += NW) tile<T, NW, NX>(n, w + size_t(r) * row_stride, row_stride, x, ldx, y + r, ldy);
-    for (; r < n_w; ++r) tile<T, 1, NX>(n, w + size_t(r) * row_stride, row_stride, x, ldx, y + r, ldy);
+    for (; r + NW <= n_w; r += NW) tile.template operator()<NW, NX>(r);
+    for (; r < n_w; ++r) tile.template operator()<1, NX>(r);
 }
 
-// Activation rows four at a time against one weight row (each weight chunk serves four
-// rows), then the last two or three the same way; a single row (decode) against
-// kDecodeRows weight rows at a time. Measured: one weight row beats two for every
-// group of two to four activation rows.
-template <class T>
-void tiles(int64_t n, const uint8_t* w, size_t row_stride, int64_t n_w, const float* x, int64_t ldx, int64_t n_x,
-           float* y, int64_t ldy) {
+// Activation rows in groups of four, then the last one to three: four-row tiles from
+// `Four`, a single row against kDecodeRows weight rows, otherwise NW weight rows.
+template <int NW, int DecodeRows, int Four, class Tile>
+void by_activation_rows(int64_t n_w, int64_t n_x, Tile&& tile) {
     int64_t j = 0;
-    for (; j + 4 <= n_x; j += 4) rows_against<T, 1, 4>(n, w, row_stride, n_w, x + j * ldx, ldx, y + j * ldy, ldy);
+    auto at = [&]<int TW, int TX>(int64_t r) { tile.template operator()<TW, TX>(r, j); };
+    for (; j + 4 <= n_x; j += 4) rows_against<Four, 4>(n_w, at);
     switch (n_x - j) {
-    case 3: rows_against<T, 1, 3>(n, w, row_stride, n_w, x + j * ldx, ldx, y + j * ldy, ldy); break;
-    case 2: rows_against<T, 1, 2>(n, w, row_stride, n_w, x + j * ldx, ldx, y + j * ldy, ldy); break;
-    case 1: rows_against<T, T::kDecodeRows, 1>(n, w, row_stride, n_w, x + j * ldx, ldx, y + j * ldy, ldy); break;
+    case 3: rows_against<NW, 3>(n_w, at); break;
+    case 2: rows_against<NW, 2>(n_w, at); break;
+    case 1: rows_against<DecodeRows, 1>(n_w, at); break;
     default: break;
     }
 }
 
-// Rows dequantized per group into the buffer: small enough to stay in L2 while the
-// activation rows stream past.
-constexpr int64_t kGroupRows = 16;
+// Fewer activation rows than kBufferedFrom: one weight row at a time against two or
+// three activation rows (measured faster than two), kDecodeRows against one.
+template <class T>
+void in_registers(int64_t n, const uint8_t* w, size_t row_stride, int64_t n_w, const float* x, int64_t ldx,
+                  int64_t n_x, float* y, int64_t ldy) {
+    by_activation_rows<1, T::kDecodeRows, 1>(n_w, n_x, [&]<int TW, int TX>(int64_t r, int64_t j) {
+        tile<T, TW, TX>(n, w + size_t(r) * row_stride, row_stride, x + j * ldx, ldx, y + j * ldy + r, ldy);
+    });
+}
+
+// One half of NW float rows against NX activation rows: elements [begin, end).
+template <int NW, int NX>
+inline void sweep(const float* w, int64_t ldw, const float* x, int64_t ldx, int64_t begin, int64_t end,
+                  __m256 (&out)[NW][NX]) {
+    __m256 acc[NW][NX];
+    for (auto& row : acc)
+        for (auto& a : row) a = _mm256_setzero_ps();
+    for (int64_t i = begin; i < end; i += 8) {
+        __m256 wv[NW];
+        for (int r = 0; r < NW; ++r) wv[r] = _mm256_loadu_ps(w + r * ldw + i);
+        for (int j = 0; j < NX; ++j) {
+            const __m256 xv = _mm256_loadu_ps(x + j * ldx + i);
+            for (int r = 0; r < NW; ++r) acc[r][j] = _mm256_fmadd_ps(wv[r], xv, acc[r][j]);
+        }
+    }
+    for (int r = 0; r < NW; ++r)
+        for (int j = 0; j < NX; ++j) out[r][j] = acc[r][j];
+}
+
+// NW float rows (ldw floats apart) against NX activation rows: one half, then the other.
+template <int NW, int NX>
+void float_tile(int64_t n, FloatDotSplit parts, const float* w, int64_t ldw, const float* x, int64_t ldx, float* y,
+                int64_t ldy) {
+    __m256 first[NW][NX], second[NW][NX];
+    sweep<NW, NX>(w, ldw, x, ldx, 0, parts.split, first);
+    sweep<NW, NX>(w, ldw, x, ldx, parts.split, parts.whole, second);
+    for (int r = 0; r < NW; ++r)
+        for (int j = 0; j < NX; ++j)
+            y[j * ldy + r] = trailing(hsum(_mm256_add_ps(first[r][j], second[r][j])), w + r * ldw, x + j * ldx,
+                                      parts.whole, n);
+}
+
+// Float rows against any number of activation rows: three weight rows by four activation
+// rows wherever the counts allow.
+void float_tiles(int64_t n, FloatDotSplit parts, const float* w, int64_t ldw, int64_t n_w, const float* x,
+                 int64_t ldx, int64_t n_x, float* y, int64_t ldy) {
+    by_activation_rows<3, 3, 3>(n_w, n_x, [&]<int TW, int TX>(int64_t r, int64_t j) {
+        float_tile<TW, TX>(n, parts, w + r * ldw, ldw, x + j * ldx, ldx, y + j * ldy + r, ldy);
+    });
+}
+
+// A row dequantized through its type's in-register chunks (exactly dequantize_row's
+// values; faster than the generic dequantization for these types).
+template <class T>
+void dequantize(const uint8_t* row, int64_t n, float* out) {
+    for (int64_t b = 0; b < n / T::kBlock; ++b) {
+        const typename T::Scales s = T::scales(row, b);
+        [&]<int... C>(std::integer_sequence<int, C...>) {
+            (_mm256_storeu_ps(out + b * T::kBlock + 8 * C, T::template chunk<C>(row, b, s)), ...);
+        }(std::make_integer_sequence<int, T::kBlock / 8>{});
+    }
+}
+
+void dequantize_any(DType type, const uint8_t* row, int64_t n, float* out) {
+    switch (type) {
+    case DType::Q4_0: dequantize<Q4_0W>(row, n, out); return;
+    case DType::Q4_1: dequantize<Q4_1W>(row, n, out); return;
+    case DType::Q8_0: dequantize<Q8_0W>(row, n, out); return;
+    default: dequantize_row(type, row, out, n, Isa::Avx2); return;
+    }
+}
+
+// Activation rows from which one dequantization shared by all rows beats dequantizing
+// in every tile.
+constexpr int64_t kBufferedFrom = 5;
+
+// Weight rows dequantized per group: a multiple of the tile's three rows, about 128 KiB
+// of floats, so the group stays in L2 while each set of activation rows passes over it.
+int64_t group_rows(int64_t n) {
+    return std::max<int64_t>(3, (int64_t(128) << 10) / (n * int64_t(sizeof(float))) / 3 * 3);
+}
 
 } // namespace
 
 void float_dot_tile(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x,
                     int64_t ldx, int64_t n_x, float* y, int64_t ldy, std::vector<float>& buffer) {
     const auto* bytes = static_cast<const uint8_t*>(w);
-    switch (type) {
-    case DType::Q4_0: tiles<Q4_0W>(n, bytes, row_stride, n_w, x, ldx, n_x, y, ldy); return;
-    case DType::Q4_1: tiles<Q4_1W>(n, bytes, row_stride, n_w, x, ldx, n_x, y, ldy); return;
-    case DType::Q8_0: tiles<Q8_0W>(n, bytes, row_stride, n_w, x, ldx, n_x, y, ldy); return;
-    case DType::F32: tiles<F32W>(n, bytes, row_stride, n_w, x, ldx, n_x, y, ldy); return;
-    default: break;
+    if (n_x < kBufferedFrom) {
+        switch (type) {
+        case DType::Q4_0: in_registers<Q4_0W>(n, bytes, row_stride, n_w, x, ldx, n_x, y, ldy); return;
+        case DType::Q4_1: in_registers<Q4_1W>(n, bytes, row_stride, n_w, x, ldx, n_x, y, ldy); return;
+        case DType::Q8_0: in_registers<Q8_0W>(n, bytes, row_stride, n_w, x, ldx, n_x, y, ldy); return;
+        case DType::F32: in_registers<F32W>(n, bytes, row_stride, n_w, x, ldx, n_x, y, ldy); return;
+        default: break;
+        }
     }
-    buffer.resize(static_cast<size_t>(kGroupRows * n));
-    for (int64_t r0 = 0; r0 < n_w; r0 += kGroupRows) {
-        const int64_t rows = std::min(kGroupRows, n_w - r0);
-        for (int64_t i = 0; i < rows; ++i)
-            dequantize_row(type, bytes + size_t(r0 + i) * row_stride, &buffer[size_t(i * n)], n, Isa::Avx2);
-        tiles<F32W>(n, reinterpret_cast<const uint8_t*>(buffer.data()), size_t(n) * sizeof(float), rows, x, ldx, n_x,
-                    y + r0, ldy);
+    const FloatDotSplit parts = float_dot_split(type, n);
+    if (type == DType::F32) {
+        float_tiles(n, parts, static_cast<const float*>(w), int64_t(row_stride / sizeof(float)), n_w, x, ldx, n_x, y,
+                    ldy);
+        return;
+    }
+    const int64_t group = group_rows(n);
+    buffer.resize(size_t(std::min(group, n_w) * n));
+    for (int64_t r0 = 0; r0 < n_w; r0 += group) {
+        const int64_t rows = std::min(group, n_w - r0);
+        for (int64_t i = 0; i < rows; ++i) dequantize_any(type, bytes + size_t(r0 + i) * row_stride, n, &buffer[size_t(i * n)]);
+        float_tiles(n, parts, buffer.data(), n, rows, x, ldx, n_x, y + r0, ldy);
     }
 }
 

@@ -10,11 +10,12 @@ namespace arbor {
 namespace {
 
 // Rows handled by one task: small enough to balance two to a few dozen threads,
-// large enough that the per-task overhead (one atomic) stays negligible.
+// large enough that the per-task overhead (one atomic) stays negligible; a multiple of
+// 24, so the float kernel's three-row tiles never leave a remainder inside a matrix.
 int64_t rows_per_task(int64_t total_rows, int threads) {
     const int64_t target_tasks = int64_t(threads) * 8;
     int64_t chunk = (total_rows + target_tasks - 1) / target_tasks;
-    return std::clamp<int64_t>((chunk + 7) / 8 * 8, 8, 256);
+    return std::clamp<int64_t>((chunk + 23) / 24 * 24, 24, 240);
 }
 
 // Activation rows per pass over a task's weight rows: they stay in L2 while the weight

@@ -45,7 +45,7 @@ const arbor::DType kTypes[] = {arbor::DType::F32,  arbor::DType::F16,  arbor::DT
 // Row lengths valid for the type: block multiples, and odd lengths for plain floats.
 std::vector<int> lengths(arbor::DType type) {
     if (type == arbor::DType::F32) return {8, 13, 40, 256, 576};
-    if (arbor::dtype_info(type).block_size == 256) return {256, 1536};
+    if (arbor::dtype_info(type).block_size == 256) return {256, 1280, 1536};
     return {32, 96, 576};
 }
 
@@ -94,7 +94,7 @@ private slots:
         const auto dtype = arbor::DType(type);
         const size_t stride = arbor::row_bytes(dtype, n);
         std::vector<float> buffer;
-        for (int n_w : {1, 2, 3, 5, 17})
+        for (int n_w : {1, 2, 3, 5, 17, 61})
             for (int n_x : {1, 2, 3, 4, 5, 7, 9}) {
                 const auto w = weight_rows(dtype, n, n_w, uint32_t(n_w * 31 + n_x));
                 const int64_t ldx = n + 3, ldy = n_w + 2;
