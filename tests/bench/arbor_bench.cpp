@@ -37,13 +37,31 @@ struct Options {
     bool int8 = false;
     std::string workload = "single";
     int kv_mib = 2048;
+    std::vector<int> chats = {1, 4, 8, 16};  // concurrent workload only
 };
 
 void usage() {
     std::fputs("usage: arbor-bench [--model PATH] [--threads N] [--prompt-tokens N] [--gen-tokens N]\n"
                "                   [--repetitions N] [--int8-activations] [--json]\n"
-               "                   [--workload single|concurrent|multiturn|shared-prefix|matmul] [--kv-mib N]\n",
+               "                   [--workload single|concurrent|multiturn|shared-prefix|matmul] [--kv-mib N]\n"
+               "                   [--chats N[,N...]]\n",
                stderr);
+}
+
+// "1,4,8": positive counts up to 256, comma-separated.
+bool parse_counts(const std::string& text, std::vector<int>& out) {
+    out.clear();
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t comma = std::min(text.find(',', start), text.size());
+        const std::string item = text.substr(start, comma - start);
+        char* end = nullptr;
+        const long v = std::strtol(item.c_str(), &end, 10);
+        if (item.empty() || *end != '\0' || v < 1 || v > 256) return false;
+        out.push_back(int(v));
+        start = comma + 1;
+    }
+    return !out.empty();
 }
 
 bool parse(int argc, char** argv, Options& o) {
@@ -62,6 +80,7 @@ bool parse(int argc, char** argv, Options& o) {
         else if (a == "--model" && i + 1 < argc) o.model = argv[++i];
         else if (a == "--workload" && i + 1 < argc) o.workload = argv[++i];
         else if (a == "--kv-mib") { if (!next_int(o.kv_mib)) return false; }
+        else if (a == "--chats" && i + 1 < argc) { if (!parse_counts(argv[++i], o.chats)) return false; }
         else if (a == "--threads" || a == "-t") { if (!next_int(o.threads)) return false; }
         else if (a == "--prompt-tokens") { if (!next_int(o.prompt_tokens)) return false; }
         else if (a == "--gen-tokens") { if (!next_int(o.gen_tokens)) return false; }
@@ -86,7 +105,7 @@ int run_workload(const Options& o, const arbor::Model& model) {
     eo.backend.int8_activations = o.int8;
     eo.backend.kv_budget_bytes = size_t(o.kv_mib) << 20;
     arbor::bench::WorkloadResult r;
-    if (o.workload == "concurrent") r = arbor::bench::run_concurrent(model, eo);
+    if (o.workload == "concurrent") r = arbor::bench::run_concurrent(model, eo, o.chats);
     else if (o.workload == "multiturn") r = arbor::bench::run_multiturn(model, eo);
     else if (o.workload == "shared-prefix") r = arbor::bench::run_shared_prefix(model, eo);
     else if (o.workload == "matmul") r = arbor::bench::run_matmul(model, eo);

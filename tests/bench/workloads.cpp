@@ -89,11 +89,11 @@ ChatFormatter formatter(const Model& model) {
 
 } // namespace
 
-WorkloadResult run_concurrent(const Model& model, const EngineOptions& options) {
+WorkloadResult run_concurrent(const Model& model, const EngineOptions& options, const std::vector<int>& chats) {
     const ChatFormatter chat = formatter(model);
     WorkloadResult out{"| chats | aggregate decode tokens/s | ttft p50 ms | ttft p95 ms |\n|---|---|---|---|\n", "{"};
     bool first = true;
-    for (int n : {1, 4, 8, 16}) {
+    for (int n : chats) {
         Engine engine(model, options);
         Batch batch;
         std::vector<RequestId> ids;

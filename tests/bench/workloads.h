@@ -6,6 +6,7 @@
 #include "arbor/model.h"
 
 #include <string>
+#include <vector>
 
 namespace arbor::bench {
 
@@ -14,8 +15,10 @@ struct WorkloadResult {
     std::string json;   // one JSON object
 };
 
-// N simultaneous chats for N in 1, 4, 8, 16, each generating 128 tokens.
-WorkloadResult run_concurrent(const Model& model, const EngineOptions& options);
+// N simultaneous chats for each N in `chats` (the 1, 4, 8, 16 by default), each
+// generating 128 tokens.
+WorkloadResult run_concurrent(const Model& model, const EngineOptions& options,
+                              const std::vector<int>& chats = {1, 4, 8, 16});
 // 16 conversations x 6 turns, round-robin.
 WorkloadResult run_multiturn(const Model& model, const EngineOptions& options);
 // 32 requests sharing a 1,000-token system prompt.
