@@ -184,8 +184,8 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
 }
 
 // One task per (row, KV head): the query heads sharing that KV head go through each
-// page together, so a page of keys or values is read from memory once and served from
-// L1 to the other heads. Each head's arithmetic is the same as alone.
+// page together, so each loaded key or value chunk serves up to three heads at once.
+// Each head's arithmetic is the same as alone.
 void CpuBackend::attention(const ForwardBatch& batch, int32_t layer, int64_t rows) {
     const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D;
     const int32_t group = cfg_.n_head / cfg_.n_head_kv;
@@ -212,8 +212,7 @@ void CpuBackend::attend_group(int32_t layer, const SequenceRows& seq, int32_t po
     const int32_t n = pos + 1;
     for (int32_t start = 0; start < n; start += P) {
         const float* keys = kv_.keys(layer, seq.block_table[size_t(start / P)], kv_head);
-        for (int32_t h = 0; h < group; ++h)
-            dot_rows_f32(q + h * D, keys, std::min(P, n - start), D, &scores[size_t(h * n + start)]);
+        dot_rows_f32(q, group, keys, std::min(P, n - start), D, &scores[size_t(start)], n);
     }
     for (int32_t h = 0; h < group; ++h) {
         scale_f32(scale, &scores[size_t(h * n)], n);
@@ -222,8 +221,7 @@ void CpuBackend::attend_group(int32_t layer, const SequenceRows& seq, int32_t po
     std::fill(out, out + group * D, 0.0f);
     for (int32_t start = 0; start < n; start += P) {
         const float* values = kv_.values(layer, seq.block_table[size_t(start / P)], kv_head);
-        for (int32_t h = 0; h < group; ++h)
-            accumulate_rows_f32(&scores[size_t(h * n + start)], values, std::min(P, n - start), D, out + h * D);
+        accumulate_rows_f32(&scores[size_t(start)], n, group, values, std::min(P, n - start), D, out);
     }
 }
 

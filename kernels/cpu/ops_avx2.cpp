@@ -36,63 +36,112 @@ float dot_f32(const float* a, const float* b, int64_t n) {
 
 namespace {
 
-// Lane k = the horizontal sum of a[k].
-inline __m256 transpose_sums(const __m256 (&a)[8]) {
-    const __m256 t0 = _mm256_hadd_ps(a[0], a[1]), t1 = _mm256_hadd_ps(a[2], a[3]);
-    const __m256 t2 = _mm256_hadd_ps(a[4], a[5]), t3 = _mm256_hadd_ps(a[6], a[7]);
-    const __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
-    return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
+// Lanes 0-3 = the horizontal sums of a[0..3], each added as ((l0 + l1) + (l2 + l3)) +
+// ((l4 + l5) + (l6 + l7)) whatever the other three hold.
+inline __m128 four_sums(const __m256 (&a)[4]) {
+    const __m256 u = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+    return _mm_add_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
+}
+
+// NQ queries x NK keys (NK <= 4): one accumulator per pair over the chunks in order; a
+// pair's sum is the same whatever the tile shape (missing keys are zero accumulators).
+template <int NQ, int NK>
+void score_tile(const float* q, const float* rows, int64_t dim, float* out, int64_t ldo) {
+    __m256 acc[NQ][4];
+    for (auto& row : acc)
+        for (auto& a : row) a = _mm256_setzero_ps();
+    for (int64_t c = 0; c < dim; c += 8) {
+        __m256 kv[NK];
+        for (int k = 0; k < NK; ++k) kv[k] = _mm256_loadu_ps(rows + k * dim + c);
+        for (int h = 0; h < NQ; ++h) {
+            const __m256 qv = _mm256_loadu_ps(q + h * dim + c);
+            for (int k = 0; k < NK; ++k) acc[h][k] = _mm256_fmadd_ps(qv, kv[k], acc[h][k]);
+        }
+    }
+    for (int h = 0; h < NQ; ++h) {
+        alignas(16) float sums[4];
+        _mm_store_ps(sums, four_sums(acc[h]));
+        for (int k = 0; k < NK; ++k) out[h * ldo + k] = sums[k];
+    }
+}
+
+template <int NQ>
+void score_rows(const float* q, const float* rows, int64_t n_rows, int64_t dim, float* out, int64_t ldo) {
+    int64_t j = 0;
+    for (; j + 4 <= n_rows; j += 4) score_tile<NQ, 4>(q, rows + j * dim, dim, out + j, ldo);
+    switch (n_rows - j) {
+    case 3: score_tile<NQ, 3>(q, rows + j * dim, dim, out + j, ldo); break;
+    case 2: score_tile<NQ, 2>(q, rows + j * dim, dim, out + j, ldo); break;
+    case 1: score_tile<NQ, 1>(q, rows + j * dim, dim, out + j, ldo); break;
+    default: break;
+    }
+}
+
+// NQ heads x NC chunks of 8 output columns, keys in order: each key's row is loaded once
+// for the NQ heads.
+template <int NQ, int NC>
+void value_tile(const float* weights, int64_t ldw, const float* rows, int64_t n_rows, int64_t dim, float* out) {
+    __m256 acc[NQ][NC];
+    for (int h = 0; h < NQ; ++h)
+        for (int c = 0; c < NC; ++c) acc[h][c] = _mm256_loadu_ps(out + h * dim + 8 * c);
+    for (int64_t j = 0; j < n_rows; ++j) {
+        __m256 v[NC];
+        for (int c = 0; c < NC; ++c) v[c] = _mm256_loadu_ps(rows + j * dim + 8 * c);
+        for (int h = 0; h < NQ; ++h) {
+            const __m256 w = _mm256_broadcast_ss(weights + h * ldw + j);
+            for (int c = 0; c < NC; ++c) acc[h][c] = _mm256_fmadd_ps(w, v[c], acc[h][c]);
+        }
+    }
+    for (int h = 0; h < NQ; ++h)
+        for (int c = 0; c < NC; ++c) _mm256_storeu_ps(out + h * dim + 8 * c, acc[h][c]);
+}
+
+template <int NQ>
+void value_rows(const float* weights, int64_t ldw, const float* rows, int64_t n_rows, int64_t dim, float* out) {
+    int64_t c = 0;
+    for (; c + 32 <= dim; c += 32) value_tile<NQ, 4>(weights, ldw, rows + c, n_rows, dim, out + c);
+    switch ((dim - c) / 8) {
+    case 3: value_tile<NQ, 3>(weights, ldw, rows + c, n_rows, dim, out + c); break;
+    case 2: value_tile<NQ, 2>(weights, ldw, rows + c, n_rows, dim, out + c); break;
+    case 1: value_tile<NQ, 1>(weights, ldw, rows + c, n_rows, dim, out + c); break;
+    default: break;
+    }
+}
+
+// Query heads three at a time (twelve accumulators and the loaded key or value chunks
+// fit the 16 registers), then the last one or two.
+template <class Three, class Two, class One>
+void by_heads(int64_t n_q, Three&& three, Two&& two, One&& one) {
+    int64_t h = 0;
+    for (; h + 3 <= n_q; h += 3) three(h);
+    if (n_q - h == 2) two(h);
+    else if (n_q - h == 1) one(h);
 }
 
 } // namespace
 
-// Eight keys at a time: one accumulator each, summed together by one transpose instead
-// of eight horizontal sums; the last keys one at a time.
-void dot_rows_f32(const float* q, const float* rows, int64_t n_rows, int64_t dim, float* out) {
+void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
+                  int64_t ldo) {
     if (dim % 8 != 0) {
-        ref::dot_rows_f32(q, rows, n_rows, dim, out);
+        ref::dot_rows_f32(q, n_q, rows, n_rows, dim, out, ldo);
         return;
     }
-    int64_t j = 0;
-    for (; j + 8 <= n_rows; j += 8) {
-        __m256 acc[8];
-        for (auto& a : acc) a = _mm256_setzero_ps();
-        for (int64_t c = 0; c < dim; c += 8) {
-            const __m256 qv = _mm256_loadu_ps(q + c);
-            for (int k = 0; k < 8; ++k) acc[k] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(rows + (j + k) * dim + c), acc[k]);
-        }
-        _mm256_storeu_ps(out + j, transpose_sums(acc));
-    }
-    for (; j < n_rows; ++j) {
-        const float* r = rows + j * dim;
-        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-        int64_t i = 0;
-        for (; i + 16 <= dim; i += 16) {
-            acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(r + i), acc0);
-            acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), _mm256_loadu_ps(r + i + 8), acc1);
-        }
-        if (i < dim) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(r + i), acc0);
-        out[j] = hsum(_mm256_add_ps(acc0, acc1));
-    }
+    by_heads(
+        n_q, [&](int64_t h) { score_rows<3>(q + h * dim, rows, n_rows, dim, out + h * ldo, ldo); },
+        [&](int64_t h) { score_rows<2>(q + h * dim, rows, n_rows, dim, out + h * ldo, ldo); },
+        [&](int64_t h) { score_rows<1>(q + h * dim, rows, n_rows, dim, out + h * ldo, ldo); });
 }
 
-// Output columns in chunks of 64 held in eight registers while the rows stream past.
-void accumulate_rows_f32(const float* weights, const float* rows, int64_t n_rows, int64_t dim, float* out) {
+void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
+                         int64_t dim, float* out) {
     if (dim % 8 != 0) {
-        ref::accumulate_rows_f32(weights, rows, n_rows, dim, out);
+        ref::accumulate_rows_f32(weights, ldw, n_q, rows, n_rows, dim, out);
         return;
     }
-    for (int64_t c = 0; c < dim; c += 64) {
-        const int lanes = int(std::min<int64_t>(64, dim - c) / 8);
-        __m256 acc[8];
-        for (int k = 0; k < lanes; ++k) acc[k] = _mm256_loadu_ps(out + c + 8 * k);
-        for (int64_t j = 0; j < n_rows; ++j) {
-            const __m256 w = _mm256_set1_ps(weights[j]);
-            const float* r = rows + j * dim + c;
-            for (int k = 0; k < lanes; ++k) acc[k] = _mm256_fmadd_ps(w, _mm256_loadu_ps(r + 8 * k), acc[k]);
-        }
-        for (int k = 0; k < lanes; ++k) _mm256_storeu_ps(out + c + 8 * k, acc[k]);
-    }
+    by_heads(
+        n_q, [&](int64_t h) { value_rows<3>(weights + h * ldw, ldw, rows, n_rows, dim, out + h * dim); },
+        [&](int64_t h) { value_rows<2>(weights + h * ldw, ldw, rows, n_rows, dim, out + h * dim); },
+        [&](int64_t h) { value_rows<1>(weights + h * ldw, ldw, rows, n_rows, dim, out + h * dim); });
 }
 
 void axpy_f32(float a, const float* x, float* y, int64_t n) {
@@ -170,11 +219,13 @@ float dot_f32(const float* a, const float* b, int64_t n) { return ref::dot_f32(a
 void axpy_f32(float a, const float* x, float* y, int64_t n) { ref::axpy_f32(a, x, y, n); }
 void scale_f32(float a, float* y, int64_t n) { ref::scale_f32(a, y, n); }
 void softmax(float* x, int64_t n) { ref::softmax(x, n); }
-void dot_rows_f32(const float* q, const float* rows, int64_t n_rows, int64_t dim, float* out) {
-    ref::dot_rows_f32(q, rows, n_rows, dim, out);
+void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
+                  int64_t ldo) {
+    ref::dot_rows_f32(q, n_q, rows, n_rows, dim, out, ldo);
 }
-void accumulate_rows_f32(const float* weights, const float* rows, int64_t n_rows, int64_t dim, float* out) {
-    ref::accumulate_rows_f32(weights, rows, n_rows, dim, out);
+void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
+                         int64_t dim, float* out) {
+    ref::accumulate_rows_f32(weights, ldw, n_q, rows, n_rows, dim, out);
 }
 } // namespace arbor::avx2
 

@@ -6,13 +6,16 @@ float dot_f32(const float* a, const float* b, int64_t n) {
     return avx2::available() ? avx2::dot_f32(a, b, n) : ref::dot_f32(a, b, n);
 }
 
-void dot_rows_f32(const float* q, const float* rows, int64_t n_rows, int64_t dim, float* out) {
-    avx2::available() ? avx2::dot_rows_f32(q, rows, n_rows, dim, out) : ref::dot_rows_f32(q, rows, n_rows, dim, out);
+void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
+                  int64_t ldo) {
+    avx2::available() ? avx2::dot_rows_f32(q, n_q, rows, n_rows, dim, out, ldo)
+                      : ref::dot_rows_f32(q, n_q, rows, n_rows, dim, out, ldo);
 }
 
-void accumulate_rows_f32(const float* weights, const float* rows, int64_t n_rows, int64_t dim, float* out) {
-    avx2::available() ? avx2::accumulate_rows_f32(weights, rows, n_rows, dim, out)
-                      : ref::accumulate_rows_f32(weights, rows, n_rows, dim, out);
+void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
+                         int64_t dim, float* out) {
+    avx2::available() ? avx2::accumulate_rows_f32(weights, ldw, n_q, rows, n_rows, dim, out)
+                      : ref::accumulate_rows_f32(weights, ldw, n_q, rows, n_rows, dim, out);
 }
 
 void axpy_f32(float a, const float* x, float* y, int64_t n) {

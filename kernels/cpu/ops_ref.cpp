@@ -18,12 +18,16 @@ void axpy_f32(float a, const float* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
-void dot_rows_f32(const float* q, const float* rows, int64_t n_rows, int64_t dim, float* out) {
-    for (int64_t j = 0; j < n_rows; ++j) out[j] = dot_f32(q, rows + j * dim, dim);
+void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
+                  int64_t ldo) {
+    for (int64_t h = 0; h < n_q; ++h)
+        for (int64_t j = 0; j < n_rows; ++j) out[h * ldo + j] = dot_f32(q + h * dim, rows + j * dim, dim);
 }
 
-void accumulate_rows_f32(const float* weights, const float* rows, int64_t n_rows, int64_t dim, float* out) {
-    for (int64_t j = 0; j < n_rows; ++j) axpy_f32(weights[j], rows + j * dim, out, dim);
+void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
+                         int64_t dim, float* out) {
+    for (int64_t h = 0; h < n_q; ++h)
+        for (int64_t j = 0; j < n_rows; ++j) axpy_f32(weights[h * ldw + j], rows + j * dim, out + h * dim, dim);
 }
 
 void scale_f32(float a, float* y, int64_t n) {

@@ -163,28 +163,59 @@ private slots:
         QVERIFY(std::fabs(sum - 1.0) < 1e-5);
     }
 
+    // The attention kernels of a KV group's query heads over a page: AVX2 against the
+    // reference, and each (head, key) result independent of the tile around it (the same
+    // bits for a head alone and for a key alone).
     void attentionRowKernels_data() {
         QTest::addColumn<int>("rows");
         QTest::addColumn<int>("dim");
+        QTest::addColumn<int>("heads");
         for (int rows : {1, 5, 8, 9, 16, 23})
-            for (int dim : {8, 64, 72, 128, 12}) QTest::newRow(qPrintable(QString("%1x%2").arg(rows).arg(dim))) << rows << dim;
+            for (int dim : {8, 64, 72, 128, 12})
+                for (int heads : {1, 3, 4, 7})
+                    QTest::newRow(qPrintable(QString("%1 keys x %2 dims, %3 heads").arg(rows).arg(dim).arg(heads)))
+                        << rows << dim << heads;
     }
     void attentionRowKernels() {
         QFETCH(int, rows);
         QFETCH(int, dim);
-        const auto q = normal_vector(size_t(dim), 3), m = normal_vector(size_t(rows * dim), 4);
-        const auto weights = normal_vector(size_t(rows), 5);
-        std::vector<float> scores_ref(static_cast<size_t>(rows)), out_ref = normal_vector(size_t(dim), 6);
-        auto out_simd = out_ref;
-        arbor::ref::dot_rows_f32(q.data(), m.data(), rows, dim, scores_ref.data());
-        for (int j = 0; j < rows; ++j) QCOMPARE(scores_ref[size_t(j)], arbor::ref::dot_f32(q.data(), &m[size_t(j * dim)], dim));
-        arbor::ref::accumulate_rows_f32(weights.data(), m.data(), rows, dim, out_ref.data());
+        QFETCH(int, heads);
+        const int64_t ld = rows + 2;  // scores and weights rows with a gap after each
+        const auto q = normal_vector(size_t(heads * dim), 3), m = normal_vector(size_t(rows * dim), 4);
+        const auto weights = normal_vector(size_t(heads * ld), 5);
+        std::vector<float> scores_ref(size_t(heads * ld), -7.0f), out_ref = normal_vector(size_t(heads * dim), 6);
+        const auto out_start = out_ref;
+        arbor::ref::dot_rows_f32(q.data(), heads, m.data(), rows, dim, scores_ref.data(), ld);
+        for (int h = 0; h < heads; ++h)
+            for (int j = 0; j < rows; ++j)
+                QCOMPARE(scores_ref[size_t(h * ld + j)], arbor::ref::dot_f32(&q[size_t(h * dim)], &m[size_t(j * dim)], dim));
+        arbor::ref::accumulate_rows_f32(weights.data(), ld, heads, m.data(), rows, dim, out_ref.data());
         if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA: only the scalar kernels run here");
-        std::vector<float> scores_simd(static_cast<size_t>(rows));
-        arbor::avx2::dot_rows_f32(q.data(), m.data(), rows, dim, scores_simd.data());
-        arbor::avx2::accumulate_rows_f32(weights.data(), m.data(), rows, dim, out_simd.data());
-        for (int j = 0; j < rows; ++j) QVERIFY(close(scores_simd[size_t(j)], scores_ref[size_t(j)], dim));
-        for (int i = 0; i < dim; ++i) QVERIFY(close(out_simd[size_t(i)], out_ref[size_t(i)], rows));
+
+        std::vector<float> scores(size_t(heads * ld), -7.0f);
+        auto out = out_start;
+        arbor::avx2::dot_rows_f32(q.data(), heads, m.data(), rows, dim, scores.data(), ld);
+        arbor::avx2::accumulate_rows_f32(weights.data(), ld, heads, m.data(), rows, dim, out.data());
+        for (int h = 0; h < heads; ++h) {
+            for (int j = 0; j < rows; ++j) QVERIFY(close(scores[size_t(h * ld + j)], scores_ref[size_t(h * ld + j)], dim));
+            for (int64_t j = rows; j < ld; ++j) QCOMPARE(scores[size_t(h * ld + j)], -7.0f);
+            for (int i = 0; i < dim; ++i) QVERIFY(close(out[size_t(h * dim + i)], out_ref[size_t(h * dim + i)], rows));
+        }
+
+        for (int h = 0; h < heads; ++h) {
+            std::vector<float> alone(static_cast<size_t>(rows));
+            arbor::avx2::dot_rows_f32(&q[size_t(h * dim)], 1, m.data(), rows, dim, alone.data(), rows);
+            for (int j = 0; j < rows; ++j) {
+                QCOMPARE(std::bit_cast<uint32_t>(alone[size_t(j)]), std::bit_cast<uint32_t>(scores[size_t(h * ld + j)]));
+                float one_key = 0.0f;
+                arbor::avx2::dot_rows_f32(&q[size_t(h * dim)], 1, &m[size_t(j * dim)], 1, dim, &one_key, 1);
+                QCOMPARE(std::bit_cast<uint32_t>(one_key), std::bit_cast<uint32_t>(scores[size_t(h * ld + j)]));
+            }
+            std::vector<float> head_out(out_start.begin() + h * dim, out_start.begin() + (h + 1) * dim);
+            arbor::avx2::accumulate_rows_f32(&weights[size_t(h * ld)], ld, 1, m.data(), rows, dim, head_out.data());
+            for (int i = 0; i < dim; ++i)
+                QCOMPARE(std::bit_cast<uint32_t>(head_out[size_t(i)]), std::bit_cast<uint32_t>(out[size_t(h * dim + i)]));
+        }
     }
 };
 

@@ -8,10 +8,13 @@ namespace arbor {
 
 namespace ref {
 float dot_f32(const float* a, const float* b, int64_t n);
-// out[j] = dot(q, rows + j * dim) for j < n_rows (attention scores over a page of keys).
-void dot_rows_f32(const float* q, const float* rows, int64_t n_rows, int64_t dim, float* out);
-// out += sum_j weights[j] * (rows + j * dim) (attention values of a page).
-void accumulate_rows_f32(const float* weights, const float* rows, int64_t n_rows, int64_t dim, float* out);
+// The attention of the n_q query heads that share a KV head, over one page:
+// out[h * ldo + j] = dot(q + h * dim, rows + j * dim) for h < n_q, j < n_rows (scores);
+void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
+                  int64_t ldo);
+// out + h * dim += sum_j weights[h * ldw + j] * (rows + j * dim), keys in order (values).
+void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
+                         int64_t dim, float* out);
 void axpy_f32(float a, const float* x, float* y, int64_t n);  // y += a * x
 void scale_f32(float a, float* y, int64_t n);                 // y *= a
 void softmax(float* x, int64_t n);                            // in place, sums in double
@@ -20,8 +23,10 @@ void softmax(float* x, int64_t n);                            // in place, sums 
 namespace avx2 {
 bool available();
 float dot_f32(const float* a, const float* b, int64_t n);
-void dot_rows_f32(const float* q, const float* rows, int64_t n_rows, int64_t dim, float* out);
-void accumulate_rows_f32(const float* weights, const float* rows, int64_t n_rows, int64_t dim, float* out);
+void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
+                  int64_t ldo);
+void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
+                         int64_t dim, float* out);
 void axpy_f32(float a, const float* x, float* y, int64_t n);
 void scale_f32(float a, float* y, int64_t n);
 // exp by a polynomial on 8 lanes (relative error ~2e-7), sums in float.
@@ -30,8 +35,10 @@ void softmax(float* x, int64_t n);
 
 // Dispatching entry points (AVX2 when the CPU has it, else the reference).
 float dot_f32(const float* a, const float* b, int64_t n);
-void dot_rows_f32(const float* q, const float* rows, int64_t n_rows, int64_t dim, float* out);
-void accumulate_rows_f32(const float* weights, const float* rows, int64_t n_rows, int64_t dim, float* out);
+void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
+                  int64_t ldo);
+void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
+                         int64_t dim, float* out);
 void axpy_f32(float a, const float* x, float* y, int64_t n);
 void scale_f32(float a, float* y, int64_t n);
 // In place, numerically stable (the maximum is subtracted first).
