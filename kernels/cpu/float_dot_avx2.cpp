@@ -303,7 +303,8 @@ void float_dot_tile(DType type, int64_t n, const void* w, size_t row_stride, int
     buffer.resize(size_t(std::min(group, n_w) * n));
     for (int64_t r0 = 0; r0 < n_w; r0 += group) {
         const int64_t rows = std::min(group, n_w - r0);
-        for (int64_t i = 0; i < rows; ++i) dequantize_any(type, bytes + size_t(r0 + i) * row_stride, n, &buffer[size_t(i * n)]);
+        for (int64_t i = 0; i < rows; ++i)
+            dequantize_any(type, bytes + size_t(r0 + i) * row_stride, n, &buffer[size_t(i * n)]);
         const int64_t next_rows = std::min(group, n_w - r0 - rows);
         const int64_t tiles = (rows + 2) / 3 * ((n_x + 3) / 4);
         const uint8_t* next = bytes + size_t(r0 + rows) * row_stride;

@@ -39,7 +39,7 @@ FloatDotSplit float_dot_split(DType type, int64_t n);
 
 // y[j * ldy + r] = (row r of w, at w + r * row_stride) . (x + j * ldx)
 // for r < n_w and j < n_x; every row has n elements. `buffer` holds dequantized rows
-// for the types without in-register kernels (grown as needed).
+// (grown as needed) when the rows are not dequantized in registers.
 void float_dot_tile(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x,
                     int64_t ldx, int64_t n_x, float* y, int64_t ldy, std::vector<float>& buffer);
 
