@@ -209,6 +209,19 @@ void softmax(float* x, int64_t n) {
     scale_f32(1.0f / sum, x, n);
 }
 
+// x / (1 + exp(-x)) * g; exp_ps clamps -x, so very negative x gives a tiny value of
+// the right sign instead of 0 or NaN.
+void silu_mul(float* x, const float* g, int64_t n) {
+    const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        const __m256 silu = _mm256_div_ps(v, _mm256_add_ps(one, exp_ps(_mm256_xor_ps(v, sign))));
+        _mm256_storeu_ps(x + i, _mm256_mul_ps(silu, _mm256_loadu_ps(g + i)));
+    }
+    ref::silu_mul(x + i, g + i, n - i);
+}
+
 } // namespace arbor::avx2
 
 #else  // not an x86 build: the dispatcher never selects these
@@ -219,6 +232,7 @@ float dot_f32(const float* a, const float* b, int64_t n) { return ref::dot_f32(a
 void axpy_f32(float a, const float* x, float* y, int64_t n) { ref::axpy_f32(a, x, y, n); }
 void scale_f32(float a, float* y, int64_t n) { ref::scale_f32(a, y, n); }
 void softmax(float* x, int64_t n) { ref::softmax(x, n); }
+void silu_mul(float* x, const float* g, int64_t n) { ref::silu_mul(x, g, n); }
 void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
                   int64_t ldo) {
     ref::dot_rows_f32(q, n_q, rows, n_rows, dim, out, ldo);

@@ -28,4 +28,8 @@ void scale_f32(float a, float* y, int64_t n) {
 
 void softmax(float* x, int64_t n) { avx2::available() ? avx2::softmax(x, n) : ref::softmax(x, n); }
 
+void silu_mul(float* x, const float* g, int64_t n) {
+    avx2::available() ? avx2::silu_mul(x, g, n) : ref::silu_mul(x, g, n);
+}
+
 } // namespace arbor

@@ -163,6 +163,32 @@ private slots:
         QVERIFY(std::fabs(sum - 1.0) < 1e-5);
     }
 
+    // The AVX2 SiLU gate (polynomial exp) against the reference (libm exp), over values
+    // from deep in the negative tail to large positives, tails of every length.
+    void siluMulMatchesReference_data() {
+        QTest::addColumn<int>("n");
+        QTest::addColumn<float>("spread");
+        for (int n : {1, 7, 8, 9, 100, 1536})
+            for (float spread : {0.5f, 4.0f, 40.0f})
+                QTest::newRow(qPrintable(QString("n=%1 spread %2").arg(n).arg(spread))) << n << spread;
+    }
+    void siluMulMatchesReference() {
+        if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA: only the scalar kernels run here");
+        QFETCH(int, n);
+        QFETCH(float, spread);
+        auto want = normal_vector(size_t(n), uint32_t(n));
+        for (auto& v : want) v *= spread;
+        if (n > 2) want[0] = -120.0f, want[1] = 0.0f;
+        const auto g = normal_vector(size_t(n), uint32_t(n + 1));
+        auto got = want;
+        arbor::ref::silu_mul(want.data(), g.data(), n);
+        arbor::avx2::silu_mul(got.data(), g.data(), n);
+        for (int i = 0; i < n; ++i)
+            QVERIFY2(std::fabs(got[size_t(i)] - want[size_t(i)]) <= 1e-6 * std::fabs(want[size_t(i)]) + 1e-30,
+                     qPrintable(QString("element %1: %2 vs %3").arg(i).arg(double(got[size_t(i)]), 0, 'g', 9)
+                                    .arg(double(want[size_t(i)]), 0, 'g', 9)));
+    }
+
     // The attention kernels of a KV group's query heads over a page: AVX2 against the
     // reference, and each (head, key) result independent of the tile around it (the same
     // bits for a head alone and for a key alone).

@@ -18,6 +18,7 @@ void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const f
 void axpy_f32(float a, const float* x, float* y, int64_t n);  // y += a * x
 void scale_f32(float a, float* y, int64_t n);                 // y *= a
 void softmax(float* x, int64_t n);                            // in place, sums in double
+void silu_mul(float* x, const float* g, int64_t n);           // x = silu(x) * g, libm exp
 } // namespace ref
 
 namespace avx2 {
@@ -31,6 +32,7 @@ void axpy_f32(float a, const float* x, float* y, int64_t n);
 void scale_f32(float a, float* y, int64_t n);
 // exp by a polynomial on 8 lanes (relative error ~2e-7), sums in float.
 void softmax(float* x, int64_t n);
+void silu_mul(float* x, const float* g, int64_t n);  // the same exp
 } // namespace avx2
 
 // Dispatching entry points (AVX2 when the CPU has it, else the reference).
@@ -43,11 +45,11 @@ void axpy_f32(float a, const float* x, float* y, int64_t n);
 void scale_f32(float a, float* y, int64_t n);
 // In place, numerically stable (the maximum is subtracted first).
 void softmax(float* x, int64_t n);
+// In place: x = silu(x) * g = x / (1 + exp(-x)) * g.
+void silu_mul(float* x, const float* g, int64_t n);
 
 // y = x / rms(x) * weight, over n elements.
 void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps);
-// In place: x = silu(x) * g.
-void silu_mul(float* x, const float* g, int64_t n);
 
 // Rotary position embedding of one head vector of head_dim elements with a
 // precomputed table of cos/sin for its position (head_dim/2 pairs each).
