@@ -27,6 +27,15 @@ std::vector<float> normal_vector(size_t n, uint32_t seed) {
 
 bool close(double a, double b, double scale) { return std::fabs(a - b) <= 1e-5 * scale + 1e-6; }
 
+// The first element where got is farther from want than rel * |want| + abs, described;
+// empty when there is none.
+QString first_difference(const std::vector<float>& got, const std::vector<float>& want, double rel, double abs) {
+    for (size_t i = 0; i < got.size(); ++i)
+        if (!(std::fabs(double(got[i]) - double(want[i])) <= rel * std::fabs(double(want[i])) + abs))
+            return QString("element %1: %2 vs %3").arg(i).arg(double(got[i]), 0, 'g', 9).arg(double(want[i]), 0, 'g', 9);
+    return {};
+}
+
 // Rows of `type` one after another (row_stride = row_bytes).
 std::vector<uint8_t> weight_rows(arbor::DType type, int64_t n, int64_t rows, uint32_t seed) {
     std::mt19937 rng(seed);
@@ -153,13 +162,10 @@ private slots:
         auto got = want;
         arbor::ref::softmax(want.data(), n);
         arbor::avx2::softmax(got.data(), n);
+        const QString diff = first_difference(got, want, 1e-6, 1e-9);
+        QVERIFY2(diff.isEmpty(), qPrintable(diff));
         double sum = 0.0;
-        for (int i = 0; i < n; ++i) {
-            sum += got[size_t(i)];
-            QVERIFY2(std::fabs(got[size_t(i)] - want[size_t(i)]) <= 1e-6 * want[size_t(i)] + 1e-9,
-                     qPrintable(QString("element %1: %2 vs %3").arg(i).arg(double(got[size_t(i)]), 0, 'g', 9)
-                                    .arg(double(want[size_t(i)]), 0, 'g', 9)));
-        }
+        for (float v : got) sum += v;
         QVERIFY(std::fabs(sum - 1.0) < 1e-5);
     }
 
@@ -183,10 +189,8 @@ private slots:
         auto got = want;
         arbor::ref::silu_mul(want.data(), g.data(), n);
         arbor::avx2::silu_mul(got.data(), g.data(), n);
-        for (int i = 0; i < n; ++i)
-            QVERIFY2(std::fabs(got[size_t(i)] - want[size_t(i)]) <= 1e-6 * std::fabs(want[size_t(i)]) + 1e-30,
-                     qPrintable(QString("element %1: %2 vs %3").arg(i).arg(double(got[size_t(i)]), 0, 'g', 9)
-                                    .arg(double(want[size_t(i)]), 0, 'g', 9)));
+        const QString diff = first_difference(got, want, 1e-6, 1e-30);
+        QVERIFY2(diff.isEmpty(), qPrintable(diff));
     }
 
     // The attention kernels of a KV group's query heads over a page: AVX2 against the
