@@ -111,17 +111,22 @@ void tile(int64_t n, const uint8_t* w, size_t row_stride, const float* x, int64_
         for (auto& row : half)
             for (auto& a : row) a = _mm256_setzero_ps();
 
+    // One pointer per activation row, indexed by the block's offset: fewer address
+    // registers than row-times-stride arithmetic (which spilled with four rows).
+    const float* xr[NX];
+    for (int j = 0; j < NX; ++j) xr[j] = x + j * ldx;
+
     // Block b into the accumulators of half H.
     auto block = [&]<int H>(int64_t b) {
         typename T::Scales s[NW];
         for (int r = 0; r < NW; ++r) s[r] = T::scales(rows[r], b);
-        const float* xb = x + b * T::kBlock;
+        const int64_t at = b * T::kBlock;
         [&]<int... C>(std::integer_sequence<int, C...>) {
             auto step = [&]<int K>() {
                 __m256 wv[NW];
                 for (int r = 0; r < NW; ++r) wv[r] = T::template chunk<K>(rows[r], b, s[r]);
                 for (int j = 0; j < NX; ++j) {
-                    const __m256 xv = _mm256_loadu_ps(xb + j * ldx + 8 * K);
+                    const __m256 xv = _mm256_loadu_ps(xr[j] + at + 8 * K);
                     for (int r = 0; r < NW; ++r) acc[H][r][j] = _mm256_fmadd_ps(wv[r], xv, acc[H][r][j]);
                 }
             };
