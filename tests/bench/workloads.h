@@ -15,7 +15,7 @@ struct WorkloadResult {
     std::string json;   // one JSON object
 };
 
-// N simultaneous chats for each N in `chats` (the 1, 4, 8, 16 by default), each
+// N simultaneous chats for each N in `chats` (1, 4, 8, 16 by default), each
 // generating 128 tokens.
 WorkloadResult run_concurrent(const Model& model, const EngineOptions& options,
                               const std::vector<int>& chats = {1, 4, 8, 16});
