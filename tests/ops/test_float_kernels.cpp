@@ -27,6 +27,14 @@ std::vector<float> normal_vector(size_t n, uint32_t seed) {
 
 bool close(double a, double b, double scale) { return std::fabs(a - b) <= 1e-5 * scale + 1e-6; }
 
+// Data rows "n=N spread S" for every length and spread.
+void add_length_spread_rows(std::initializer_list<int> lengths, std::initializer_list<float> spreads) {
+    QTest::addColumn<int>("n");
+    QTest::addColumn<float>("spread");
+    for (int n : lengths)
+        for (float spread : spreads) QTest::newRow(qPrintable(QString("n=%1 spread %2").arg(n).arg(spread))) << n << spread;
+}
+
 // The first element where got is farther from want than rel * |want| + abs, described;
 // empty when there is none.
 QString first_difference(const std::vector<float>& got, const std::vector<float>& want, double rel, double abs) {
@@ -146,13 +154,7 @@ private slots:
 
     // The AVX2 softmax (polynomial exp, float sums) against the reference (libm exp,
     // double sum), over rows of many lengths and spreads, tails included.
-    void softmaxMatchesReference_data() {
-        QTest::addColumn<int>("n");
-        QTest::addColumn<float>("spread");
-        for (int n : {1, 7, 8, 9, 100, 1001})
-            for (float spread : {0.1f, 5.0f, 60.0f})
-                QTest::newRow(qPrintable(QString("n=%1 spread %2").arg(n).arg(spread))) << n << spread;
-    }
+    void softmaxMatchesReference_data() { add_length_spread_rows({1, 7, 8, 9, 100, 1001}, {0.1f, 5.0f, 60.0f}); }
     void softmaxMatchesReference() {
         if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA: only the scalar kernels run here");
         QFETCH(int, n);
@@ -171,13 +173,7 @@ private slots:
 
     // The AVX2 SiLU gate (polynomial exp) against the reference (libm exp), over values
     // from deep in the negative tail to large positives, tails of every length.
-    void siluMulMatchesReference_data() {
-        QTest::addColumn<int>("n");
-        QTest::addColumn<float>("spread");
-        for (int n : {1, 7, 8, 9, 100, 1536})
-            for (float spread : {0.5f, 4.0f, 40.0f})
-                QTest::newRow(qPrintable(QString("n=%1 spread %2").arg(n).arg(spread))) << n << spread;
-    }
+    void siluMulMatchesReference_data() { add_length_spread_rows({1, 7, 8, 9, 100, 1536}, {0.5f, 4.0f, 40.0f}); }
     void siluMulMatchesReference() {
         if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA: only the scalar kernels run here");
         QFETCH(int, n);
