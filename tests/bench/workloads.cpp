@@ -87,44 +87,85 @@ ChatFormatter formatter(const Model& model) {
     return ChatFormatter(model.tokenizer(), detect_chat_template(model.chat_template_source()));
 }
 
+struct ConcurrentRun {
+    double tps, ttft_p50, ttft_p95;
+};
+
+// n chats submitted together to a fresh engine, each generating exactly 128 tokens.
+ConcurrentRun run_chats(const Model& model, const EngineOptions& options, const ChatFormatter& chat, int n) {
+    Engine engine(model, options);
+    Batch batch;
+    std::vector<RequestId> ids;
+    for (int i = 0; i < n; ++i) {
+        std::vector<ChatMessage> messages = {
+            {Role::User, chat.encode_content(std::string("Tell me about ") + kTopics[i % 16] + ".")}};
+        Request r = chat_request(chat, messages, 128);
+        r.options.stop_at_end_of_generation = false;
+        ids.push_back(batch.submit(engine, std::move(r)));
+    }
+    batch.wait(ids.size());
+    Clock::time_point start = Clock::time_point::max(), end = Clock::time_point::min();
+    size_t tokens = 0;
+    std::vector<double> ttft;
+    for (RequestId id : ids) {
+        const auto& d = batch.get(id);
+        start = std::min(start, d.first_token);
+        end = std::max(end, d.finished);
+        tokens += d.tokens.size() - 1;  // tokens produced by decode steps after the first
+        ttft.push_back(d.stats.time_to_first_token_ms);
+    }
+    return {double(tokens) / seconds(end - start), percentile(ttft, 0.5), percentile(ttft, 0.95)};
+}
+
+std::string json_list(const std::vector<double>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + fmt("%.2f", v[i]);
+    return s + "]";
+}
+
 } // namespace
 
-WorkloadResult run_concurrent(const Model& model, const EngineOptions& options, const std::vector<int>& chats) {
+WorkloadResult run_concurrent(const Model& model, const EngineOptions& options, const std::vector<int>& chats,
+                              int rounds) {
     const ChatFormatter chat = formatter(model);
-    WorkloadResult out{"| chats | aggregate decode tokens/s | ttft p50 ms | ttft p95 ms |\n|---|---|---|---|\n", "{"};
-    bool first = true;
-    for (int n : chats) {
-        Engine engine(model, options);
-        Batch batch;
-        std::vector<RequestId> ids;
-        for (int i = 0; i < n; ++i) {
-            std::vector<ChatMessage> messages = {
-                {Role::User, chat.encode_content(std::string("Tell me about ") + kTopics[i % 16] + ".")}};
-            Request r = chat_request(chat, messages, 128);
-            r.options.stop_at_end_of_generation = false;  // every chat generates exactly 128 tokens
-            ids.push_back(batch.submit(engine, std::move(r)));
+    // Every round runs each chat count once, so that a count and one chat are measured
+    // seconds apart: on a machine whose speed drifts, the per-round ratio is steadier
+    // than a ratio of separate runs.
+    std::vector<std::vector<ConcurrentRun>> runs(chats.size());
+    for (int r = 0; r < rounds; ++r)
+        for (size_t c = 0; c < chats.size(); ++c) runs[c].push_back(run_chats(model, options, chat, chats[c]));
+    const auto one = std::find(chats.begin(), chats.end(), 1);
+    const std::vector<ConcurrentRun>* single = one == chats.end() ? nullptr : &runs[size_t(one - chats.begin())];
+
+    WorkloadResult out{"| chats | aggregate decode tokens/s | x one chat | ttft p50 ms | ttft p95 ms |\n"
+                       "|---|---|---|---|---|\n",
+                       "{"};
+    for (size_t c = 0; c < chats.size(); ++c) {
+        std::vector<double> tps, ratio, p50, p95;
+        for (size_t r = 0; r < runs[c].size(); ++r) {
+            tps.push_back(runs[c][r].tps);
+            p50.push_back(runs[c][r].ttft_p50);
+            p95.push_back(runs[c][r].ttft_p95);
+            if (single) ratio.push_back(runs[c][r].tps / (*single)[r].tps);
         }
-        batch.wait(ids.size());
-        Clock::time_point start = Clock::time_point::max(), end = Clock::time_point::min();
-        size_t tokens = 0;
-        std::vector<double> ttft;
-        for (RequestId id : ids) {
-            const auto& d = batch.get(id);
-            start = std::min(start, d.first_token);
-            end = std::max(end, d.finished);
-            tokens += d.tokens.size() - 1;  // tokens produced by decode steps after the first
-            ttft.push_back(d.stats.time_to_first_token_ms);
-        }
-        const double tps = double(tokens) / seconds(end - start);
-        const double p50 = percentile(ttft, 0.5), p95 = percentile(ttft, 0.95);
-        out.table += "| " + std::to_string(n) + " | " + fmt("%.1f", tps) + " | " + fmt("%.1f", p50) + " | " +
-                     fmt("%.1f", p95) + " |\n";
-        out.json += std::string(first ? "" : ", ") + "\"" + std::to_string(n) + "\": {\"aggregate_decode_tps\": " +
-                    fmt("%.2f", tps) + ", \"ttft_ms_p50\": " + fmt("%.2f", p50) + ", \"ttft_ms_p95\": " +
-                    fmt("%.2f", p95) + "}";
-        first = false;
+        const double median_tps = percentile(tps, 0.5), median_p50 = percentile(p50, 0.5),
+                     median_p95 = percentile(p95, 0.5);
+        const std::string n = std::to_string(chats[c]);
+        out.table += "| " + n + " | " + fmt("%.1f", median_tps) + " | " +
+                     (single ? fmt("%.2f", percentile(ratio, 0.5)) : std::string("-")) + " | " +
+                     fmt("%.1f", median_p50) + " | " + fmt("%.1f", median_p95) + " |\n";
+        out.json += std::string(c ? ", " : "") + "\"" + n + "\": {\"aggregate_decode_tps\": " +
+                    fmt("%.2f", median_tps) + ", \"aggregate_decode_tps_runs\": " + json_list(tps) +
+                    (single ? ", \"vs_one_chat\": " + fmt("%.3f", percentile(ratio, 0.5)) +
+                                  ", \"vs_one_chat_runs\": " + json_list(ratio)
+                            : std::string()) +
+                    ", \"ttft_ms_p50\": " + fmt("%.2f", median_p50) + ", \"ttft_ms_p95\": " + fmt("%.2f", median_p95) +
+                    "}";
     }
     out.json += "}";
+    if (rounds > 1)
+        out.table += "\nmedians of " + std::to_string(rounds) +
+                     " rounds; x one chat: median of each round's ratio to that round's one chat\n";
     return out;
 }
 

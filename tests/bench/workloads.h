@@ -15,10 +15,10 @@ struct WorkloadResult {
     std::string json;   // one JSON object
 };
 
-// N simultaneous chats for each N in `chats` (1, 4, 8, 16 by default), each
-// generating 128 tokens.
-WorkloadResult run_concurrent(const Model& model, const EngineOptions& options,
-                              const std::vector<int>& chats = {1, 4, 8, 16});
+// N simultaneous chats for each N in `chats`, each generating 128 tokens; `rounds`
+// rounds over all counts, medians reported.
+WorkloadResult run_concurrent(const Model& model, const EngineOptions& options, const std::vector<int>& chats,
+                              int rounds);
 // 16 conversations x 6 turns, round-robin.
 WorkloadResult run_multiturn(const Model& model, const EngineOptions& options);
 // 32 requests sharing a 1,000-token system prompt.
