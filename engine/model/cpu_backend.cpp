@@ -3,6 +3,7 @@
 // step); attention reads K/V through each sequence's block table.
 #include "arbor/backend.h"
 #include "arbor/error.h"
+#include "arbor/kernels/aligned_floats.h"
 #include "arbor/kernels/cpu_ops.h"
 #include "arbor/kernels/matmul.h"
 #include "arbor/kernels/quant.h"
@@ -68,7 +69,7 @@ private:
     MatmulScratch scratch_;
     Activations activations_;
     // Activations of the current step, rows x width.
-    std::vector<float> x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, rope_;
+    AlignedFloats x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, rope_;
     std::vector<int32_t> row_pos_, row_seq_;
     std::vector<std::vector<float>> scores_;  // per thread
 };

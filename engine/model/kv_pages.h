@@ -5,6 +5,7 @@
 
 #include "arbor/backend.h"
 #include "arbor/error.h"
+#include "arbor/kernels/aligned_floats.h"
 #include "arbor/model.h"
 
 #include <algorithm>
@@ -32,7 +33,7 @@ public:
                         " bytes holds no page (one page needs " + std::to_string(bytes_per_page) + ")");
         // Left uninitialised: the OS commits pages on first write, and attention only
         // reads positions that were stored.
-        data_ = std::make_unique_for_overwrite<float[]>(size_t(page_count_) * size_t(n_layer_) * layer_page_floats_);
+        data_ = make_aligned_floats_for_overwrite(size_t(page_count_) * size_t(n_layer_) * layer_page_floats_);
     }
 
     int32_t page_size() const { return page_size_; }
@@ -77,7 +78,7 @@ private:
     int32_t page_size_, n_layer_, n_head_kv_, head_dim_;
     size_t head_stride_ = 0, layer_page_floats_ = 0;
     int32_t page_count_ = 0;
-    std::unique_ptr<float[]> data_;
+    AlignedFloatArray data_;
 };
 
 } // namespace arbor

@@ -42,7 +42,7 @@ float float_dot(DType type, int64_t n, const void* w_row, const float* x) {
 }
 
 void float_dot_tile(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x,
-                    int64_t ldx, int64_t n_x, float* y, int64_t ldy, std::vector<float>& buffer) {
+                    int64_t ldx, int64_t n_x, float* y, int64_t ldy, AlignedFloats& buffer) {
     buffer.resize(static_cast<size_t>(n));
     const FloatDotSplit parts = float_dot_split(type, n);
     for (int64_t r = 0; r < n_w; ++r) {
@@ -54,7 +54,7 @@ void float_dot_tile(DType type, int64_t n, const void* w, size_t row_stride, int
 } // namespace ref
 
 void float_dot_tile(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x,
-                    int64_t ldx, int64_t n_x, float* y, int64_t ldy, std::vector<float>& buffer) {
+                    int64_t ldx, int64_t n_x, float* y, int64_t ldy, AlignedFloats& buffer) {
     if (avx2::available()) avx2::float_dot_tile(type, n, w, row_stride, n_w, x, ldx, n_x, y, ldy, buffer);
     else ref::float_dot_tile(type, n, w, row_stride, n_w, x, ldx, n_x, y, ldy, buffer);
 }

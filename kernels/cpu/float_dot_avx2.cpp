@@ -287,7 +287,7 @@ int64_t group_rows(int64_t n) {
 } // namespace
 
 void float_dot_tile(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x,
-                    int64_t ldx, int64_t n_x, float* y, int64_t ldy, std::vector<float>& buffer) {
+                    int64_t ldx, int64_t n_x, float* y, int64_t ldy, AlignedFloats& buffer) {
     const auto* bytes = static_cast<const uint8_t*>(w);
     if (n_x < kBufferedFrom) {
         switch (type) {
@@ -324,7 +324,7 @@ void float_dot_tile(DType type, int64_t n, const void* w, size_t row_stride, int
 
 namespace arbor::avx2 {
 void float_dot_tile(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x,
-                    int64_t ldx, int64_t n_x, float* y, int64_t ldy, std::vector<float>& buffer) {
+                    int64_t ldx, int64_t n_x, float* y, int64_t ldy, AlignedFloats& buffer) {
     ref::float_dot_tile(type, n, w, row_stride, n_w, x, ldx, n_x, y, ldy, buffer);
 }
 } // namespace arbor::avx2

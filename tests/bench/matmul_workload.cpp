@@ -28,7 +28,8 @@ std::string fmt(const char* f, double v) {
 double gmacs(ThreadPool& pool, const TensorView& w, int64_t rows) {
     std::mt19937 rng(7);
     std::normal_distribution<float> normal(0.0f, 1.0f);
-    std::vector<float> x(size_t(rows * w.cols)), y(size_t(rows * w.rows));
+    AlignedFloats x(size_t(rows * w.cols));  // like the engine's activations
+    std::vector<float> y(size_t(rows * w.rows));
     for (auto& v : x) v = normal(rng);
     MatmulScratch scratch;
     const MatmulOutput out{w, y.data(), w.rows, nullptr};

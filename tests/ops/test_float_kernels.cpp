@@ -110,7 +110,7 @@ private slots:
         QFETCH(int, n);
         const auto dtype = arbor::DType(type);
         const size_t stride = arbor::row_bytes(dtype, n);
-        std::vector<float> buffer;
+        arbor::AlignedFloats buffer;
         for (int n_w : {1, 2, 3, 5, 17, 61})
             for (int n_x : {1, 2, 3, 4, 5, 7, 9}) {
                 const auto w = weight_rows(dtype, n, n_w, uint32_t(n_w * 31 + n_x));
@@ -136,7 +136,8 @@ private slots:
             const size_t stride = arbor::row_bytes(dtype, len);
             const auto w = weight_rows(dtype, len, n_w, 5);
             const auto x = normal_vector(size_t(n_x * len), 9);
-            std::vector<float> buffer, all(size_t(n_x * n_w));
+            arbor::AlignedFloats buffer;
+            std::vector<float> all(size_t(n_x * n_w));
             arbor::float_dot_tile(dtype, len, w.data(), stride, n_w, x.data(), len, n_x, all.data(), n_w, buffer);
             for (int64_t j = 0; j < n_x; ++j) {
                 std::vector<float> alone(static_cast<size_t>(n_w)), prefix(size_t((j + 1) * n_w));

@@ -24,10 +24,10 @@
 // rows then share.
 #pragma once
 
+#include "arbor/kernels/aligned_floats.h"
 #include "arbor/kernels/dtype.h"
 
 #include <cstdint>
-#include <vector>
 
 namespace arbor {
 
@@ -41,18 +41,18 @@ FloatDotSplit float_dot_split(DType type, int64_t n);
 // for r < n_w and j < n_x; every row has n elements. `buffer` holds dequantized rows
 // (grown as needed) when the rows are not dequantized in registers.
 void float_dot_tile(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x,
-                    int64_t ldx, int64_t n_x, float* y, int64_t ldy, std::vector<float>& buffer);
+                    int64_t ldx, int64_t n_x, float* y, int64_t ldy, AlignedFloats& buffer);
 
 namespace ref {
 // The contract in scalar code, one pair at a time.
 float float_dot(DType type, int64_t n, const void* w_row, const float* x);
 void float_dot_tile(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x,
-                    int64_t ldx, int64_t n_x, float* y, int64_t ldy, std::vector<float>& buffer);
+                    int64_t ldx, int64_t n_x, float* y, int64_t ldy, AlignedFloats& buffer);
 } // namespace ref
 
 namespace avx2 {
 void float_dot_tile(DType type, int64_t n, const void* w, size_t row_stride, int64_t n_w, const float* x,
-                    int64_t ldx, int64_t n_x, float* y, int64_t ldy, std::vector<float>& buffer);
+                    int64_t ldx, int64_t n_x, float* y, int64_t ldy, AlignedFloats& buffer);
 } // namespace avx2
 
 } // namespace arbor

@@ -11,6 +11,7 @@
 //   changes on some models, so it is not the default.
 #pragma once
 
+#include "arbor/kernels/aligned_floats.h"
 #include "arbor/kernels/dtype.h"
 #include "arbor/kernels/tensor_view.h"
 #include "arbor/kernels/thread_pool.h"
@@ -33,7 +34,7 @@ enum class Activations { Float, Int8 };
 class MatmulScratch {
 public:
     // Per-thread buffers of dequantized weight rows (Float mode).
-    std::vector<std::vector<float>> weight_rows;
+    std::vector<AlignedFloats> weight_rows;
     // Activation rows quantized to `type`, quantizing x on first request per call.
     struct Slot {
         DType type;
