@@ -1,7 +1,7 @@
 // The float-activation product (float_dot.h): the scalar reference against an exact
 // dot of the dequantized weights, the AVX2 tiles bit for bit against the reference for
-// every weight type and tile shape, and a row's result independent of its batch; plus
-// the attention row kernels.
+// every weight type and tile shape, and a row's result independent of its batch; the
+// cache-line alignment of kernel storage; plus the attention row kernels.
 #include "arbor/kernels/cpu_ops.h"
 #include "arbor/kernels/float_dot.h"
 #include "arbor/kernels/quant.h"
@@ -150,6 +150,20 @@ private slots:
                     QCOMPARE(std::bit_cast<uint32_t>(prefix[size_t(j * n_w + r)]), in_batch);
                 }
             }
+        }
+    }
+
+    // Kernel storage starts on a cache line at every size, the large ones (which the
+    // C library maps 16 bytes past a page boundary) included, and after growing.
+    void alignedStorageStartsOnACacheLine() {
+        auto offset = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % arbor::kCacheLine; };
+        arbor::AlignedFloats grown;
+        for (size_t n : {1, 5, 1000, 100000, 3000000}) {
+            arbor::AlignedFloats v(n);
+            QCOMPARE(offset(v.data()), uintptr_t(0));
+            grown.resize(n);
+            QCOMPARE(offset(grown.data()), uintptr_t(0));
+            QCOMPARE(offset(arbor::make_aligned_floats_for_overwrite(n).get()), uintptr_t(0));
         }
     }
 
