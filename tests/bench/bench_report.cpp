@@ -18,13 +18,15 @@ std::string json_string(const std::string& s) {
     return out + "\"";
 }
 
-std::string number(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3f", v);
-    return buf;
-}
+std::string number(double v) { return fmt("%.3f", v); }
 
 } // namespace
+
+std::string fmt(const char* format, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, v);
+    return buf;
+}
 
 std::string to_table(const Report& r) {
     std::string out = "model: " + r.model + "\nbackend: " + r.backend + " (" + r.isa + ")\n\n";

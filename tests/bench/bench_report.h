@@ -21,6 +21,9 @@ struct Report {
     std::vector<Measurement> rows;
 };
 
+// One number in a printf format ("%.2f"), for the tables and JSON of the workloads.
+std::string fmt(const char* format, double v);
+
 std::string to_table(const Report& report);
 std::string to_json(const Report& report);
 

@@ -4,24 +4,19 @@
 // directly.
 #include "workloads.h"
 
+#include "bench_report.h"
+
 #include "arbor/kernels/matmul.h"
 #include "arbor/kernels/thread_pool.h"
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <random>
 
 namespace arbor::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string fmt(const char* f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
 
 // Multiply-accumulates per second: the best of ten rounds of repeated products, each at
 // least 50 ms (the best round is the one least disturbed by other work on the machine).

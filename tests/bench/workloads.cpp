@@ -1,11 +1,12 @@
 #include "workloads.h"
 
+#include "bench_report.h"
+
 #include "arbor/chat_template.h"
 
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
 #include <map>
 #include <mutex>
 
@@ -14,12 +15,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-std::string fmt(const char* f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
 
 double percentile(std::vector<double> v, double p) {
     if (v.empty()) return 0.0;
@@ -149,14 +144,14 @@ WorkloadResult run_concurrent(const Model& model, const EngineOptions& options, 
             if (single) ratio.push_back(runs[c][r].tps / (*single)[r].tps);
         }
         const double median_tps = percentile(tps, 0.5), median_p50 = percentile(p50, 0.5),
-                     median_p95 = percentile(p95, 0.5);
+                     median_p95 = percentile(p95, 0.5), median_ratio = percentile(ratio, 0.5);
         const std::string n = std::to_string(chats[c]);
         out.table += "| " + n + " | " + fmt("%.1f", median_tps) + " | " +
-                     (single ? fmt("%.2f", percentile(ratio, 0.5)) : std::string("-")) + " | " +
+                     (single ? fmt("%.2f", median_ratio) : std::string("-")) + " | " +
                      fmt("%.1f", median_p50) + " | " + fmt("%.1f", median_p95) + " |\n";
         out.json += std::string(c ? ", " : "") + "\"" + n + "\": {\"aggregate_decode_tps\": " +
                     fmt("%.2f", median_tps) + ", \"aggregate_decode_tps_runs\": " + json_list(tps) +
-                    (single ? ", \"vs_one_chat\": " + fmt("%.3f", percentile(ratio, 0.5)) +
+                    (single ? ", \"vs_one_chat\": " + fmt("%.3f", median_ratio) +
                                   ", \"vs_one_chat_runs\": " + json_list(ratio)
                             : std::string()) +
                     ", \"ttft_ms_p50\": " + fmt("%.2f", median_p50) + ", \"ttft_ms_p95\": " + fmt("%.2f", median_p95) +
