@@ -1,9 +1,12 @@
 // AVX2/FMA float-activation products (compiled with -mavx2 -mfma -mf16c), following
-// the operation order in float_dot.h. Up to four activation rows: tiles of NW weight
-// rows x NX activation rows dequantize each weight chunk in registers for the NX rows
-// and keep both halves' accumulators (2 * NW * NX). From five rows on: a group of rows
-// is dequantized once into a buffer, and float tiles of three weight rows x four
-// activation rows sweep the first half and then the second with twelve accumulators.
+// the operation order in float_dot.h. Weight types with in-register dequantization
+// (Q4_0, Q4_1, Q8_0, F32): up to four activation rows, tiles of NW weight rows x NX
+// activation rows dequantize each weight chunk in registers for the NX rows and keep both
+// halves' accumulators (2 * NW * NX); from five rows, one weight row at a time is
+// dequantized chunk by chunk for eight activation rows (eight accumulators, one half and
+// then the other). Many rows, and the other types: a group of rows is dequantized once into
+// a buffer, and float tiles of three weight rows x four activation rows sweep the first
+// half and then the second with twelve accumulators.
 #include "arbor/kernels/float_dot.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
@@ -183,14 +186,76 @@ void by_activation_rows(int64_t n_w, int64_t n_x, Tile&& tile) {
     }
 }
 
-// Fewer activation rows than kBufferedFrom: one weight row at a time against two to four
-// activation rows (measured faster than two), kDecodeRows against one.
+// One to four activation rows: one weight row at a time against two to four activation
+// rows (measured faster than two), kDecodeRows against one.
 template <class T>
 void in_registers(int64_t n, const uint8_t* w, size_t row_stride, int64_t n_w, const float* x, int64_t ldx,
                   int64_t n_x, float* y, int64_t ldy) {
     by_activation_rows<1, T::kDecodeRows, 1>(n_w, n_x, [&]<int TW, int TX>(int64_t r, int64_t j) {
         tile<T, TW, TX>(n, w + size_t(r) * row_stride, row_stride, x + j * ldx, ldx, y + j * ldy + r, ldy);
     });
+}
+
+// Blocks [b0, b1) of one weight row against NX activation rows, dequantized once in
+// registers for all of them: one accumulator per activation row.
+template <class T, int NX>
+inline void wide_half(const uint8_t* row, int64_t b0, int64_t b1, const float* const (&xr)[NX], __m256 (&acc)[NX]) {
+    for (auto& a : acc) a = _mm256_setzero_ps();
+    for (int64_t b = b0; b < b1; ++b) {
+        const typename T::Scales s = T::scales(row, b);
+        const int64_t at = b * T::kBlock;
+        [&]<int... C>(std::integer_sequence<int, C...>) {
+            auto step = [&]<int K>() {
+                const __m256 wv = T::template chunk<K>(row, b, s);
+                for (int j = 0; j < NX; ++j) acc[j] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(xr[j] + at + 8 * K), acc[j]);
+            };
+            (step.template operator()<C>(), ...);
+        }(std::make_integer_sequence<int, T::kBlock / 8>{});
+    }
+}
+
+// n_w weight rows against NX activation rows, one weight row at a time with each chunk
+// dequantized once for all NX: a group of weight rows sweeps the first half (whose
+// activations then stay in L1 even for long rows), parks its accumulators, and sweeps the second.
+template <class T, int NX>
+void wide(int64_t n, const uint8_t* w, size_t row_stride, int64_t n_w, const float* x, int64_t ldx, float* y,
+          int64_t ldy) {
+    constexpr int64_t kGroup = 16;
+    const int64_t nb = n / T::kBlock, half = nb / 2;
+    const float* xr[NX];
+    for (int j = 0; j < NX; ++j) xr[j] = x + j * ldx;
+    __m256 firsts[kGroup][NX];
+    for (int64_t r0 = 0; r0 < n_w; r0 += kGroup) {
+        const int64_t rows = std::min(kGroup, n_w - r0);
+        for (int64_t i = 0; i < rows; ++i) {
+            const uint8_t* row = w + size_t(r0 + i) * row_stride;
+            _mm_prefetch(row + row_stride, _MM_HINT_T0);
+            wide_half<T, NX>(row, 0, half, xr, firsts[i]);
+        }
+        for (int64_t i = 0; i < rows; ++i) {
+            __m256 second[NX];
+            wide_half<T, NX>(w + size_t(r0 + i) * row_stride, half, nb, xr, second);
+            for (int j = 0; j < NX; ++j) y[j * ldy + r0 + i] = hsum(_mm256_add_ps(firsts[i][j], second[j]));
+        }
+    }
+}
+
+// Activation rows in groups of eight through `wide`, then the last five to seven the same
+// way; the last one to four in the small tiles (five measured faster wide).
+template <class T>
+void wide_rows(int64_t n, const uint8_t* w, size_t row_stride, int64_t n_w, const float* x, int64_t ldx,
+               int64_t n_x, float* y, int64_t ldy) {
+    int64_t j = 0;
+    for (; j + 8 <= n_x; j += 8) wide<T, 8>(n, w, row_stride, n_w, x + j * ldx, ldx, y + j * ldy, ldy);
+    const float* xj = x + j * ldx;
+    float* yj = y + j * ldy;
+    switch (n_x - j) {
+    case 7: wide<T, 7>(n, w, row_stride, n_w, xj, ldx, yj, ldy); break;
+    case 6: wide<T, 6>(n, w, row_stride, n_w, xj, ldx, yj, ldy); break;
+    case 5: wide<T, 5>(n, w, row_stride, n_w, xj, ldx, yj, ldy); break;
+    case 0: break;
+    default: in_registers<T>(n, w, row_stride, n_w, xj, ldx, n_x - j, yj, ldy); break;
+    }
 }
 
 // One half of NW float rows against NX activation rows: elements [begin, end).
@@ -274,9 +339,14 @@ void dequantize_any(DType type, const uint8_t* row, int64_t n, float* out) {
     }
 }
 
-// Activation rows from which one dequantization shared by all rows beats dequantizing
-// in every tile (measured: four rows 5-15% slower through the buffer, five faster).
-constexpr int64_t kBufferedFrom = 5;
+// Activation rows from which one dequantization into a buffer shared by all rows beats
+// dequantizing in registers for every eight (measured with the model's FFN and output
+// weights: 32 rows 0-10% faster in registers, 48 and 64 rows 3-10% faster through the buffer).
+constexpr int64_t kBufferedFrom = 40;
+
+// Float weight rows need no dequantization: from five activation rows the three-by-four
+// float tiles beat the small ones.
+constexpr int64_t kFloatTilesFrom = 5;
 
 // Weight rows dequantized per group: a multiple of the tile's three rows, about 128 KiB
 // of floats, so the group stays in L2 while each set of activation rows passes over it.
@@ -291,12 +361,15 @@ void float_dot_tile(DType type, int64_t n, const void* w, size_t row_stride, int
     const auto* bytes = static_cast<const uint8_t*>(w);
     if (n_x < kBufferedFrom) {
         switch (type) {
-        case DType::Q4_0: in_registers<Q4_0W>(n, bytes, row_stride, n_w, x, ldx, n_x, y, ldy); return;
-        case DType::Q4_1: in_registers<Q4_1W>(n, bytes, row_stride, n_w, x, ldx, n_x, y, ldy); return;
-        case DType::Q8_0: in_registers<Q8_0W>(n, bytes, row_stride, n_w, x, ldx, n_x, y, ldy); return;
-        case DType::F32: in_registers<F32W>(n, bytes, row_stride, n_w, x, ldx, n_x, y, ldy); return;
+        case DType::Q4_0: wide_rows<Q4_0W>(n, bytes, row_stride, n_w, x, ldx, n_x, y, ldy); return;
+        case DType::Q4_1: wide_rows<Q4_1W>(n, bytes, row_stride, n_w, x, ldx, n_x, y, ldy); return;
+        case DType::Q8_0: wide_rows<Q8_0W>(n, bytes, row_stride, n_w, x, ldx, n_x, y, ldy); return;
         default: break;
         }
+    }
+    if (type == DType::F32 && n_x < kFloatTilesFrom) {
+        in_registers<F32W>(n, bytes, row_stride, n_w, x, ldx, n_x, y, ldy);
+        return;
     }
     const FloatDotSplit parts = float_dot_split(type, n);
     if (type == DType::F32) {

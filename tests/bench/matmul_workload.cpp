@@ -58,7 +58,7 @@ WorkloadResult run_matmul(const Model& model, const EngineOptions& options) {
     bool first = true;
     for (const auto& t : tensors) {
         const std::string type(dtype_name(t.weight.type));
-        for (int rows : {1, 2, 3, 4, 8, 16, 64}) {
+        for (int rows : {1, 2, 3, 4, 8, 16, 32, 64}) {
             const double rate = gmacs(pool, t.weight, rows);
             out.table += std::string("| ") + t.name + " | " + type + " | " + std::to_string(t.weight.rows) + " x " +
                          std::to_string(t.weight.cols) + " | " + std::to_string(rows) + " | " + fmt("%.2f", rate) +

@@ -112,7 +112,7 @@ private slots:
         const size_t stride = arbor::row_bytes(dtype, n);
         arbor::AlignedFloats buffer;
         for (int n_w : {1, 2, 3, 5, 17, 61})
-            for (int n_x : {1, 2, 3, 4, 5, 7, 9}) {
+            for (int n_x : {1, 2, 3, 4, 5, 7, 8, 9, 13, 20, 45}) {
                 const auto w = weight_rows(dtype, n, n_w, uint32_t(n_w * 31 + n_x));
                 const int64_t ldx = n + 3, ldy = n_w + 2;
                 const auto x = normal_vector(size_t(n_x * ldx), uint32_t(n_x));
@@ -128,9 +128,10 @@ private slots:
     }
 
     // Batch invariance through the dispatcher: an activation row alone, or at any
-    // position among others, gives the same bits.
+    // position among others, gives the same bits (batches of 1 to 45 rows reach every
+    // path: small tiles, eight rows at a time, the shared buffer).
     void rowResultDoesNotDependOnItsBatch() {
-        const int64_t n = 576, n_w = 6, n_x = 11;
+        const int64_t n = 576, n_w = 6, n_x = 45;
         for (auto dtype : {arbor::DType::Q4_1, arbor::DType::Q8_0, arbor::DType::Q6_K}) {
             const int64_t len = dtype == arbor::DType::Q6_K ? 1536 : n;
             const size_t stride = arbor::row_bytes(dtype, len);

@@ -17,11 +17,11 @@
 // and a tile of many rows can sweep one half and then the other, each contiguous in
 // memory, with one accumulator per pair (twelve of the 16 AVX2 registers for three weight
 // rows by four activation rows).
-// Dequantizing costs one multiply-add per weight element: for a few activation rows the
-// AVX2 kernels of Q4_0, Q4_1 and Q8_0 do it in registers in every tile (d * q is exact in
-// float, so fma(d, q, m) equals dequantize_row's d * q + m); for more rows, and for the
-// other types, a group of rows is dequantized once into a buffer that all activation
-// rows then share.
+// Dequantizing costs one multiply-add per weight element: for up to a few dozen
+// activation rows the AVX2 kernels of Q4_0, Q4_1 and Q8_0 do it in registers, once per
+// weight chunk for up to eight activation rows (d * q is exact in float, so fma(d, q, m)
+// equals dequantize_row's d * q + m); for more rows, and for the other types, a group of
+// rows is dequantized once into a buffer that all activation rows then share.
 #pragma once
 
 #include "arbor/kernels/aligned_floats.h"
