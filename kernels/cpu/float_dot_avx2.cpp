@@ -229,7 +229,11 @@ void wide(int64_t n, const uint8_t* w, size_t row_stride, int64_t n_w, const flo
         const int64_t rows = std::min(kGroup, n_w - r0);
         for (int64_t i = 0; i < rows; ++i) {
             const uint8_t* row = w + size_t(r0 + i) * row_stride;
-            _mm_prefetch(row + row_stride, _MM_HINT_T0);
+            // The same row of the next group, whole: the first pass's half-row strides
+            // hide the rows from the hardware prefetcher (a prefetch past the end is
+            // harmless; measured 2-3% faster over all of a step's weights with 8 rows).
+            const uint8_t* ahead = row + kGroup * row_stride;
+            for (size_t k = 0; k < row_stride; k += 64) _mm_prefetch(ahead + k, _MM_HINT_T0);
             wide_half<T, NX>(row, 0, half, xr, firsts[i]);
         }
         for (int64_t i = 0; i < rows; ++i) {

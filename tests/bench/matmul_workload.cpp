@@ -1,6 +1,7 @@
 // arbor-bench --workload matmul: the float-activation matrix product alone, on the
-// model's own weights (layer 0's FFN gate and down, and the output projection), for
-// batches of 1 to 64 activation rows. Reports GMAC/s, so kernel changes can be compared
+// model's own weights (layer 0's FFN gate and down, the output projection, and every
+// layer's products in turn, which stream from memory as in a step), for batches of 1 to
+// 64 activation rows. Reports GMAC/s, so kernel changes can be compared
 // directly.
 #include "workloads.h"
 
@@ -12,34 +13,53 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
+#include <vector>
 
 namespace arbor::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Multiply-accumulates per second: the best of ten rounds of repeated products, each at
-// least 50 ms (the best round is the one least disturbed by other work on the machine).
-double gmacs(ThreadPool& pool, const TensorView& w, int64_t rows) {
+// One matmul call: weights sharing their input, as the engine fuses Q/K/V and gate/up.
+using Call = std::vector<TensorView>;
+
+// Multiply-accumulates per second of `calls` in turn: the best of ten rounds of repeated
+// passes, each at least 50 ms (the best round is the one least disturbed by other work on
+// the machine).
+double gmacs(ThreadPool& pool, const std::vector<Call>& calls, int64_t rows) {
     std::mt19937 rng(7);
     std::normal_distribution<float> normal(0.0f, 1.0f);
-    AlignedFloats x(size_t(rows * w.cols));  // like the engine's activations
-    std::vector<float> y(size_t(rows * w.rows));
+    int64_t cols = 0, outs = 0;
+    double macs = 0.0;
+    for (const Call& call : calls)
+        for (const TensorView& w : call) {
+            cols = std::max(cols, w.cols);
+            outs = std::max(outs, w.rows);
+            macs += double(w.rows) * double(w.cols) * double(rows);
+        }
+    AlignedFloats x(size_t(rows * cols));  // like the engine's activations
+    std::vector<std::vector<float>> y(3, std::vector<float>(size_t(rows * outs)));
     for (auto& v : x) v = normal(rng);
     MatmulScratch scratch;
-    const MatmulOutput out{w, y.data(), w.rows, nullptr};
-    matmul(pool, x.data(), rows, std::span(&out, 1), scratch);  // warm-up: pages the weights in
+    auto pass = [&] {
+        for (const Call& call : calls) {
+            std::vector<MatmulOutput> outputs;
+            for (size_t i = 0; i < call.size(); ++i) outputs.push_back({call[i], y[i].data(), call[i].rows, nullptr});
+            matmul(pool, x.data(), rows, outputs, scratch);
+        }
+    };
+    pass();  // warm-up: pages the weights in
     double best = 0.0;
     for (int round = 0; round < 10; ++round) {
         int reps = 0;
         const auto start = Clock::now();
         double seconds = 0.0;
         do {
-            matmul(pool, x.data(), rows, std::span(&out, 1), scratch);
+            pass();
             ++reps;
             seconds = std::chrono::duration<double>(Clock::now() - start).count();
         } while (seconds < 0.05);
-        best = std::max(best, double(w.rows) * double(w.cols) * double(rows) * reps / seconds / 1e9);
+        best = std::max(best, macs * reps / seconds / 1e9);
     }
     return best;
 }
@@ -48,21 +68,29 @@ double gmacs(ThreadPool& pool, const TensorView& w, int64_t rows) {
 
 WorkloadResult run_matmul(const Model& model, const EngineOptions& options) {
     ThreadPool pool(options.backend.threads > 0 ? options.backend.threads : 1);
+    const ModelWeights& mw = model.weights();
+    std::vector<Call> layers;  // every layer's calls in a step's order
+    for (const auto& l : mw.layers)
+        for (Call call : {Call{l.wq, l.wk, l.wv}, Call{l.wo}, Call{l.w_gate, l.w_up}, Call{l.w_down}})
+            layers.push_back(std::move(call));
     const struct {
         const char* name;
-        TensorView weight;
-    } tensors[] = {{"ffn_gate.0", model.weights().layers.at(0).w_gate},
-                   {"ffn_down.0", model.weights().layers.at(0).w_down},
-                   {"output", model.weights().output}};
+        std::vector<Call> calls;
+    } tensors[] = {{"ffn_gate.0", {{mw.layers.at(0).w_gate}}},
+                   {"ffn_down.0", {{mw.layers.at(0).w_down}}},
+                   {"output", {{mw.output}}},
+                   {"all layers", layers}};
     WorkloadResult out{"| tensor | type | rows x cols | activation rows | GMAC/s |\n|---|---|---|---|---|\n", "["};
     bool first = true;
     for (const auto& t : tensors) {
-        const std::string type(dtype_name(t.weight.type));
+        const TensorView& w = t.calls.front().front();
+        const std::string type(dtype_name(w.type));
+        const std::string shape = t.calls.size() > 1 ? std::to_string(t.calls.size()) + " calls"
+                                                     : std::to_string(w.rows) + " x " + std::to_string(w.cols);
         for (int rows : {1, 2, 3, 4, 8, 16, 32, 64}) {
-            const double rate = gmacs(pool, t.weight, rows);
-            out.table += std::string("| ") + t.name + " | " + type + " | " + std::to_string(t.weight.rows) + " x " +
-                         std::to_string(t.weight.cols) + " | " + std::to_string(rows) + " | " + fmt("%.2f", rate) +
-                         " |\n";
+            const double rate = gmacs(pool, t.calls, rows);
+            out.table += std::string("| ") + t.name + " | " + type + " | " + shape + " | " + std::to_string(rows) +
+                         " | " + fmt("%.2f", rate) + " |\n";
             out.json += std::string(first ? "" : ", ") + "{\"tensor\": \"" + t.name + "\", \"type\": \"" + type +
                         "\", \"activation_rows\": " + std::to_string(rows) + ", \"gmac_per_s\": " + fmt("%.3f", rate) +
                         "}";
