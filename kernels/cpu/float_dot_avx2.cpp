@@ -1,12 +1,14 @@
 // AVX2/FMA float-activation products (compiled with -mavx2 -mfma -mf16c), following
-// the operation order in float_dot.h. Weight types with in-register dequantization
-// (Q4_0, Q4_1, Q8_0, F32): up to four activation rows, tiles of NW weight rows x NX
-// activation rows dequantize each weight chunk in registers for the NX rows and keep both
-// halves' accumulators (2 * NW * NX); from five rows, one weight row at a time is
-// dequantized chunk by chunk for eight activation rows (eight accumulators, one half and
-// then the other). Many rows, and the other types: a group of rows is dequantized once into
-// a buffer, and float tiles of three weight rows x four activation rows sweep the first
-// half and then the second with twelve accumulators.
+// the operation order in float_dot.h.
+// - Up to four activation rows (Q4_0, Q4_1, Q8_0 and F32 weights): tiles of NW weight
+//   rows x NX activation rows dequantize each weight chunk in registers for the NX rows
+//   and keep both halves' accumulators (2 * NW * NX).
+// - Five to 39 rows of Q4_0, Q4_1 or Q8_0: one weight row at a time, each chunk
+//   dequantized in registers once for eight activation rows (eight accumulators, one
+//   half and then the other).
+// - Otherwise: float tiles of three weight rows x four activation rows sweep the first
+//   half and then the second with twelve accumulators, over float rows as they are or
+//   over a group of rows dequantized once into a buffer.
 #include "arbor/kernels/float_dot.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
