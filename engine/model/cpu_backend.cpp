@@ -27,8 +27,9 @@ int32_t ForwardBatch::logit_rows() const {
 namespace {
 
 // Row-wise work below this many rows runs on the calling thread: waking the pool
-// costs more than it saves.
-constexpr int64_t kParallelRows = 16;
+// costs more than it saves. From eight rows (eight chats decoding) it pays: the
+// pool's waiting fell from about 6.2% to 5.0% of the samples of an 8-chat run.
+constexpr int64_t kParallelRows = 8;
 
 class CpuBackend final : public Backend {
 public:
