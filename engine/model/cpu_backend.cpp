@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 namespace arbor {
@@ -31,13 +32,22 @@ namespace {
 // pool's waiting fell from about 6.2% to 5.0% of the samples of an 8-chat run.
 constexpr int64_t kParallelRows = 8;
 
+// One task of a layer's attention: the query heads of one KV head, one row, positions
+// [begin, end). `partial` indexes the part's results when the row has several parts.
+struct AttentionTask {
+    int64_t row;
+    int32_t kv_head, begin, end;
+    int64_t partial;  // -1: the row's only part, written straight to the output
+};
+
 class CpuBackend final : public Backend {
 public:
     CpuBackend(const Model& model, const BackendOptions& options)
         : model_(model), cfg_(model.config()),
           pool_(options.threads > 0 ? options.threads : int(std::max(1u, std::thread::hardware_concurrency()))),
           kv_(cfg_, options),
-          activations_(options.int8_activations ? Activations::Int8 : Activations::Float) {
+          activations_(options.int8_activations ? Activations::Int8 : Activations::Float),
+          attention_part_(options.attention_part > 0 ? options.attention_part : std::numeric_limits<int32_t>::max()) {
         scores_.resize(size_t(pool_.size()));
     }
 
@@ -59,9 +69,11 @@ private:
         if (rows >= kParallelRows) pool_.parallel_for(rows, [&](int64_t t, int) { fn(t); });
         else for (int64_t t = 0; t < rows; ++t) fn(t);
     }
-    void attention(const ForwardBatch& batch, int32_t layer, int64_t rows);
-    void attend_group(int32_t layer, const SequenceRows& seq, int32_t pos, int32_t kv_head, const float* q,
-                      float* out, std::vector<float>& scores) const;
+    void plan_attention(int64_t rows);
+    void attention(const ForwardBatch& batch, int32_t layer);
+    void attend_group(int32_t layer, const SequenceRows& seq, int32_t begin, int32_t end, int32_t kv_head,
+                      const float* q, float* out, SoftmaxStats* stats, std::vector<float>& scores) const;
+    void merge_parts(int64_t first_task, int64_t n_parts);
 
     const Model& model_;
     const ModelConfig& cfg_;
@@ -69,10 +81,20 @@ private:
     KvPages kv_;
     MatmulScratch scratch_;
     Activations activations_;
+    // Positions per part of one row's attention. A row with more attends in parts, each
+    // its own task, merged by the parts' softmax statistics (as flash-decoding does): a
+    // decode row alone otherwise has only n_head_kv tasks (three for SmolLM2), which
+    // leaves cores idle exactly when long histories make attention the larger half of a
+    // step. Parts depend only on the row's position, so a row's bits never depend on its
+    // batch.
+    int32_t attention_part_;
     // Activations of the current step, rows x width.
     AlignedFloats x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, rope_;
     std::vector<int32_t> row_pos_, row_seq_;
     std::vector<std::vector<float>> scores_;  // per thread
+    std::vector<AttentionTask> attention_tasks_;  // the step's, the same in every layer
+    std::vector<float> partial_out_;              // per part: group x head_dim, normalized within the part
+    std::vector<SoftmaxStats> partial_stats_;     // per part: one per query head of the group
 };
 
 void CpuBackend::validate(const ForwardBatch& batch) const {
@@ -123,6 +145,7 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
             row_seq_[size_t(seq.first_row + i)] = int32_t(s);
         }
     }
+    plan_attention(rows);
     for_rows(rows, [&](int64_t t) {
         dequantize_row(w.token_embd.type, w.token_embd.row(batch.tokens[size_t(t)]), &x_[size_t(t * E)], E);
         model_.rope_table(row_pos_[size_t(t)], &rope_[size_t(t * D)]);
@@ -144,7 +167,7 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
             const auto& seq = batch.sequences[size_t(row_seq_[size_t(t)])];
             kv_.store(l, seq.block_table, row_pos_[size_t(t)], &k_[size_t(t * KV)], &v_[size_t(t * KV)]);
         });
-        attention(batch, l, rows);
+        attention(batch, l);
         const MatmulOutput o[] = {{lw.wo, tmp_.data(), E, nullptr}};
         matmul(pool_, att_.data(), rows, o, scratch_, activations_);
         for_rows(rows, [&](int64_t t) {
@@ -185,45 +208,110 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
     matmul(pool_, xn_.data(), n_out, out, scratch_, activations_);
 }
 
-// One task per (row, KV head): the query heads sharing that KV head go through each
-// page together, so each loaded key or value chunk serves up to three heads at once.
+// One task per (row, KV head, part): the query heads sharing that KV head go through
+// each page together, so each loaded key or value chunk serves up to three heads at once.
 // Each head's arithmetic is the same as alone.
-void CpuBackend::attention(const ForwardBatch& batch, int32_t layer, int64_t rows) {
-    const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D;
+void CpuBackend::plan_attention(int64_t rows) {
+    attention_tasks_.clear();
+    int64_t partials = 0;
+    for (int64_t t = 0; t < rows; ++t) {
+        const int32_t n = row_pos_[size_t(t)] + 1;
+        const int32_t parts = int32_t((int64_t(n) + attention_part_ - 1) / attention_part_);
+        for (int32_t h = 0; h < cfg_.n_head_kv; ++h)
+            for (int32_t p = 0; p < parts; ++p)
+                attention_tasks_.push_back({t, h, int32_t(int64_t(p) * attention_part_),
+                                            int32_t(std::min<int64_t>(n, int64_t(p + 1) * attention_part_)),
+                                            parts > 1 ? partials++ : -1});
+    }
     const int32_t group = cfg_.n_head / cfg_.n_head_kv;
-    int32_t max_pos = 0;
-    for (int64_t t = 0; t < rows; ++t) max_pos = std::max(max_pos, row_pos_[size_t(t)]);
-    for (auto& s : scores_) s.resize(size_t(group) * (size_t(max_pos) + 1));
-    pool_.parallel_for(rows * cfg_.n_head_kv, [&](int64_t task, int thread) {
-        const int64_t t = task / cfg_.n_head_kv;
-        const int32_t kv_head = int32_t(task % cfg_.n_head_kv);
-        const auto& seq = batch.sequences[size_t(row_seq_[size_t(t)])];
-        const int64_t first = t * QD + int64_t(kv_head) * group * D;
-        attend_group(layer, seq, row_pos_[size_t(t)], kv_head, &q_[size_t(first)], &att_[size_t(first)],
-                     scores_[size_t(thread)]);
-    });
+    partial_out_.resize(size_t(partials) * size_t(group) * size_t(cfg_.head_dim));
+    partial_stats_.resize(size_t(partials) * size_t(group));
+    int32_t longest = 0;
+    for (int64_t t = 0; t < rows; ++t) longest = std::max(longest, std::min(row_pos_[size_t(t)] + 1, attention_part_));
+    for (auto& s : scores_) s.resize(size_t(group) * size_t(longest));
 }
 
-// Heads kv_head * group .. + group - 1 of one row: q and out hold their group * D values.
-void CpuBackend::attend_group(int32_t layer, const SequenceRows& seq, int32_t pos, int32_t kv_head, const float* q,
-                              float* out, std::vector<float>& scores) const {
+void CpuBackend::attention(const ForwardBatch& batch, int32_t layer) {
+    const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D;
+    const int32_t group = cfg_.n_head / cfg_.n_head_kv;
+    pool_.parallel_for(int64_t(attention_tasks_.size()), [&](int64_t i, int thread) {
+        const AttentionTask& task = attention_tasks_[size_t(i)];
+        const auto& seq = batch.sequences[size_t(row_seq_[size_t(task.row)])];
+        const int64_t first = task.row * QD + int64_t(task.kv_head) * group * D;
+        float* out = task.partial < 0 ? &att_[size_t(first)] : &partial_out_[size_t(task.partial * group * D)];
+        SoftmaxStats* stats = task.partial < 0 ? nullptr : &partial_stats_[size_t(task.partial * group)];
+        attend_group(layer, seq, task.begin, task.end, task.kv_head, &q_[size_t(first)], out, stats,
+                     scores_[size_t(thread)]);
+    });
+    // A row's parts are consecutive tasks (plan_attention), merged in order.
+    for (size_t i = 0; i < attention_tasks_.size();) {
+        size_t j = i + 1;
+        while (j < attention_tasks_.size() && attention_tasks_[j].row == attention_tasks_[i].row &&
+               attention_tasks_[j].kv_head == attention_tasks_[i].kv_head)
+            ++j;
+        if (attention_tasks_[i].partial >= 0) merge_parts(int64_t(i), int64_t(j - i));
+        i = j;
+    }
+}
+
+// Heads kv_head * group .. + group - 1 of one row over positions [begin, end): q and out
+// hold their group * D values; out is normalized over those positions alone, and
+// `stats` (when given) receives each head's softmax statistics.
+void CpuBackend::attend_group(int32_t layer, const SequenceRows& seq, int32_t begin, int32_t end, int32_t kv_head,
+                              const float* q, float* out, SoftmaxStats* stats, std::vector<float>& scores) const {
     const int64_t D = cfg_.head_dim;
     const int32_t P = kv_.page_size();
     const int32_t group = cfg_.n_head / cfg_.n_head_kv;
     const float scale = 1.0f / std::sqrt(float(D));
-    const int32_t n = pos + 1;
-    for (int32_t start = 0; start < n; start += P) {
-        const float* keys = kv_.keys(layer, seq.block_table[size_t(start / P)], kv_head);
-        dot_rows_f32(q, group, keys, std::min(P, n - start), D, &scores[size_t(start)], n);
-    }
+    const int32_t n = end - begin;
+    // Each page's slice of [begin, end), in order.
+    auto pages = [&](auto&& fn) {
+        for (int32_t s = begin; s < end;) {
+            const int32_t page = seq.block_table[size_t(s / P)], offset = s % P, count = std::min(P - offset, end - s);
+            fn(page, offset, count, s - begin);
+            s += count;
+        }
+    };
+    pages([&](int32_t page, int32_t offset, int32_t count, int32_t at) {
+        dot_rows_f32(q, group, kv_.keys(layer, page, kv_head) + size_t(offset) * size_t(D), count, D, &scores[size_t(at)],
+                     n);
+    });
     for (int32_t h = 0; h < group; ++h) {
         scale_f32(scale, &scores[size_t(h * n)], n);
-        softmax(&scores[size_t(h * n)], n);
+        const SoftmaxStats s = softmax(&scores[size_t(h * n)], n);
+        if (stats) stats[h] = s;
     }
     std::fill(out, out + group * D, 0.0f);
-    for (int32_t start = 0; start < n; start += P) {
-        const float* values = kv_.values(layer, seq.block_table[size_t(start / P)], kv_head);
-        accumulate_rows_f32(&scores[size_t(start)], n, group, values, std::min(P, n - start), D, out);
+    pages([&](int32_t page, int32_t offset, int32_t count, int32_t at) {
+        accumulate_rows_f32(&scores[size_t(at)], n, group, kv_.values(layer, page, kv_head) + size_t(offset) * size_t(D),
+                            count, D, out);
+    });
+}
+
+// The parts of one (row, KV head), tasks first_task .. + n_parts - 1: each head's output
+// is the parts' outputs weighted by their share of the whole softmax sum,
+// sum_p * exp(max_p - max), in part order.
+void CpuBackend::merge_parts(int64_t first_task, int64_t n_parts) {
+    const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D;
+    const int32_t group = cfg_.n_head / cfg_.n_head_kv;
+    const AttentionTask& first = attention_tasks_[size_t(first_task)];
+    float* out = &att_[size_t(first.row * QD + int64_t(first.kv_head) * group * D)];
+    for (int32_t h = 0; h < group; ++h) {
+        auto part = [&](int64_t p) { return attention_tasks_[size_t(first_task + p)].partial * group + h; };
+        float max = -INFINITY;
+        for (int64_t p = 0; p < n_parts; ++p) max = std::max(max, partial_stats_[size_t(part(p))].max);
+        double total = 0.0;
+        for (int64_t p = 0; p < n_parts; ++p) {
+            const SoftmaxStats& s = partial_stats_[size_t(part(p))];
+            total += double(s.sum) * std::exp(double(s.max) - double(max));
+        }
+        float* o = out + h * D;
+        std::fill(o, o + D, 0.0f);
+        for (int64_t p = 0; p < n_parts; ++p) {
+            const SoftmaxStats& s = partial_stats_[size_t(part(p))];
+            const float weight = float(double(s.sum) * std::exp(double(s.max) - double(max)) / total);
+            axpy_f32(weight, &partial_out_[size_t(part(p) * D)], o, D);
+        }
     }
 }
 

@@ -190,8 +190,8 @@ inline float hmax(__m256 v) {
 
 } // namespace
 
-void softmax(float* x, int64_t n) {
-    if (n <= 0) return;
+SoftmaxStats softmax(float* x, int64_t n) {
+    if (n <= 0) return {-INFINITY, 0.0f};
     int64_t i = 0;
     __m256 vmax = _mm256_set1_ps(-INFINITY);
     for (; i + 8 <= n; i += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(x + i));
@@ -207,6 +207,7 @@ void softmax(float* x, int64_t n) {
     float sum = hsum(vsum);
     for (; i < n; ++i) sum += x[i] = std::exp(x[i] - max);
     scale_f32(1.0f / sum, x, n);
+    return {max, sum};
 }
 
 // x / (1 + exp(-x)) * g; exp_ps clamps -x, so very negative x gives a tiny value of
@@ -231,7 +232,7 @@ bool available() { return false; }
 float dot_f32(const float* a, const float* b, int64_t n) { return ref::dot_f32(a, b, n); }
 void axpy_f32(float a, const float* x, float* y, int64_t n) { ref::axpy_f32(a, x, y, n); }
 void scale_f32(float a, float* y, int64_t n) { ref::scale_f32(a, y, n); }
-void softmax(float* x, int64_t n) { ref::softmax(x, n); }
+SoftmaxStats softmax(float* x, int64_t n) { return ref::softmax(x, n); }
 void silu_mul(float* x, const float* g, int64_t n) { ref::silu_mul(x, g, n); }
 void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
                   int64_t ldo) {

@@ -26,7 +26,7 @@ void scale_f32(float a, float* y, int64_t n) {
     avx2::available() ? avx2::scale_f32(a, y, n) : ref::scale_f32(a, y, n);
 }
 
-void softmax(float* x, int64_t n) { avx2::available() ? avx2::softmax(x, n) : ref::softmax(x, n); }
+SoftmaxStats softmax(float* x, int64_t n) { return avx2::available() ? avx2::softmax(x, n) : ref::softmax(x, n); }
 
 void silu_mul(float* x, const float* g, int64_t n) {
     avx2::available() ? avx2::silu_mul(x, g, n) : ref::silu_mul(x, g, n);

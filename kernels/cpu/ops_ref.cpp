@@ -34,8 +34,8 @@ void scale_f32(float a, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] *= a;
 }
 
-void softmax(float* x, int64_t n) {
-    if (n <= 0) return;
+SoftmaxStats softmax(float* x, int64_t n) {
+    if (n <= 0) return {-INFINITY, 0.0f};
     const float max = *std::max_element(x, x + n);
     double sum = 0.0;
     for (int64_t i = 0; i < n; ++i) {
@@ -44,6 +44,7 @@ void softmax(float* x, int64_t n) {
     }
     const float inv = float(1.0 / sum);
     for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+    return {max, float(sum)};
 }
 
 void silu_mul(float* x, const float* g, int64_t n) {

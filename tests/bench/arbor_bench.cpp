@@ -1,6 +1,6 @@
 // arbor-bench: by default measures prefill (a prompt of --prompt-tokens, default 512) and
-// decode (--gen-tokens single-token steps, default 128) throughput of one sequence, like
-// llama-bench's pp512 and tg128. --workload concurrent|multiturn|shared-prefix runs the
+// decode (--gen-tokens single-token steps, default 128, after --depth tokens of context)
+// throughput of one sequence, like llama-bench's pp512 and tg128 (and its -d). --workload concurrent|multiturn|shared-prefix runs the
 // serving workloads through the engine instead, --workload matmul the matrix product
 // alone (workloads.h).
 #include "bench_report.h"
@@ -32,6 +32,8 @@ struct Options {
     int threads = int(std::max(1u, std::thread::hardware_concurrency()));
     int prompt_tokens = 512;
     int gen_tokens = 128;
+    int depth = 0;                 // context before the decode steps
+    int attention_part = -1;       // -1: the backend's default
     int repetitions = 3;
     bool json = false;
     bool int8 = false;
@@ -42,7 +44,7 @@ struct Options {
 
 void usage() {
     std::fputs("usage: arbor-bench [--model PATH] [--threads N] [--prompt-tokens N] [--gen-tokens N]\n"
-               "                   [--repetitions N] [--int8-activations] [--json]\n"
+               "                   [--depth N] [--attention-part N] [--repetitions N] [--int8-activations] [--json]\n"
                "                   [--workload single|concurrent|multiturn|shared-prefix|matmul] [--kv-mib N]\n"
                "                   [--chats N[,N...]]\n",
                stderr);
@@ -67,11 +69,11 @@ bool parse_counts(const std::string& text, std::vector<int>& out) {
 bool parse(int argc, char** argv, Options& o) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        auto next_int = [&](int& out) {
+        auto next_int = [&](int& out, long least = 1) {
             if (i + 1 >= argc) return false;
             char* end = nullptr;
             const long v = std::strtol(argv[++i], &end, 10);
-            if (*end != '\0' || v < 1 || v > 1000000) return false;
+            if (*end != '\0' || v < least || v > 1000000) return false;
             out = int(v);
             return true;
         };
@@ -84,6 +86,8 @@ bool parse(int argc, char** argv, Options& o) {
         else if (a == "--threads" || a == "-t") { if (!next_int(o.threads)) return false; }
         else if (a == "--prompt-tokens") { if (!next_int(o.prompt_tokens)) return false; }
         else if (a == "--gen-tokens") { if (!next_int(o.gen_tokens)) return false; }
+        else if (a == "--depth") { if (!next_int(o.depth, 0)) return false; }
+        else if (a == "--attention-part") { if (!next_int(o.attention_part, 0)) return false; }
         else if (a == "--repetitions" || a == "-r") { if (!next_int(o.repetitions)) return false; }
         else return false;
     }
@@ -103,6 +107,7 @@ int run_workload(const Options& o, const arbor::Model& model) {
     arbor::EngineOptions eo;
     eo.backend.threads = o.threads;
     eo.backend.int8_activations = o.int8;
+    if (o.attention_part >= 0) eo.backend.attention_part = o.attention_part;
     eo.backend.kv_budget_bytes = size_t(o.kv_mib) << 20;
     arbor::bench::WorkloadResult r;
     if (o.workload == "concurrent") r = arbor::bench::run_concurrent(model, eo, o.chats, o.repetitions);
@@ -139,7 +144,8 @@ int main(int argc, char** argv) {
         arbor::BackendOptions bo;
         bo.threads = o.threads;
         bo.int8_activations = o.int8;
-        bo.kv_tokens = o.prompt_tokens + o.gen_tokens + 16;
+        if (o.attention_part >= 0) bo.attention_part = o.attention_part;
+        bo.kv_tokens = std::max(o.prompt_tokens, o.depth) + o.gen_tokens + 16;
         auto backend = arbor::make_cpu_backend(*model, bo);
         arbor::Generator gen(*model, *backend, o.prompt_tokens);
 
@@ -148,6 +154,8 @@ int main(int argc, char** argv) {
         std::uniform_int_distribution<int32_t> pick(0, model->config().n_vocab - 1);
         std::vector<arbor::TokenId> prompt(size_t(o.prompt_tokens));
         for (auto& id : prompt) id = pick(rng);
+        std::vector<arbor::TokenId> context(size_t(o.depth));
+        for (auto& id : context) id = pick(rng);
 
         gen.prefill(std::span(prompt.data(), std::min<size_t>(16, prompt.size())));  // warm-up: page in weights
         std::vector<double> pp, tg;
@@ -158,6 +166,7 @@ int main(int argc, char** argv) {
             pp.push_back(o.prompt_tokens / std::chrono::duration<double>(Clock::now() - t0).count());
 
             gen.reset();
+            if (o.depth > 0) gen.prefill(context);
             t0 = Clock::now();
             arbor::TokenId id = prompt[0];
             for (int i = 0; i < o.gen_tokens; ++i) {
@@ -171,7 +180,8 @@ int main(int argc, char** argv) {
                                     backend->name() + (o.int8 ? ", int8 activations" : ""),
                                     std::string(arbor::isa_name(arbor::best_isa())), {}};
         report.rows.push_back(summarize("pp" + std::to_string(o.prompt_tokens), o.threads, pp));
-        report.rows.push_back(summarize("tg" + std::to_string(o.gen_tokens), o.threads, tg));
+        report.rows.push_back(summarize(
+            "tg" + std::to_string(o.gen_tokens) + (o.depth > 0 ? " @ d" + std::to_string(o.depth) : ""), o.threads, tg));
         std::fputs((o.json ? arbor::bench::to_json(report) : arbor::bench::to_table(report)).c_str(), stdout);
         return 0;
     } catch (const arbor::Error& e) {

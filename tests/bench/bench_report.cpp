@@ -1,5 +1,6 @@
 #include "bench_report.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace arbor::bench {
@@ -31,12 +32,14 @@ std::string fmt(const char* format, double v) {
 std::string to_table(const Report& r) {
     std::string out = "model: " + r.model + "\nbackend: " + r.backend + " (" + r.isa + ")\n\n";
     char line[160];
-    std::snprintf(line, sizeof line, "| %-8s | %7s | %14s |\n|----------|---------|----------------|\n", "test",
-                  "threads", "tokens/s");
+    int width = 8;  // the test column fits its longest name ("tg128 @ d1024")
+    for (const auto& m : r.rows) width = std::max(width, int(m.test.size()));
+    std::snprintf(line, sizeof line, "| %-*s | %7s | %14s |\n|%s|---------|----------------|\n", width, "test",
+                  "threads", "tokens/s", std::string(size_t(width) + 2, '-').c_str());
     out += line;
     for (const auto& m : r.rows) {
-        std::snprintf(line, sizeof line, "| %-8s | %7d | %7.1f ± %5.1f |\n", m.test.c_str(), m.threads, m.mean_tps,
-                      m.stddev_tps);
+        std::snprintf(line, sizeof line, "| %-*s | %7d | %7.1f ± %5.1f |\n", width, m.test.c_str(), m.threads,
+                      m.mean_tps, m.stddev_tps);
         out += line;
     }
     return out;

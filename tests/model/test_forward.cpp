@@ -117,6 +117,59 @@ private slots:
         QVERIFY(max_abs_diff(logits.data() + vocab_, a_alone.data(), size_t(vocab_)) < 2e-3f);
     }
 
+    // A row with more positions than BackendOptions::attention_part attends in parts
+    // merged by their softmax statistics: the logits match attention in one pass (within
+    // float noise, but not bit for bit: the parts did run), at the default part and at
+    // one page per part.
+    void attentionInPartsMatchesOnePass() {
+        const auto ids = sample_ids(*model_, 32);
+        QVERIFY2(ids.size() > 2 * 256, "the prompt must span three parts of 256 positions");
+        arbor::BackendOptions options;
+        options.kv_tokens = 2048;
+        options.threads = 2;
+        options.attention_part = 0;
+        auto one_pass = arbor::make_cpu_backend(*model_, options);
+        arbor::Generator whole(*model_, *one_pass);
+        const auto want = last_logits(whole, ids);
+        for (int32_t part : {256, 16}) {
+            options.attention_part = part;
+            auto in_parts = arbor::make_cpu_backend(*model_, options);
+            arbor::Generator gen(*model_, *in_parts);
+            const auto got = last_logits(gen, ids);
+            const float diff = max_abs_diff(got.data(), want.data(), want.size());
+            QVERIFY2(diff < 2e-3f, qPrintable(QString("parts of %1: logits differ by %2").arg(part).arg(diff)));
+            QVERIFY2(got != want, qPrintable(QString("parts of %1: bit-identical to one pass").arg(part)));
+        }
+    }
+
+    // The last row of a long sequence gives the same bits in its prefill batch as alone
+    // as a decode row next to another sequence's prefill: its parts depend on its
+    // position only.
+    void longRowInPartsDoesNotDependOnItsBatch() {
+        const auto a_ids = sample_ids(*model_, 32);
+        const auto b_ids = sample_ids(*model_, 2);
+        QVERIFY(a_ids.size() > 256);
+        const int32_t ps = backend_->page_size();
+        std::vector<int32_t> table_a, table_b;
+        for (int32_t i = 0; i * ps < int32_t(a_ids.size()); ++i) table_a.push_back(i);
+        for (int32_t i = 0; i * ps < int32_t(b_ids.size()); ++i) table_b.push_back(int32_t(table_a.size()) + i);
+        arbor::ForwardBatch prefill;
+        prefill.tokens = a_ids;
+        prefill.sequences.push_back({0, int32_t(a_ids.size()), 0, table_a, arbor::SequenceRows::Logits::Last});
+        std::vector<float> in_prefill, mixed_logits;
+        backend_->forward(prefill, in_prefill);
+
+        arbor::ForwardBatch mixed;
+        mixed.tokens = b_ids;
+        mixed.tokens.push_back(a_ids.back());
+        mixed.sequences.push_back({0, int32_t(b_ids.size()), 0, table_b, arbor::SequenceRows::Logits::Last});
+        mixed.sequences.push_back({int32_t(b_ids.size()), 1, int32_t(a_ids.size()) - 1, table_a,
+                                   arbor::SequenceRows::Logits::Last});
+        backend_->forward(mixed, mixed_logits);
+        QCOMPARE(mixed_logits.size(), size_t(2 * vocab_));
+        QVERIFY(std::equal(in_prefill.begin(), in_prefill.end(), mixed_logits.begin() + vocab_));
+    }
+
     void invalidBatchesAreRejected() {
         std::vector<float> logits;
         const std::vector<int32_t> table = {0};

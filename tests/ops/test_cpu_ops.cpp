@@ -64,7 +64,10 @@ private slots:
 
     void softmaxSumsToOneAndKeepsOrder() {
         float x[] = {1000.0f, 1001.0f, 999.0f};  // large values: must not overflow
-        arbor::softmax(x, 3);
+        const arbor::SoftmaxStats stats = arbor::softmax(x, 3);
+        QCOMPARE(stats.max, 1001.0f);
+        QVERIFY(close(stats.sum, std::exp(-1.0f) + 1.0f + std::exp(-2.0f), 1e-6f, 1e-6f));
+        QCOMPARE(arbor::softmax(x, 0).sum, 0.0f);
         QVERIFY(close(x[0] + x[1] + x[2], 1.0f, 1e-6f, 0));
         QVERIFY(x[1] > x[0] && x[0] > x[2]);
         QVERIFY(close(x[1] / x[0], std::exp(1.0f), 1e-4f, 1e-4f));

@@ -178,10 +178,13 @@ private slots:
         auto want = normal_vector(size_t(n), uint32_t(n));
         for (auto& v : want) v = v * spread + 300.0f;  // an offset the maximum must absorb
         auto got = want;
-        arbor::ref::softmax(want.data(), n);
-        arbor::avx2::softmax(got.data(), n);
+        const arbor::SoftmaxStats want_stats = arbor::ref::softmax(want.data(), n);
+        const arbor::SoftmaxStats got_stats = arbor::avx2::softmax(got.data(), n);
         const QString diff = first_difference(got, want, 1e-6, 1e-9);
         QVERIFY2(diff.isEmpty(), qPrintable(diff));
+        QCOMPARE(got_stats.max, want_stats.max);
+        QVERIFY2(std::fabs(got_stats.sum - want_stats.sum) <= 1e-5f * want_stats.sum,
+                 qPrintable(QString("sum %1, reference %2").arg(got_stats.sum).arg(want_stats.sum)));
         double sum = 0.0;
         for (float v : got) sum += v;
         QVERIFY(std::fabs(sum - 1.0) < 1e-5);

@@ -44,6 +44,9 @@ struct BackendOptions {
     // Float keeps logits a smooth function of the input (the default); Int8 quantizes
     // activations to 8 bits inside matrix products like llama.cpp (see matmul.h).
     bool int8_activations = false;
+    // Positions per attention task: a row that attends to more is split into parts of
+    // this many, computed in parallel and merged (0: never split).
+    int32_t attention_part = 256;
 };
 
 class Backend {

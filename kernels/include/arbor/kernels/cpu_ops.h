@@ -6,6 +6,12 @@
 
 namespace arbor {
 
+// What softmax divided by: the largest input and the sum of exp(x - max). Attention
+// over parts of a row merges the parts' normalized results with them.
+struct SoftmaxStats {
+    float max, sum;
+};
+
 namespace ref {
 float dot_f32(const float* a, const float* b, int64_t n);
 // The attention of the n_q query heads that share a KV head, over one page:
@@ -17,7 +23,7 @@ void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const f
                          int64_t dim, float* out);
 void axpy_f32(float a, const float* x, float* y, int64_t n);  // y += a * x
 void scale_f32(float a, float* y, int64_t n);                 // y *= a
-void softmax(float* x, int64_t n);                            // in place, sums in double
+SoftmaxStats softmax(float* x, int64_t n);                    // in place, sums in double
 void silu_mul(float* x, const float* g, int64_t n);           // x = silu(x) * g, libm exp
 } // namespace ref
 
@@ -31,7 +37,7 @@ void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const f
 void axpy_f32(float a, const float* x, float* y, int64_t n);
 void scale_f32(float a, float* y, int64_t n);
 // exp by a polynomial on 8 lanes (relative error ~2e-7), sums in float.
-void softmax(float* x, int64_t n);
+SoftmaxStats softmax(float* x, int64_t n);
 void silu_mul(float* x, const float* g, int64_t n);  // the same exp
 } // namespace avx2
 
@@ -43,8 +49,9 @@ void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const f
                          int64_t dim, float* out);
 void axpy_f32(float a, const float* x, float* y, int64_t n);
 void scale_f32(float a, float* y, int64_t n);
-// In place, numerically stable (the maximum is subtracted first).
-void softmax(float* x, int64_t n);
+// In place, numerically stable (the maximum is subtracted first). n = 0 gives
+// {-infinity, 0}.
+SoftmaxStats softmax(float* x, int64_t n);
 // In place: x = silu(x) * g = x / (1 + exp(-x)) * g.
 void silu_mul(float* x, const float* g, int64_t n);
 
