@@ -1,8 +1,8 @@
 // arbor-bench: by default measures prefill (a prompt of --prompt-tokens, default 512) and
 // decode (--gen-tokens single-token steps, default 128, after --depth tokens of context)
-// throughput of one sequence, like llama-bench's pp512 and tg128 (and its -d). --workload concurrent|multiturn|shared-prefix runs the
-// serving workloads through the engine instead, --workload matmul the matrix product
-// alone (workloads.h).
+// throughput of one sequence, like llama-bench's pp512 and tg128 (and its -d).
+// --workload concurrent|multiturn|shared-prefix runs the serving workloads through the
+// engine instead, --workload matmul the matrix product alone (workloads.h).
 #include "bench_report.h"
 #include "workloads.h"
 

@@ -142,9 +142,9 @@ private slots:
         }
     }
 
-    // The last row of a long sequence gives the same bits in its prefill batch as alone
-    // as a decode row next to another sequence's prefill: its parts depend on its
-    // position only.
+    // The last row of a long sequence gives the same bits at the end of its prefill and
+    // as a lone decode row beside another sequence's prefill: its attention parts depend
+    // on its position only.
     void longRowInPartsDoesNotDependOnItsBatch() {
         const auto a_ids = sample_ids(*model_, 32);
         const auto b_ids = sample_ids(*model_, 2);
