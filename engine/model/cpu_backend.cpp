@@ -40,6 +40,13 @@ struct AttentionTask {
     int64_t partial;  // -1: the row's only part, written straight to the output
 };
 
+// A row and KV head attended in parts: its parts' results are partials first .. + parts - 1.
+struct AttentionMerge {
+    int64_t row;
+    int32_t kv_head, parts;
+    int64_t first;
+};
+
 class CpuBackend final : public Backend {
 public:
     CpuBackend(const Model& model, const BackendOptions& options)
@@ -73,7 +80,7 @@ private:
     void attention(const ForwardBatch& batch, int32_t layer);
     void attend_group(int32_t layer, const SequenceRows& seq, int32_t begin, int32_t end, int32_t kv_head,
                       const float* q, float* out, SoftmaxStats* stats, std::vector<float>& scores) const;
-    void merge_parts(int64_t first_task, int64_t n_parts);
+    void merge_parts(const AttentionMerge& merge);
 
     const Model& model_;
     const ModelConfig& cfg_;
@@ -93,6 +100,7 @@ private:
     std::vector<int32_t> row_pos_, row_seq_;
     std::vector<std::vector<float>> scores_;  // per thread
     std::vector<AttentionTask> attention_tasks_;  // the step's, the same in every layer
+    std::vector<AttentionMerge> attention_merges_;  // likewise
     std::vector<float> partial_out_;              // per part: group x head_dim, normalized within the part
     std::vector<SoftmaxStats> partial_stats_;     // per part: one per query head of the group
 };
@@ -213,15 +221,18 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
 // Each head's arithmetic is the same as alone.
 void CpuBackend::plan_attention(int64_t rows) {
     attention_tasks_.clear();
+    attention_merges_.clear();
     int64_t partials = 0;
     for (int64_t t = 0; t < rows; ++t) {
         const int32_t n = row_pos_[size_t(t)] + 1;
         const int32_t parts = int32_t((int64_t(n) + attention_part_ - 1) / attention_part_);
-        for (int32_t h = 0; h < cfg_.n_head_kv; ++h)
+        for (int32_t h = 0; h < cfg_.n_head_kv; ++h) {
+            if (parts > 1) attention_merges_.push_back({t, h, parts, partials});
             for (int32_t p = 0; p < parts; ++p)
                 attention_tasks_.push_back({t, h, int32_t(int64_t(p) * attention_part_),
                                             int32_t(std::min<int64_t>(n, int64_t(p + 1) * attention_part_)),
                                             parts > 1 ? partials++ : -1});
+        }
     }
     const int32_t group = cfg_.n_head / cfg_.n_head_kv;
     partial_out_.resize(size_t(partials) * size_t(group) * size_t(cfg_.head_dim));
@@ -243,15 +254,7 @@ void CpuBackend::attention(const ForwardBatch& batch, int32_t layer) {
         attend_group(layer, seq, task.begin, task.end, task.kv_head, &q_[size_t(first)], out, stats,
                      scores_[size_t(thread)]);
     });
-    // A row's parts are consecutive tasks (plan_attention), merged in order.
-    for (size_t i = 0; i < attention_tasks_.size();) {
-        size_t j = i + 1;
-        while (j < attention_tasks_.size() && attention_tasks_[j].row == attention_tasks_[i].row &&
-               attention_tasks_[j].kv_head == attention_tasks_[i].kv_head)
-            ++j;
-        if (attention_tasks_[i].partial >= 0) merge_parts(int64_t(i), int64_t(j - i));
-        i = j;
-    }
+    for (const AttentionMerge& merge : attention_merges_) merge_parts(merge);
 }
 
 // Heads kv_head * group .. + group - 1 of one row over positions [begin, end): q and out
@@ -288,30 +291,26 @@ void CpuBackend::attend_group(int32_t layer, const SequenceRows& seq, int32_t be
     });
 }
 
-// The parts of one (row, KV head), tasks first_task .. + n_parts - 1: each head's output
-// is the parts' outputs weighted by their share of the whole softmax sum,
-// sum_p * exp(max_p - max), in part order.
-void CpuBackend::merge_parts(int64_t first_task, int64_t n_parts) {
+// The parts of one (row, KV head): each head's output is the parts' outputs weighted by
+// their share of the whole softmax sum, sum_p * exp(max_p - max), in part order.
+void CpuBackend::merge_parts(const AttentionMerge& merge) {
     const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D;
     const int32_t group = cfg_.n_head / cfg_.n_head_kv;
-    const AttentionTask& first = attention_tasks_[size_t(first_task)];
-    float* out = &att_[size_t(first.row * QD + int64_t(first.kv_head) * group * D)];
+    float* out = &att_[size_t(merge.row * QD + int64_t(merge.kv_head) * group * D)];
+    std::vector<double> share(size_t(merge.parts));
     for (int32_t h = 0; h < group; ++h) {
-        auto part = [&](int64_t p) { return attention_tasks_[size_t(first_task + p)].partial * group + h; };
+        auto part = [&](int32_t p) { return size_t((merge.first + p) * group + h); };
         float max = -INFINITY;
-        for (int64_t p = 0; p < n_parts; ++p) max = std::max(max, partial_stats_[size_t(part(p))].max);
+        for (int32_t p = 0; p < merge.parts; ++p) max = std::max(max, partial_stats_[part(p)].max);
         double total = 0.0;
-        for (int64_t p = 0; p < n_parts; ++p) {
-            const SoftmaxStats& s = partial_stats_[size_t(part(p))];
-            total += double(s.sum) * std::exp(double(s.max) - double(max));
+        for (int32_t p = 0; p < merge.parts; ++p) {
+            const SoftmaxStats& s = partial_stats_[part(p)];
+            total += share[size_t(p)] = double(s.sum) * std::exp(double(s.max) - double(max));
         }
         float* o = out + h * D;
         std::fill(o, o + D, 0.0f);
-        for (int64_t p = 0; p < n_parts; ++p) {
-            const SoftmaxStats& s = partial_stats_[size_t(part(p))];
-            const float weight = float(double(s.sum) * std::exp(double(s.max) - double(max)) / total);
-            axpy_f32(weight, &partial_out_[size_t(part(p) * D)], o, D);
-        }
+        for (int32_t p = 0; p < merge.parts; ++p)
+            axpy_f32(float(share[size_t(p)] / total), &partial_out_[part(p) * size_t(D)], o, D);
     }
 }
 
