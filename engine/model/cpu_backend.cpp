@@ -275,9 +275,11 @@ void CpuBackend::attend_group(int32_t layer, const SequenceRows& seq, int32_t be
             s += count;
         }
     };
+    const bool half = kv_.type() == KvType::F16;
     pages([&](int32_t page, int32_t offset, int32_t count, int32_t at) {
-        dot_rows_f32(q, group, kv_.keys(layer, page, kv_head) + size_t(offset) * size_t(D), count, D, &scores[size_t(at)],
-                     n);
+        const void* keys = kv_.keys(layer, page, kv_head, offset);
+        if (half) dot_rows_f16(q, group, static_cast<const uint16_t*>(keys), count, D, &scores[size_t(at)], n);
+        else dot_rows_f32(q, group, static_cast<const float*>(keys), count, D, &scores[size_t(at)], n);
     });
     for (int32_t h = 0; h < group; ++h) {
         scale_f32(scale, &scores[size_t(h * n)], n);
@@ -286,8 +288,9 @@ void CpuBackend::attend_group(int32_t layer, const SequenceRows& seq, int32_t be
     }
     std::fill(out, out + group * D, 0.0f);
     pages([&](int32_t page, int32_t offset, int32_t count, int32_t at) {
-        accumulate_rows_f32(&scores[size_t(at)], n, group, kv_.values(layer, page, kv_head) + size_t(offset) * size_t(D),
-                            count, D, out);
+        const void* values = kv_.values(layer, page, kv_head, offset);
+        if (half) accumulate_rows_f16(&scores[size_t(at)], n, group, static_cast<const uint16_t*>(values), count, D, out);
+        else accumulate_rows_f32(&scores[size_t(at)], n, group, static_cast<const float*>(values), count, D, out);
     });
 }
 

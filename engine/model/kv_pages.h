@@ -1,14 +1,19 @@
 // Host storage of the paged KV cache. Layout, per layer and page:
-//   K: [kv_head][slot][head_dim] then V: [kv_head][slot][head_dim]  (float)
+//   K: [kv_head][slot][head_dim] then V: [kv_head][slot][head_dim]
 // so that one head's keys within a page are contiguous for the attention loops.
+// Elements are F16 (the default: half the memory traffic of attention and twice the
+// tokens per budget) or F32 (BackendOptions::kv_type); positions are converted once,
+// when stored.
 #pragma once
 
 #include "arbor/backend.h"
 #include "arbor/error.h"
 #include "arbor/kernels/aligned_floats.h"
+#include "arbor/kernels/cpu_ops.h"
 #include "arbor/model.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -19,10 +24,11 @@ namespace arbor {
 class KvPages {
 public:
     KvPages(const ModelConfig& cfg, const BackendOptions& options)
-        : page_size_(options.page_size), n_layer_(cfg.n_layer), n_head_kv_(cfg.n_head_kv), head_dim_(cfg.head_dim) {
+        : page_size_(options.page_size), n_layer_(cfg.n_layer), n_head_kv_(cfg.n_head_kv), head_dim_(cfg.head_dim),
+          type_(options.kv_type), element_bytes_(type_ == KvType::F16 ? sizeof(uint16_t) : sizeof(float)) {
         if (page_size_ <= 0) throw Error("KV page size must be positive");
-        head_stride_ = size_t(page_size_) * size_t(head_dim_);
-        layer_page_floats_ = 2 * size_t(n_head_kv_) * head_stride_;
+        head_stride_ = size_t(page_size_) * size_t(head_dim_) * element_bytes_;
+        layer_page_bytes_ = 2 * size_t(n_head_kv_) * head_stride_;
         const size_t bytes_per_page = page_bytes();
         const size_t pages = options.kv_tokens > 0
                                  ? (size_t(options.kv_tokens) + size_t(page_size_) - 1) / size_t(page_size_)
@@ -32,51 +38,69 @@ public:
             throw Error("KV memory budget of " + std::to_string(options.kv_budget_bytes) +
                         " bytes holds no page (one page needs " + std::to_string(bytes_per_page) + ")");
         // Left uninitialised: the OS commits pages on first write, and attention only
-        // reads positions that were stored.
-        data_ = make_aligned_floats_for_overwrite(size_t(page_count_) * size_t(n_layer_) * layer_page_floats_);
+        // reads positions that were stored. (Float storage for its cache-line alignment;
+        // a page's bytes are a multiple of 4.)
+        data_ = make_aligned_floats_for_overwrite(size_t(page_count_) * size_t(n_layer_) * layer_page_bytes_ /
+                                                  sizeof(float));
     }
 
     int32_t page_size() const { return page_size_; }
     int32_t page_count() const { return page_count_; }
-    size_t page_bytes() const { return size_t(n_layer_) * layer_page_floats_ * sizeof(float); }
+    size_t page_bytes() const { return size_t(n_layer_) * layer_page_bytes_; }
+    KvType type() const { return type_; }
 
-    const float* keys(int32_t layer, int32_t page, int32_t kv_head) const {
-        return base(layer, page) + size_t(kv_head) * head_stride_;
+    // The head's K or V rows of a page from `slot` on, head_dim elements of type() each.
+    const void* keys(int32_t layer, int32_t page, int32_t kv_head, int32_t slot) const {
+        return base(layer, page) + size_t(kv_head) * head_stride_ + row_offset(slot);
     }
-    const float* values(int32_t layer, int32_t page, int32_t kv_head) const {
-        return base(layer, page) + (size_t(n_head_kv_) + size_t(kv_head)) * head_stride_;
+    const void* values(int32_t layer, int32_t page, int32_t kv_head, int32_t slot) const {
+        return base(layer, page) + (size_t(n_head_kv_) + size_t(kv_head)) * head_stride_ + row_offset(slot);
     }
 
     // Writes one position's K and V (kv_dim floats each, heads concatenated).
     void store(int32_t layer, std::span<const int32_t> block_table, int32_t pos, const float* k, const float* v) {
-        float* page = base(layer, block_table[size_t(pos / page_size_)]);
-        const size_t slot = size_t(pos % page_size_) * size_t(head_dim_);
+        std::byte* page = base(layer, block_table[size_t(pos / page_size_)]);
+        const size_t slot = row_offset(pos % page_size_);
         for (int32_t h = 0; h < n_head_kv_; ++h) {
-            std::copy_n(k + size_t(h) * size_t(head_dim_), head_dim_, page + size_t(h) * head_stride_ + slot);
-            std::copy_n(v + size_t(h) * size_t(head_dim_), head_dim_,
-                        page + (size_t(n_head_kv_) + size_t(h)) * head_stride_ + slot);
+            put(k + size_t(h) * size_t(head_dim_), page + size_t(h) * head_stride_ + slot);
+            put(v + size_t(h) * size_t(head_dim_), page + (size_t(n_head_kv_) + size_t(h)) * head_stride_ + slot);
         }
     }
 
     void copy_prefix(int32_t src, int32_t dst, int32_t n_positions) {
         if (src < 0 || src >= page_count_ || dst < 0 || dst >= page_count_ || n_positions < 0 || n_positions > page_size_)
             throw Error("KV page copy out of range");
-        const size_t n = size_t(n_positions) * size_t(head_dim_);
+        const size_t n = row_offset(n_positions);
         for (int32_t layer = 0; layer < n_layer_; ++layer)
             for (int32_t h = 0; h < 2 * n_head_kv_; ++h)
-                std::copy_n(base(layer, src) + size_t(h) * head_stride_, n, base(layer, dst) + size_t(h) * head_stride_);
+                std::memcpy(base(layer, dst) + size_t(h) * head_stride_, base(layer, src) + size_t(h) * head_stride_, n);
     }
 
 private:
-    float* base(int32_t layer, int32_t page) {
-        return data_.get() + (size_t(layer) * size_t(page_count_) + size_t(page)) * layer_page_floats_;
+    size_t row_offset(int32_t slot) const { return size_t(slot) * size_t(head_dim_) * element_bytes_; }
+
+    // One head's head_dim values into its slot, converted to the storage type.
+    void put(const float* from, std::byte* to) const {
+        if (type_ == KvType::F32) {
+            std::memcpy(to, from, size_t(head_dim_) * sizeof(float));
+            return;
+        }
+        f16_from_f32(from, reinterpret_cast<uint16_t*>(to), head_dim_);
     }
-    const float* base(int32_t layer, int32_t page) const {
-        return data_.get() + (size_t(layer) * size_t(page_count_) + size_t(page)) * layer_page_floats_;
+
+    std::byte* base(int32_t layer, int32_t page) {
+        return reinterpret_cast<std::byte*>(data_.get()) +
+               (size_t(layer) * size_t(page_count_) + size_t(page)) * layer_page_bytes_;
+    }
+    const std::byte* base(int32_t layer, int32_t page) const {
+        return reinterpret_cast<const std::byte*>(data_.get()) +
+               (size_t(layer) * size_t(page_count_) + size_t(page)) * layer_page_bytes_;
     }
 
     int32_t page_size_, n_layer_, n_head_kv_, head_dim_;
-    size_t head_stride_ = 0, layer_page_floats_ = 0;
+    KvType type_;
+    size_t element_bytes_;
+    size_t head_stride_ = 0, layer_page_bytes_ = 0;  // in bytes
     int32_t page_count_ = 0;
     AlignedFloatArray data_;
 };

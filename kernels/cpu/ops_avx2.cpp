@@ -43,16 +43,21 @@ inline __m128 four_sums(const __m256 (&a)[4]) {
     return _mm_add_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
 }
 
+// Eight elements of a K or V row as floats: F32 rows as they are, F16 rows converted
+// exactly (every half is a float), so both kinds go through the same arithmetic.
+inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 load8(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+
 // NQ queries x NK keys (NK <= 4): one accumulator per pair over the chunks in order; a
 // pair's sum is the same whatever the tile shape (missing keys are zero accumulators).
-template <int NQ, int NK>
-void score_tile(const float* q, const float* rows, int64_t dim, float* out, int64_t ldo) {
+template <int NQ, int NK, class E>
+void score_tile(const float* q, const E* rows, int64_t dim, float* out, int64_t ldo) {
     __m256 acc[NQ][4];
     for (auto& row : acc)
         for (auto& a : row) a = _mm256_setzero_ps();
     for (int64_t c = 0; c < dim; c += 8) {
         __m256 kv[NK];
-        for (int k = 0; k < NK; ++k) kv[k] = _mm256_loadu_ps(rows + k * dim + c);
+        for (int k = 0; k < NK; ++k) kv[k] = load8(rows + k * dim + c);
         for (int h = 0; h < NQ; ++h) {
             const __m256 qv = _mm256_loadu_ps(q + h * dim + c);
             for (int k = 0; k < NK; ++k) acc[h][k] = _mm256_fmadd_ps(qv, kv[k], acc[h][k]);
@@ -65,8 +70,8 @@ void score_tile(const float* q, const float* rows, int64_t dim, float* out, int6
     }
 }
 
-template <int NQ>
-void score_rows(const float* q, const float* rows, int64_t n_rows, int64_t dim, float* out, int64_t ldo) {
+template <int NQ, class E>
+void score_rows(const float* q, const E* rows, int64_t n_rows, int64_t dim, float* out, int64_t ldo) {
     int64_t j = 0;
     for (; j + 4 <= n_rows; j += 4) score_tile<NQ, 4>(q, rows + j * dim, dim, out + j, ldo);
     switch (n_rows - j) {
@@ -79,14 +84,14 @@ void score_rows(const float* q, const float* rows, int64_t n_rows, int64_t dim, 
 
 // NQ heads x NC chunks of 8 output columns, keys in order: each key's row is loaded once
 // for the NQ heads.
-template <int NQ, int NC>
-void value_tile(const float* weights, int64_t ldw, const float* rows, int64_t n_rows, int64_t dim, float* out) {
+template <int NQ, int NC, class E>
+void value_tile(const float* weights, int64_t ldw, const E* rows, int64_t n_rows, int64_t dim, float* out) {
     __m256 acc[NQ][NC];
     for (int h = 0; h < NQ; ++h)
         for (int c = 0; c < NC; ++c) acc[h][c] = _mm256_loadu_ps(out + h * dim + 8 * c);
     for (int64_t j = 0; j < n_rows; ++j) {
         __m256 v[NC];
-        for (int c = 0; c < NC; ++c) v[c] = _mm256_loadu_ps(rows + j * dim + 8 * c);
+        for (int c = 0; c < NC; ++c) v[c] = load8(rows + j * dim + 8 * c);
         for (int h = 0; h < NQ; ++h) {
             const __m256 w = _mm256_broadcast_ss(weights + h * ldw + j);
             for (int c = 0; c < NC; ++c) acc[h][c] = _mm256_fmadd_ps(w, v[c], acc[h][c]);
@@ -96,8 +101,8 @@ void value_tile(const float* weights, int64_t ldw, const float* rows, int64_t n_
         for (int c = 0; c < NC; ++c) _mm256_storeu_ps(out + h * dim + 8 * c, acc[h][c]);
 }
 
-template <int NQ>
-void value_rows(const float* weights, int64_t ldw, const float* rows, int64_t n_rows, int64_t dim, float* out) {
+template <int NQ, class E>
+void value_rows(const float* weights, int64_t ldw, const E* rows, int64_t n_rows, int64_t dim, float* out) {
     int64_t c = 0;
     for (; c + 32 <= dim; c += 32) value_tile<NQ, 4>(weights, ldw, rows + c, n_rows, dim, out + c);
     switch ((dim - c) / 8) {
@@ -118,30 +123,56 @@ void by_heads(int64_t n_q, Three&& three, Two&& two, One&& one) {
     else if (n_q - h == 1) one(h);
 }
 
-} // namespace
-
-void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
-                  int64_t ldo) {
-    if (dim % 8 != 0) {
-        ref::dot_rows_f32(q, n_q, rows, n_rows, dim, out, ldo);
-        return;
-    }
+// Every query head against every row, NQ heads at a time (by_heads).
+template <class E>
+void score_heads(const float* q, int64_t n_q, const E* rows, int64_t n_rows, int64_t dim, float* out, int64_t ldo) {
     by_heads(
         n_q, [&](int64_t h) { score_rows<3>(q + h * dim, rows, n_rows, dim, out + h * ldo, ldo); },
         [&](int64_t h) { score_rows<2>(q + h * dim, rows, n_rows, dim, out + h * ldo, ldo); },
         [&](int64_t h) { score_rows<1>(q + h * dim, rows, n_rows, dim, out + h * ldo, ldo); });
 }
 
-void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
-                         int64_t dim, float* out) {
-    if (dim % 8 != 0) {
-        ref::accumulate_rows_f32(weights, ldw, n_q, rows, n_rows, dim, out);
-        return;
-    }
+template <class E>
+void value_heads(const float* weights, int64_t ldw, int64_t n_q, const E* rows, int64_t n_rows, int64_t dim,
+                 float* out) {
     by_heads(
         n_q, [&](int64_t h) { value_rows<3>(weights + h * ldw, ldw, rows, n_rows, dim, out + h * dim); },
         [&](int64_t h) { value_rows<2>(weights + h * ldw, ldw, rows, n_rows, dim, out + h * dim); },
         [&](int64_t h) { value_rows<1>(weights + h * ldw, ldw, rows, n_rows, dim, out + h * dim); });
+}
+
+} // namespace
+
+void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
+                  int64_t ldo) {
+    if (dim % 8 != 0) ref::dot_rows_f32(q, n_q, rows, n_rows, dim, out, ldo);
+    else score_heads(q, n_q, rows, n_rows, dim, out, ldo);
+}
+
+void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
+                         int64_t dim, float* out) {
+    if (dim % 8 != 0) ref::accumulate_rows_f32(weights, ldw, n_q, rows, n_rows, dim, out);
+    else value_heads(weights, ldw, n_q, rows, n_rows, dim, out);
+}
+
+void dot_rows_f16(const float* q, int64_t n_q, const uint16_t* rows, int64_t n_rows, int64_t dim, float* out,
+                  int64_t ldo) {
+    if (dim % 8 != 0) ref::dot_rows_f16(q, n_q, rows, n_rows, dim, out, ldo);
+    else score_heads(q, n_q, rows, n_rows, dim, out, ldo);
+}
+
+void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
+                         int64_t dim, float* out) {
+    if (dim % 8 != 0) ref::accumulate_rows_f16(weights, ldw, n_q, rows, n_rows, dim, out);
+    else value_heads(weights, ldw, n_q, rows, n_rows, dim, out);
+}
+
+void f16_from_f32(const float* x, uint16_t* y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    ref::f16_from_f32(x + i, y + i, n - i);
 }
 
 void axpy_f32(float a, const float* x, float* y, int64_t n) {
@@ -230,6 +261,7 @@ void silu_mul(float* x, const float* g, int64_t n) {
 namespace arbor::avx2 {
 bool available() { return false; }
 float dot_f32(const float* a, const float* b, int64_t n) { return ref::dot_f32(a, b, n); }
+void f16_from_f32(const float* x, uint16_t* y, int64_t n) { ref::f16_from_f32(x, y, n); }
 void axpy_f32(float a, const float* x, float* y, int64_t n) { ref::axpy_f32(a, x, y, n); }
 void scale_f32(float a, float* y, int64_t n) { ref::scale_f32(a, y, n); }
 SoftmaxStats softmax(float* x, int64_t n) { return ref::softmax(x, n); }
@@ -241,6 +273,14 @@ void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows
 void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
                          int64_t dim, float* out) {
     ref::accumulate_rows_f32(weights, ldw, n_q, rows, n_rows, dim, out);
+}
+void dot_rows_f16(const float* q, int64_t n_q, const uint16_t* rows, int64_t n_rows, int64_t dim, float* out,
+                  int64_t ldo) {
+    ref::dot_rows_f16(q, n_q, rows, n_rows, dim, out, ldo);
+}
+void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
+                         int64_t dim, float* out) {
+    ref::accumulate_rows_f16(weights, ldw, n_q, rows, n_rows, dim, out);
 }
 } // namespace arbor::avx2
 

@@ -18,6 +18,22 @@ void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const f
                       : ref::accumulate_rows_f32(weights, ldw, n_q, rows, n_rows, dim, out);
 }
 
+void dot_rows_f16(const float* q, int64_t n_q, const uint16_t* rows, int64_t n_rows, int64_t dim, float* out,
+                  int64_t ldo) {
+    avx2::available() ? avx2::dot_rows_f16(q, n_q, rows, n_rows, dim, out, ldo)
+                      : ref::dot_rows_f16(q, n_q, rows, n_rows, dim, out, ldo);
+}
+
+void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
+                         int64_t dim, float* out) {
+    avx2::available() ? avx2::accumulate_rows_f16(weights, ldw, n_q, rows, n_rows, dim, out)
+                      : ref::accumulate_rows_f16(weights, ldw, n_q, rows, n_rows, dim, out);
+}
+
+void f16_from_f32(const float* x, uint16_t* y, int64_t n) {
+    avx2::available() ? avx2::f16_from_f32(x, y, n) : ref::f16_from_f32(x, y, n);
+}
+
 void axpy_f32(float a, const float* x, float* y, int64_t n) {
     avx2::available() ? avx2::axpy_f32(a, x, y, n) : ref::axpy_f32(a, x, y, n);
 }

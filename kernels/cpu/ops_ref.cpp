@@ -1,5 +1,6 @@
 // Scalar references and the portable kernels.
 #include "arbor/kernels/cpu_ops.h"
+#include "arbor/kernels/fp16.h"
 
 #include <algorithm>
 #include <cmath>
@@ -28,6 +29,27 @@ void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const f
                          int64_t dim, float* out) {
     for (int64_t h = 0; h < n_q; ++h)
         for (int64_t j = 0; j < n_rows; ++j) axpy_f32(weights[h * ldw + j], rows + j * dim, out + h * dim, dim);
+}
+
+void dot_rows_f16(const float* q, int64_t n_q, const uint16_t* rows, int64_t n_rows, int64_t dim, float* out,
+                  int64_t ldo) {
+    for (int64_t h = 0; h < n_q; ++h)
+        for (int64_t j = 0; j < n_rows; ++j) {
+            double sum = 0.0;
+            for (int64_t i = 0; i < dim; ++i) sum += double(q[h * dim + i]) * double(fp16_to_fp32(rows[j * dim + i]));
+            out[h * ldo + j] = float(sum);
+        }
+}
+
+void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
+                         int64_t dim, float* out) {
+    for (int64_t h = 0; h < n_q; ++h)
+        for (int64_t j = 0; j < n_rows; ++j)
+            for (int64_t i = 0; i < dim; ++i) out[h * dim + i] += weights[h * ldw + j] * fp16_to_fp32(rows[j * dim + i]);
+}
+
+void f16_from_f32(const float* x, uint16_t* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = fp32_to_fp16(x[i]);
 }
 
 void scale_f32(float a, float* y, int64_t n) {

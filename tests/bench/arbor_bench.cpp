@@ -37,6 +37,7 @@ struct Options {
     int repetitions = 3;
     bool json = false;
     bool int8 = false;
+    arbor::KvType kv_type = arbor::BackendOptions{}.kv_type;
     std::string workload = "single";
     int kv_mib = 2048;
     std::vector<int> chats = {1, 4, 8, 16};  // concurrent workload only
@@ -46,7 +47,7 @@ void usage() {
     std::fputs("usage: arbor-bench [--model PATH] [--threads N] [--prompt-tokens N] [--gen-tokens N]\n"
                "                   [--depth N] [--attention-part N] [--repetitions N] [--int8-activations] [--json]\n"
                "                   [--workload single|concurrent|multiturn|shared-prefix|matmul] [--kv-mib N]\n"
-               "                   [--chats N[,N...]]\n",
+               "                   [--chats N[,N...]] [--kv-type f16|f32]\n",
                stderr);
 }
 
@@ -81,6 +82,11 @@ bool parse(int argc, char** argv, Options& o) {
         else if (a == "--int8-activations") o.int8 = true;
         else if (a == "--model" && i + 1 < argc) o.model = argv[++i];
         else if (a == "--workload" && i + 1 < argc) o.workload = argv[++i];
+        else if (a == "--kv-type" && i + 1 < argc) {
+            const std::string t = argv[++i];
+            if (t != "f16" && t != "f32") return false;
+            o.kv_type = t == "f16" ? arbor::KvType::F16 : arbor::KvType::F32;
+        }
         else if (a == "--kv-mib") { if (!next_int(o.kv_mib)) return false; }
         else if (a == "--chats" && i + 1 < argc) { if (!parse_counts(argv[++i], o.chats)) return false; }
         else if (a == "--threads" || a == "-t") { if (!next_int(o.threads)) return false; }
@@ -107,6 +113,7 @@ int run_workload(const Options& o, const arbor::Model& model) {
     arbor::EngineOptions eo;
     eo.backend.threads = o.threads;
     eo.backend.int8_activations = o.int8;
+    eo.backend.kv_type = o.kv_type;
     if (o.attention_part >= 0) eo.backend.attention_part = o.attention_part;
     eo.backend.kv_budget_bytes = size_t(o.kv_mib) << 20;
     arbor::bench::WorkloadResult r;
@@ -144,6 +151,7 @@ int main(int argc, char** argv) {
         arbor::BackendOptions bo;
         bo.threads = o.threads;
         bo.int8_activations = o.int8;
+        bo.kv_type = o.kv_type;
         if (o.attention_part >= 0) bo.attention_part = o.attention_part;
         bo.kv_tokens = std::max(o.prompt_tokens, o.depth) + o.gen_tokens + 16;
         auto backend = arbor::make_cpu_backend(*model, bo);
@@ -177,7 +185,8 @@ int main(int argc, char** argv) {
             tg.push_back(o.gen_tokens / std::chrono::duration<double>(Clock::now() - t0).count());
         }
         arbor::bench::Report report{std::filesystem::path(o.model).filename().string(),
-                                    backend->name() + (o.int8 ? ", int8 activations" : ""),
+                                    backend->name() + (o.int8 ? ", int8 activations" : "") +
+                                        (o.kv_type == arbor::KvType::F32 ? ", F32 KV" : ", F16 KV"),
                                     std::string(arbor::isa_name(arbor::best_isa())), {}};
         report.rows.push_back(summarize("pp" + std::to_string(o.prompt_tokens), o.threads, pp));
         report.rows.push_back(summarize(

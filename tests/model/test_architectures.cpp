@@ -107,6 +107,7 @@ class TestArchitectures : public QObject {
         arbor::BackendOptions options;
         options.kv_tokens = 256;
         options.threads = 2;
+        options.kv_type = arbor::KvType::F32;  // as the reference ran
         auto backend = arbor::make_cpu_backend(m, options);
         double worst = 0.0;
         for (const auto& c : ref.value("cases").toArray()) {

@@ -1,6 +1,7 @@
 // Fidelity against an independent implementation: tests/data/fidelity holds prompts with
 // llama.cpp's token ids, 64-token greedy continuations and top logits for the default
-// model (see the README there for their origin).
+// model (see the README there for their origin). The reference ran with an F32 KV cache;
+// Arbor is checked with that and with its default F16 cache, against the same bounds.
 #include "test_support.h"
 
 #include "arbor/generator.h"
@@ -28,8 +29,15 @@ int32_t argmax(const float* logits, int32_t n) { return int32_t(std::max_element
 class TestFidelity : public QObject {
     Q_OBJECT
     std::unique_ptr<arbor::Model> model_;
-    std::unique_ptr<arbor::Backend> backend_;
+    std::unique_ptr<arbor::Backend> f32_kv_, f16_kv_;
     QJsonArray prompts_;
+
+    arbor::Backend& backend_for(const QString& kv) { return kv == "f32" ? *f32_kv_ : *f16_kv_; }
+    static void add_kv_rows() {
+        QTest::addColumn<QString>("kv");
+        QTest::newRow("F32 KV cache (as the reference)") << QString("f32");
+        QTest::newRow("F16 KV cache (the default)") << QString("f16");
+    }
 
 private slots:
     void initTestCase() {
@@ -42,7 +50,10 @@ private slots:
         model_ = arbor::Model::load(arbor::test::model_path());
         arbor::BackendOptions options;
         options.kv_tokens = 4096;
-        backend_ = arbor::make_cpu_backend(*model_, options);
+        options.kv_type = arbor::KvType::F32;
+        f32_kv_ = arbor::make_cpu_backend(*model_, options);
+        options.kv_type = arbor::KvType::F16;
+        f16_kv_ = arbor::make_cpu_backend(*model_, options);
     }
 
     // Our tokenizer gives the reference's prompt ids for every prompt.
@@ -57,8 +68,10 @@ private slots:
     }
 
     // (a) Teacher-forced on the reference continuation, our argmax agrees at >= 98% of positions.
+    void teacherForcedArgmaxAgreement_data() { add_kv_rows(); }
     void teacherForcedArgmaxAgreement() {
-        arbor::Generator gen(*model_, *backend_);
+        QFETCH(QString, kv);
+        arbor::Generator gen(*model_, backend_for(kv));
         const int32_t vocab = model_->config().n_vocab;
         int agree = 0, total = 0;
         for (const auto& p : prompts_) {
@@ -83,8 +96,10 @@ private slots:
     }
 
     // (b) Free-running greedy decoding: the first 16 tokens are identical for >= 14 prompts.
+    void greedyPrefixesMatch_data() { add_kv_rows(); }
     void greedyPrefixesMatch() {
-        arbor::Generator gen(*model_, *backend_);
+        QFETCH(QString, kv);
+        arbor::Generator gen(*model_, backend_for(kv));
         arbor::GenerateOptions options;
         options.sampler.temperature = 0.0f;
         options.max_tokens = 16;

@@ -4,6 +4,7 @@
 // cache-line alignment of kernel storage; plus the attention row kernels.
 #include "arbor/kernels/cpu_ops.h"
 #include "arbor/kernels/float_dot.h"
+#include "arbor/kernels/fp16.h"
 #include "arbor/kernels/quant.h"
 
 #include "quant_test_util.h"
@@ -12,6 +13,7 @@
 
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -261,6 +263,93 @@ private slots:
             for (int i = 0; i < dim; ++i)
                 QCOMPARE(std::bit_cast<uint32_t>(head_out[size_t(i)]), std::bit_cast<uint32_t>(out[size_t(h * dim + i)]));
         }
+    }
+
+    // F16 K/V rows (the KV cache's default): the reference against a double-precision sum
+    // of the halves' values, and the AVX2 kernels bit for bit against the F32 kernels on
+    // the rows converted to float (the same arithmetic after an exact conversion).
+    void attentionRowKernelsOnHalfRows_data() { attentionRowKernels_data(); }
+    void attentionRowKernelsOnHalfRows() {
+        QFETCH(int, rows);
+        QFETCH(int, dim);
+        QFETCH(int, heads);
+        const int64_t ld = rows + 2;
+        const auto q = normal_vector(size_t(heads * dim), 13), m = normal_vector(size_t(rows * dim), 14);
+        const auto weights = normal_vector(size_t(heads * ld), 15);
+        std::vector<uint16_t> half(m.size());
+        arbor::ref::f16_from_f32(m.data(), half.data(), int64_t(m.size()));
+        std::vector<float> widened(m.size());
+        for (size_t i = 0; i < m.size(); ++i) widened[i] = arbor::fp16_to_fp32(half[i]);
+
+        std::vector<float> scores_ref(size_t(heads * ld), -7.0f);
+        arbor::ref::dot_rows_f16(q.data(), heads, half.data(), rows, dim, scores_ref.data(), ld);
+        for (int h = 0; h < heads; ++h)
+            for (int j = 0; j < rows; ++j) {
+                double want = 0.0;
+                for (int i = 0; i < dim; ++i) want += double(q[size_t(h * dim + i)]) * double(widened[size_t(j * dim + i)]);
+                QCOMPARE(scores_ref[size_t(h * ld + j)], float(want));
+            }
+        const auto out_start = normal_vector(size_t(heads * dim), 16);
+        auto out_ref = out_start, out_ref_f32 = out_start;
+        arbor::ref::accumulate_rows_f16(weights.data(), ld, heads, half.data(), rows, dim, out_ref.data());
+        arbor::ref::accumulate_rows_f32(weights.data(), ld, heads, widened.data(), rows, dim, out_ref_f32.data());
+        const QString ref_diff = first_difference(out_ref, out_ref_f32, 1e-6, 1e-6);
+        QVERIFY2(ref_diff.isEmpty(), qPrintable(ref_diff));
+        if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA/F16C: only the scalar kernels run here");
+
+        std::vector<float> scores(size_t(heads * ld), -7.0f), scores_f32(size_t(heads * ld), -7.0f);
+        arbor::avx2::dot_rows_f16(q.data(), heads, half.data(), rows, dim, scores.data(), ld);
+        arbor::avx2::dot_rows_f32(q.data(), heads, widened.data(), rows, dim, scores_f32.data(), ld);
+        auto out = out_start, out_f32 = out_start;
+        arbor::avx2::accumulate_rows_f16(weights.data(), ld, heads, half.data(), rows, dim, out.data());
+        arbor::avx2::accumulate_rows_f32(weights.data(), ld, heads, widened.data(), rows, dim, out_f32.data());
+        for (size_t i = 0; i < scores.size(); ++i) {
+            QCOMPARE(std::bit_cast<uint32_t>(scores[i]), std::bit_cast<uint32_t>(scores_f32[i]));
+            QVERIFY(close(scores[i], scores_ref[i], dim));
+        }
+        for (size_t i = 0; i < out.size(); ++i) {
+            QCOMPARE(std::bit_cast<uint32_t>(out[i]), std::bit_cast<uint32_t>(out_f32[i]));
+            QVERIFY(close(out[i], out_ref[i], rows));
+        }
+    }
+
+    // Float to IEEE half, round to nearest even: the reference against a decision made
+    // from the two neighbouring halves, and AVX2 (F16C) bit for bit against it, over
+    // random values of every magnitude, ties, subnormals, overflow, infinities and NaN.
+    void halfConversion() {
+        std::vector<float> x = {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 65519.0f, 65520.0f, 1e6f, -1e6f,
+                                6.1e-5f, 5.96e-8f, 2.98e-8f, 2.99e-8f, 1e-9f, -3.1e-6f,
+                                std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                                1.0f + 1.0f / 2048.0f, 1.0f + 3.0f / 2048.0f};
+        std::mt19937 rng(21);
+        std::uniform_int_distribution<uint32_t> bits;
+        for (int i = 0; i < 20000; ++i) {
+            const float f = std::bit_cast<float>(bits(rng));
+            if (!std::isnan(f)) x.push_back(f);
+        }
+        std::vector<uint16_t> want(x.size());
+        arbor::ref::f16_from_f32(x.data(), want.data(), int64_t(x.size()));
+        for (size_t i = 0; i < x.size(); ++i) {
+            const float got = arbor::fp16_to_fp32(want[i]);
+            if (std::fabs(x[i]) >= 65520.0f) {
+                QVERIFY2(std::isinf(got) && std::signbit(got) == std::signbit(x[i]), qPrintable(QString::number(x[i])));
+                continue;
+            }
+            // No other half lies closer to x (the neighbour one step away on either side).
+            const uint16_t h = want[i];
+            for (int step : {-1, 1}) {
+                const uint16_t other = uint16_t((h & 0x7fff) == 0 ? (step < 0 ? (h ^ 0x8000) + 1 : h + 1) : h + step);
+                const float o = arbor::fp16_to_fp32(other);
+                if (std::isinf(o) || std::isnan(o)) continue;
+                const double d_got = std::fabs(double(got) - double(x[i])), d_other = std::fabs(double(o) - double(x[i]));
+                QVERIFY2(d_got < d_other || (d_got == d_other && (h & 1) == 0),
+                         qPrintable(QString("%1 -> %2").arg(double(x[i]), 0, 'g', 9).arg(double(got), 0, 'g', 9)));
+            }
+        }
+        if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA/F16C: only the scalar conversion runs here");
+        std::vector<uint16_t> got(x.size());
+        arbor::avx2::f16_from_f32(x.data(), got.data(), int64_t(x.size()));
+        for (size_t i = 0; i < x.size(); ++i) QCOMPARE(got[i], want[i]);
     }
 };
 

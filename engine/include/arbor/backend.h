@@ -36,11 +36,17 @@ struct ForwardBatch {
     int32_t logit_rows() const;  // rows of output in Backend::forward's logits
 };
 
+// Element type of the KV cache. F16 (as llama.cpp keeps it by default) halves the bytes
+// attention reads per token and doubles the tokens a budget holds; F32 keeps K and V
+// exactly as computed (the fidelity reference data was made with an F32 cache).
+enum class KvType { F16, F32 };
+
 struct BackendOptions {
     int threads = 0;                  // 0: one per core
     size_t kv_budget_bytes = 512u << 20;
     int32_t kv_tokens = 0;            // when > 0: room for this many tokens instead of the budget
     int32_t page_size = 16;           // tokens per KV page
+    KvType kv_type = KvType::F16;
     // Float keeps logits a smooth function of the input (the default); Int8 quantizes
     // activations to 8 bits inside matrix products like llama.cpp (see matmul.h).
     bool int8_activations = false;

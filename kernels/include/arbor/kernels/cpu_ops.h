@@ -1,5 +1,8 @@
 // Float kernels of the CPU forward pass. The hot ones (dot, axpy) have a scalar
 // reference in namespace ref and an AVX2/FMA variant chosen at run time.
+// The attention row kernels read K or V rows stored as F32 or as F16 (IEEE half, the
+// KV cache's default): an F16 row is converted exactly to float on load, and then
+// computed in the same operation order as an F32 row holding those values.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +24,11 @@ void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows
 // out + h * dim += sum_j weights[h * ldw + j] * (rows + j * dim), keys in order (values).
 void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
                          int64_t dim, float* out);
+void dot_rows_f16(const float* q, int64_t n_q, const uint16_t* rows, int64_t n_rows, int64_t dim, float* out,
+                  int64_t ldo);
+void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
+                         int64_t dim, float* out);
+void f16_from_f32(const float* x, uint16_t* y, int64_t n);  // IEEE half, round to nearest even
 void axpy_f32(float a, const float* x, float* y, int64_t n);  // y += a * x
 void scale_f32(float a, float* y, int64_t n);                 // y *= a
 SoftmaxStats softmax(float* x, int64_t n);                    // in place, sums in double
@@ -34,6 +42,11 @@ void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows
                   int64_t ldo);
 void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
                          int64_t dim, float* out);
+void dot_rows_f16(const float* q, int64_t n_q, const uint16_t* rows, int64_t n_rows, int64_t dim, float* out,
+                  int64_t ldo);
+void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
+                         int64_t dim, float* out);
+void f16_from_f32(const float* x, uint16_t* y, int64_t n);
 void axpy_f32(float a, const float* x, float* y, int64_t n);
 void scale_f32(float a, float* y, int64_t n);
 // exp by a polynomial on 8 lanes (relative error ~2e-7), sums in float.
@@ -47,6 +60,11 @@ void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows
                   int64_t ldo);
 void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
                          int64_t dim, float* out);
+void dot_rows_f16(const float* q, int64_t n_q, const uint16_t* rows, int64_t n_rows, int64_t dim, float* out,
+                  int64_t ldo);
+void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
+                         int64_t dim, float* out);
+void f16_from_f32(const float* x, uint16_t* y, int64_t n);
 void axpy_f32(float a, const float* x, float* y, int64_t n);
 void scale_f32(float a, float* y, int64_t n);
 // In place, numerically stable (the maximum is subtracted first). n = 0 gives
