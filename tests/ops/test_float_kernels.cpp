@@ -1,7 +1,8 @@
 // The float-activation product (float_dot.h): the scalar reference against an exact
 // dot of the dequantized weights, the AVX2 tiles bit for bit against the reference for
 // every weight type and tile shape, and a row's result independent of its batch; the
-// cache-line alignment of kernel storage; plus the attention row kernels.
+// cache-line alignment of kernel storage; plus the attention row kernels (on F32 and on F16
+// rows) and the float-to-half conversion of the KV cache.
 #include "arbor/kernels/cpu_ops.h"
 #include "arbor/kernels/float_dot.h"
 #include "arbor/kernels/fp16.h"
