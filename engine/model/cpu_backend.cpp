@@ -6,6 +6,7 @@
 #include "arbor/kernels/aligned_floats.h"
 #include "arbor/kernels/cpu_ops.h"
 #include "arbor/kernels/matmul.h"
+#include "arbor/kernels/panel_weights.h"
 #include "arbor/kernels/quant.h"
 #include "arbor/kernels/thread_pool.h"
 #include "arbor/model.h"
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <limits>
 #include <thread>
+#include <unordered_map>
 
 namespace arbor {
 
@@ -56,6 +58,7 @@ public:
           activations_(options.int8_activations ? Activations::Int8 : Activations::Float),
           attention_part_(options.attention_part > 0 ? options.attention_part : std::numeric_limits<int32_t>::max()) {
         scores_.resize(size_t(pool_.size()));
+        if (options.panel_weights && activations_ == Activations::Float) pack_panels();
     }
 
     std::string name() const override { return "cpu"; }
@@ -69,6 +72,12 @@ public:
     }
 
 private:
+    void pack_panels();
+    // A product's output description, through the weight's panels when it has them.
+    MatmulOutput product(const TensorView& w, float* y, int64_t ldy, const std::vector<float>& bias = {}) const {
+        const auto it = panels_.find(w.data);
+        return {w, y, ldy, bias.empty() ? nullptr : bias.data(), it == panels_.end() ? nullptr : &it->second};
+    }
     void validate(const ForwardBatch& batch) const;
     void resize(int64_t rows);
     template <class F>
@@ -88,6 +97,9 @@ private:
     KvPages kv_;
     MatmulScratch scratch_;
     Activations activations_;
+    // Panel copies of the packable matrix weights, by the weight's data (the output
+    // projection, when tied, shares token_embd's; embedding lookups read the GGUF rows).
+    std::unordered_map<const uint8_t*, PanelWeights> panels_;
     // Positions per part of one row's attention. A row with more attends in parts, each
     // its own task, merged by the parts' softmax statistics (as flash-decoding does): a
     // decode row alone otherwise has only n_head_kv tasks (three for SmolLM2), which
@@ -104,6 +116,22 @@ private:
     std::vector<float> partial_out_;              // per part: group x head_dim, normalized within the part
     std::vector<SoftmaxStats> partial_stats_;     // per part: one per query head of the group
 };
+
+void CpuBackend::pack_panels() {
+    const ModelWeights& w = model_.weights();
+    std::vector<const TensorView*> todo;
+    auto want = [&](const TensorView& t) {
+        if (PanelWeights::packable(t.type, t.cols) &&
+            std::none_of(todo.begin(), todo.end(), [&](const TensorView* d) { return d->data == t.data; }))
+            todo.push_back(&t);
+    };
+    for (const auto& lw : w.layers)
+        for (const TensorView* t : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down}) want(*t);
+    want(w.output);
+    std::vector<PanelWeights> packed(todo.size());
+    pool_.parallel_for(int64_t(todo.size()), [&](int64_t i, int) { packed[size_t(i)] = PanelWeights::pack(*todo[size_t(i)]); });
+    for (size_t i = 0; i < todo.size(); ++i) panels_.emplace(todo[i]->data, std::move(packed[i]));
+}
 
 void CpuBackend::validate(const ForwardBatch& batch) const {
     int32_t expect_row = 0;
@@ -162,11 +190,8 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
     for (int32_t l = 0; l < cfg_.n_layer; ++l) {
         const LayerWeights& lw = w.layers[size_t(l)];
         for_rows(rows, [&](int64_t t) { rms_norm(&x_[size_t(t * E)], lw.attn_norm.data(), &xn_[size_t(t * E)], E, cfg_.rms_eps); });
-        const MatmulOutput qkv[] = {
-            {lw.wq, q_.data(), QD, lw.bq.empty() ? nullptr : lw.bq.data()},
-            {lw.wk, k_.data(), KV, lw.bk.empty() ? nullptr : lw.bk.data()},
-            {lw.wv, v_.data(), KV, lw.bv.empty() ? nullptr : lw.bv.data()},
-        };
+        const MatmulOutput qkv[] = {product(lw.wq, q_.data(), QD, lw.bq), product(lw.wk, k_.data(), KV, lw.bk),
+                                    product(lw.wv, v_.data(), KV, lw.bv)};
         matmul(pool_, xn_.data(), rows, qkv, scratch_, activations_);
         for_rows(rows, [&](int64_t t) {
             const float* cs = &rope_[size_t(t * D)];
@@ -176,7 +201,7 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
             kv_.store(l, seq.block_table, row_pos_[size_t(t)], &k_[size_t(t * KV)], &v_[size_t(t * KV)]);
         });
         attention(batch, l);
-        const MatmulOutput o[] = {{lw.wo, tmp_.data(), E, nullptr}};
+        const MatmulOutput o[] = {product(lw.wo, tmp_.data(), E)};
         matmul(pool_, att_.data(), rows, o, scratch_, activations_);
         for_rows(rows, [&](int64_t t) {
             float* x = &x_[size_t(t * E)];
@@ -184,13 +209,11 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
             for (int64_t i = 0; i < E; ++i) x[i] += add[i];
             rms_norm(x, lw.ffn_norm.data(), &xn_[size_t(t * E)], E, cfg_.rms_eps);
         });
-        const MatmulOutput gate_up[] = {
-            {lw.w_gate, gate_.data(), cfg_.n_ff, nullptr},
-            {lw.w_up, up_.data(), cfg_.n_ff, nullptr},
-        };
+        const MatmulOutput gate_up[] = {product(lw.w_gate, gate_.data(), cfg_.n_ff),
+                                        product(lw.w_up, up_.data(), cfg_.n_ff)};
         matmul(pool_, xn_.data(), rows, gate_up, scratch_, activations_);
         for_rows(rows, [&](int64_t t) { silu_mul(&gate_[size_t(t * cfg_.n_ff)], &up_[size_t(t * cfg_.n_ff)], cfg_.n_ff); });
-        const MatmulOutput down[] = {{lw.w_down, tmp_.data(), E, nullptr}};
+        const MatmulOutput down[] = {product(lw.w_down, tmp_.data(), E)};
         matmul(pool_, gate_.data(), rows, down, scratch_, activations_);
         for_rows(rows, [&](int64_t t) {
             float* x = &x_[size_t(t * E)];
@@ -212,7 +235,7 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
     if (n_out == 0) return;
     for (int64_t i = 0; i < n_out; ++i)
         rms_norm(&x_[size_t(out_rows[size_t(i)] * E)], w.output_norm.data(), &xn_[size_t(i * E)], E, cfg_.rms_eps);
-    const MatmulOutput out[] = {{w.output, logits.data(), cfg_.n_vocab, nullptr}};
+    const MatmulOutput out[] = {product(w.output, logits.data(), cfg_.n_vocab)};
     matmul(pool_, xn_.data(), n_out, out, scratch_, activations_);
 }
 

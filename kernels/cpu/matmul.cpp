@@ -53,10 +53,18 @@ void matmul_float(ThreadPool& pool, const float* x, int64_t n_rows, std::span<co
     pool.parallel_for(int64_t(tasks.size()), [&](int64_t task, int thread) {
         const Range& range = tasks[size_t(task)];
         const MatmulOutput& out = outputs[range.output];
-        for (int64_t t0 = 0; t0 < n_rows; t0 += kActivationRows)
+        for (int64_t t0 = 0; t0 < n_rows; t0 += kActivationRows) {
+            const int64_t rows = std::min(kActivationRows, n_rows - t0);
+            if (out.panels) {
+                // Tasks start on a multiple of 24 rows, so on a panel's first row.
+                panel_dot(*out.panels, range.begin / kPanelRows, (range.end + kPanelRows - 1) / kPanelRows,
+                          x + t0 * cols, cols, rows, out.y + t0 * out.ldy, out.ldy);
+                continue;
+            }
             float_dot_tile(out.weight.type, cols, out.weight.row(range.begin), out.weight.row_stride,
-                           range.end - range.begin, x + t0 * cols, cols, std::min(kActivationRows, n_rows - t0),
+                           range.end - range.begin, x + t0 * cols, cols, rows,
                            out.y + t0 * out.ldy + range.begin, out.ldy, scratch.weight_rows[size_t(thread)]);
+        }
         add_bias(out, range, n_rows);
     });
 }
@@ -67,8 +75,11 @@ void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const Ma
             MatmulScratch& scratch, Activations mode) {
     if (outputs.empty() || n_rows <= 0) return;
     const int64_t cols = outputs[0].weight.cols;
-    for (const auto& o : outputs)
+    for (const auto& o : outputs) {
         if (o.weight.cols != cols) throw std::invalid_argument("matmul: outputs differ in cols");
+        if (o.panels && (o.panels->rows() != o.weight.rows || o.panels->cols() != cols))
+            throw std::invalid_argument("matmul: panels do not match their weight");
+    }
     if (mode == Activations::Float) {
         matmul_float(pool, x, n_rows, outputs, scratch, cols);
         return;

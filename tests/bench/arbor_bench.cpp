@@ -38,6 +38,7 @@ struct Options {
     bool json = false;
     bool int8 = false;
     arbor::KvType kv_type = arbor::BackendOptions{}.kv_type;
+    bool panel_weights = arbor::BackendOptions{}.panel_weights;
     std::string workload = "single";
     int kv_mib = 2048;
     std::vector<int> chats = {1, 4, 8, 16};  // concurrent workload only
@@ -47,7 +48,8 @@ void usage() {
     std::fputs("usage: arbor-bench [--model PATH] [--threads N] [--prompt-tokens N] [--gen-tokens N]\n"
                "                   [--depth N] [--attention-part N] [--repetitions N] [--int8-activations] [--json]\n"
                "                   [--workload single|concurrent|multiturn|shared-prefix|matmul] [--kv-mib N]\n"
-               "                   [--chats N[,N...]] [--kv-type f16|f32]\n",
+               "                   [--chats N[,N...]] [--kv-type f16|f32]\n"
+               "                   [--weights panels|gguf]\n",
                stderr);
 }
 
@@ -87,6 +89,11 @@ bool parse(int argc, char** argv, Options& o) {
             if (t != "f16" && t != "f32") return false;
             o.kv_type = t == "f16" ? arbor::KvType::F16 : arbor::KvType::F32;
         }
+        else if (a == "--weights" && i + 1 < argc) {
+            const std::string t = argv[++i];
+            if (t != "panels" && t != "gguf") return false;
+            o.panel_weights = t == "panels";
+        }
         else if (a == "--kv-mib") { if (!next_int(o.kv_mib)) return false; }
         else if (a == "--chats" && i + 1 < argc) { if (!parse_counts(argv[++i], o.chats)) return false; }
         else if (a == "--threads" || a == "-t") { if (!next_int(o.threads)) return false; }
@@ -114,6 +121,7 @@ int run_workload(const Options& o, const arbor::Model& model) {
     eo.backend.threads = o.threads;
     eo.backend.int8_activations = o.int8;
     eo.backend.kv_type = o.kv_type;
+    eo.backend.panel_weights = o.panel_weights;
     if (o.attention_part >= 0) eo.backend.attention_part = o.attention_part;
     eo.backend.kv_budget_bytes = size_t(o.kv_mib) << 20;
     arbor::bench::WorkloadResult r;
@@ -152,6 +160,7 @@ int main(int argc, char** argv) {
         bo.threads = o.threads;
         bo.int8_activations = o.int8;
         bo.kv_type = o.kv_type;
+        bo.panel_weights = o.panel_weights;
         if (o.attention_part >= 0) bo.attention_part = o.attention_part;
         bo.kv_tokens = std::max(o.prompt_tokens, o.depth) + o.gen_tokens + 16;
         auto backend = arbor::make_cpu_backend(*model, bo);
@@ -186,7 +195,8 @@ int main(int argc, char** argv) {
         }
         arbor::bench::Report report{std::filesystem::path(o.model).filename().string(),
                                     backend->name() + (o.int8 ? ", int8 activations" : "") +
-                                        (o.kv_type == arbor::KvType::F32 ? ", F32 KV" : ", F16 KV"),
+                                        (o.kv_type == arbor::KvType::F32 ? ", F32 KV" : ", F16 KV") +
+                                        (o.panel_weights ? "" : ", GGUF-order weights"),
                                     std::string(arbor::isa_name(arbor::best_isa())), {}};
         report.rows.push_back(summarize("pp" + std::to_string(o.prompt_tokens), o.threads, pp));
         report.rows.push_back(summarize(

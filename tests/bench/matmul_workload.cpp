@@ -1,8 +1,8 @@
 // arbor-bench --workload matmul: the float-activation matrix product alone, on the
 // model's own weights (layer 0's FFN gate and down, the output projection, and every
 // layer's products in turn, which stream from memory as in a step), for batches of 1 to
-// 64 activation rows. Reports GMAC/s, so kernel changes can be compared
-// directly.
+// 64 activation rows, through panels (the backend's default) or in GGUF order
+// (--weights gguf). Reports GMAC/s, so kernel changes can be compared directly.
 #include "workloads.h"
 
 #include "bench_report.h"
@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -23,10 +24,13 @@ using Clock = std::chrono::steady_clock;
 // One matmul call: weights sharing their input, as the engine fuses Q/K/V and gate/up.
 using Call = std::vector<TensorView>;
 
+// Panel copies of the packable weights, by the weight's data; empty for GGUF order.
+using Panels = std::map<const uint8_t*, PanelWeights>;
+
 // Multiply-accumulates per second of `calls` in turn: the best of ten rounds of repeated
 // passes, each at least 50 ms (the best round is the one least disturbed by other work on
 // the machine).
-double gmacs(ThreadPool& pool, const std::vector<Call>& calls, int64_t rows) {
+double gmacs(ThreadPool& pool, const std::vector<Call>& calls, const Panels& panels, int64_t rows) {
     std::mt19937 rng(7);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     int64_t cols = 0, outs = 0;
@@ -42,8 +46,11 @@ double gmacs(ThreadPool& pool, const std::vector<Call>& calls, int64_t rows) {
     for (auto& v : x) v = normal(rng);
     std::vector<std::vector<MatmulOutput>> outputs(calls.size());
     for (size_t c = 0; c < calls.size(); ++c)
-        for (size_t i = 0; i < calls[c].size(); ++i)
-            outputs[c].push_back({calls[c][i], y[i].data(), calls[c][i].rows, nullptr});
+        for (size_t i = 0; i < calls[c].size(); ++i) {
+            const auto it = panels.find(calls[c][i].data);
+            outputs[c].push_back(
+                {calls[c][i], y[i].data(), calls[c][i].rows, nullptr, it == panels.end() ? nullptr : &it->second});
+        }
     MatmulScratch scratch;
     auto pass = [&] {
         for (const auto& call : outputs) matmul(pool, x.data(), rows, call, scratch);
@@ -80,6 +87,14 @@ WorkloadResult run_matmul(const Model& model, const EngineOptions& options) {
                    {"ffn_down.0", {{mw.layers.at(0).w_down}}},
                    {"output", {{mw.output}}},
                    {"all layers", layers}};
+    Panels panels;
+    auto pack = [&](const TensorView& w) {
+        if (options.backend.panel_weights && PanelWeights::packable(w.type, w.cols))
+            panels.emplace(w.data, PanelWeights::pack(w));
+    };
+    for (const auto& call : layers)
+        for (const TensorView& w : call) pack(w);
+    pack(mw.output);
     WorkloadResult out{"| tensor | type | rows x cols | activation rows | GMAC/s |\n|---|---|---|---|---|\n", "["};
     bool first = true;
     for (const auto& t : tensors) {
@@ -88,7 +103,7 @@ WorkloadResult run_matmul(const Model& model, const EngineOptions& options) {
         const std::string shape = t.calls.size() > 1 ? std::to_string(t.calls.size()) + " calls"
                                                      : std::to_string(w.rows) + " x " + std::to_string(w.cols);
         for (int rows : {1, 2, 3, 4, 8, 16, 32, 64}) {
-            const double rate = gmacs(pool, t.calls, rows);
+            const double rate = gmacs(pool, t.calls, panels, rows);
             out.table += std::string("| ") + t.name + " | " + type + " | " + shape + " | " + std::to_string(rows) +
                          " | " + fmt("%.2f", rate) + " |\n";
             out.json += std::string(first ? "" : ", ") + "{\"tensor\": \"" + t.name + "\", \"type\": \"" + type +

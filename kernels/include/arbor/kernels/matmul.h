@@ -3,7 +3,8 @@
 //
 // Two ways to take the activations:
 // - Float (default): float_dot.h, weights dequantized exactly and multiplied with the
-//   float activations in one fixed order. Exact up to float rounding, so the result is a
+//   float activations in one fixed order; through the weight's panels (panel_weights.h)
+//   when the output has them, in the panels' order. Exact up to float rounding, so the result is a
 //   smooth function of the input, and a row's result does not depend on its batch.
 // - Int8: activations are quantized per block to 8 bits (Q8_0/Q8_1/Q8_K) and dotted with
 //   the quantized blocks in integer arithmetic, as llama.cpp does. Faster for long
@@ -13,6 +14,7 @@
 
 #include "arbor/kernels/aligned_floats.h"
 #include "arbor/kernels/dtype.h"
+#include "arbor/kernels/panel_weights.h"
 #include "arbor/kernels/tensor_view.h"
 #include "arbor/kernels/thread_pool.h"
 
@@ -27,6 +29,9 @@ struct MatmulOutput {
     float* y = nullptr;          // y[t * ldy + r]
     int64_t ldy = 0;
     const float* bias = nullptr; // optional, `rows` values
+    // Optional: `weight` packed as panels, used in Float mode (a weight must always be
+    // given the same way, or its rows' results would depend on the call).
+    const PanelWeights* panels = nullptr;
 };
 
 enum class Activations { Float, Int8 };

@@ -1,0 +1,228 @@
+// Weights packed as panels of eight rows (panel_weights.h): packing keeps every weight
+// (checked against dequantize_row of the GGUF rows); the scalar reference follows the
+// contract (checked against a fold written here over the GGUF rows); the AVX2 tiles
+// match the reference bit for bit for every tile shape and panel range and write only
+// their own rows; and through matmul a row's result does not depend on its batch or on
+// the number of threads.
+#include "arbor/kernels/cpu_ops.h"
+#include "arbor/kernels/matmul.h"
+#include "arbor/kernels/panel_weights.h"
+#include "arbor/kernels/quant.h"
+
+#include "quant_test_util.h"
+
+#include <QtTest>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+namespace {
+
+using arbor::DType;
+
+struct Matrix {
+    DType type;
+    int64_t rows, cols;
+    std::vector<uint8_t> bytes;
+    arbor::TensorView view() const { return {type, cols, rows, bytes.data(), arbor::row_bytes(type, cols)}; }
+};
+
+Matrix random_matrix(DType type, int64_t rows, int64_t cols, uint32_t seed) {
+    std::mt19937 rng(seed);
+    Matrix m{type, rows, cols, {}};
+    for (int64_t r = 0; r < rows; ++r) {
+        const auto row = arbor::test::random_weight_row(type, cols, rng);
+        m.bytes.insert(m.bytes.end(), row.begin(), row.end());
+    }
+    return m;
+}
+
+std::vector<float> random_rows(int64_t rows, int64_t cols, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<float> x;
+    for (int64_t t = 0; t < rows; ++t) {
+        const auto row = arbor::test::random_activations(cols, rng);
+        x.insert(x.end(), row.begin(), row.end());
+    }
+    return x;
+}
+
+// The contract written out over the GGUF rows: one fma chain per output, in column order.
+std::vector<float> contract_products(const Matrix& w, const std::vector<float>& x, int64_t n_x) {
+    std::vector<float> y(size_t(n_x * w.rows)), row(size_t(w.cols));
+    for (int64_t r = 0; r < w.rows; ++r) {
+        arbor::dequantize_row(w.type, w.view().row(r), row.data(), w.cols, arbor::Isa::Scalar);
+        for (int64_t t = 0; t < n_x; ++t) {
+            float s = 0.0f;
+            for (int64_t k = 0; k < w.cols; ++k) s = std::fma(row[size_t(k)], x[size_t(t * w.cols + k)], s);
+            y[size_t(t * w.rows + r)] = s;
+        }
+    }
+    return y;
+}
+
+QString first_bit_difference(const std::vector<float>& got, const std::vector<float>& want) {
+    for (size_t i = 0; i < got.size(); ++i)
+        if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0)
+            return QString("element %1: %2 vs %3").arg(i).arg(double(got[i]), 0, 'g', 9).arg(double(want[i]), 0, 'g', 9);
+    return {};
+}
+
+QString type_name(DType type) {
+    const std::string_view name = arbor::dtype_name(type);
+    return QString::fromUtf8(name.data(), qsizetype(name.size()));
+}
+
+void add_shape_rows() {
+    QTest::addColumn<int>("type");
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<int>("cols");
+    for (DType type : {DType::Q4_1, DType::Q8_0})
+        for (int rows : {1, 7, 8, 9, 24, 61})
+            for (int cols : {32, 96, 576})
+                QTest::newRow(qPrintable(QString("%1 %2x%3").arg(type_name(type)).arg(rows).arg(cols)))
+                    << int(type) << rows << cols;
+}
+
+} // namespace
+
+class TestPanelWeights : public QObject {
+    Q_OBJECT
+
+private slots:
+    void packingKeepsEveryWeight_data() { add_shape_rows(); }
+    void packingKeepsEveryWeight() {
+        QFETCH(int, type);
+        QFETCH(int, rows);
+        QFETCH(int, cols);
+        const Matrix w = random_matrix(DType(type), rows, cols, 11);
+        const arbor::PanelWeights p = arbor::PanelWeights::pack(w.view());
+        QCOMPARE(p.panels(), int64_t((rows + 7) / 8));
+        QCOMPARE(p.rows(), int64_t(rows));
+        // The same bytes as the GGUF blocks, padding rows included.
+        QCOMPARE(p.panel_bytes() * size_t(p.panels()), arbor::row_bytes(DType(type), cols) * size_t(p.panels()) * 8);
+        std::vector<float> want(static_cast<size_t>(cols)), got(static_cast<size_t>(cols));
+        for (int r = 0; r < rows; ++r) {
+            arbor::dequantize_row(DType(type), w.view().row(r), want.data(), cols, arbor::Isa::Scalar);
+            p.dequantize_row(r, got.data());
+            const QString diff = first_bit_difference(got, want);
+            QVERIFY2(diff.isEmpty(), qPrintable(QString("row %1, %2").arg(r).arg(diff)));
+        }
+    }
+
+    void referenceFollowsTheContract_data() { add_shape_rows(); }
+    void referenceFollowsTheContract() {
+        QFETCH(int, type);
+        QFETCH(int, rows);
+        QFETCH(int, cols);
+        const Matrix w = random_matrix(DType(type), rows, cols, 12);
+        const int64_t n_x = 3;
+        const auto x = random_rows(n_x, cols, 13);
+        const arbor::PanelWeights p = arbor::PanelWeights::pack(w.view());
+        std::vector<float> y(size_t(n_x * rows));
+        arbor::ref::panel_dot(p, 0, p.panels(), x.data(), cols, n_x, y.data(), rows);
+        const QString diff = first_bit_difference(y, contract_products(w, x, n_x));
+        QVERIFY2(diff.isEmpty(), qPrintable(diff));
+        // And the contract is a dot product: close to the exact one.
+        arbor::MatmulOutput out{w.view(), y.data(), rows, nullptr};
+        std::vector<float> exact(y.size());
+        out.y = exact.data();
+        arbor::matmul_reference(x.data(), n_x, out);
+        for (size_t i = 0; i < y.size(); ++i) QVERIFY(std::fabs(y[i] - exact[i]) <= 1e-4f * (1.0f + std::fabs(exact[i])));
+    }
+
+    // Every activation-row count up to two tiles of eight and past, every panel range
+    // shape (whole matrix, inner, ending on the partial last panel); rows outside the
+    // range stay untouched.
+    void avx2MatchesReference_data() {
+        QTest::addColumn<int>("type");
+        QTest::addColumn<int>("n_x");
+        for (DType type : {DType::Q4_1, DType::Q8_0})
+            for (int n_x : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 16, 17, 24})
+                QTest::newRow(qPrintable(QString("%1 x%2").arg(type_name(type)).arg(n_x))) << int(type) << n_x;
+    }
+    void avx2MatchesReference() {
+        if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA/F16C: the AVX2 panel kernel cannot run here");
+        QFETCH(int, type);
+        QFETCH(int, n_x);
+        const int64_t rows = 77, cols = 160;  // ten panels, the last with five rows
+        const Matrix w = random_matrix(DType(type), rows, cols, 21);
+        const auto x = random_rows(n_x, cols, 22);
+        const arbor::PanelWeights p = arbor::PanelWeights::pack(w.view());
+        const float untouched = std::numeric_limits<float>::quiet_NaN();
+        for (auto [begin, end] : {std::pair<int64_t, int64_t>{0, 10}, {1, 8}, {3, 10}, {9, 10}, {4, 5}}) {
+            // Eight guard elements past the end catch a store of the last panel's missing rows.
+            std::vector<float> want(size_t(n_x * rows + 8), untouched), got = want;
+            arbor::ref::panel_dot(p, begin, end, x.data(), cols, n_x, want.data(), rows);
+            arbor::avx2::panel_dot(p, begin, end, x.data(), cols, n_x, got.data(), rows);
+            const QString diff = first_bit_difference(got, want);
+            QVERIFY2(diff.isEmpty(), qPrintable(QString("panels %1-%2, %3").arg(begin).arg(end).arg(diff)));
+            for (int64_t t = 0; t < n_x; ++t)
+                for (int64_t r = 0; r < rows; ++r) {
+                    const bool inside = r >= begin * 8 && r < end * 8;
+                    QVERIFY2(std::isnan(got[size_t(t * rows + r)]) != inside,
+                             qPrintable(QString("panels %1-%2: row %3 of activation %4").arg(begin).arg(end).arg(r).arg(t)));
+                }
+            for (size_t g = size_t(n_x * rows); g < got.size(); ++g) QVERIFY2(std::isnan(got[g]), "guard overwritten");
+        }
+    }
+
+    // Through matmul (threads, tasks, 64-row passes): each row of a batch equals the row
+    // alone, with one thread or three, and equals the contract.
+    void rowIndependentOfBatchAndThreads_data() {
+        QTest::addColumn<int>("type");
+        QTest::newRow("Q4_1") << int(DType::Q4_1);
+        QTest::newRow("Q8_0") << int(DType::Q8_0);
+    }
+    void rowIndependentOfBatchAndThreads() {
+        QFETCH(int, type);
+        const int64_t rows = 200, cols = 256, n_x = 70;
+        const Matrix w = random_matrix(DType(type), rows, cols, 31);
+        const auto x = random_rows(n_x, cols, 32);
+        const arbor::PanelWeights p = arbor::PanelWeights::pack(w.view());
+        const auto want = contract_products(w, x, n_x);
+        arbor::MatmulScratch scratch;
+        for (int threads : {1, 3}) {
+            arbor::ThreadPool pool(threads);
+            std::vector<float> batch(size_t(n_x * rows));
+            const arbor::MatmulOutput all[] = {{w.view(), batch.data(), rows, nullptr, &p}};
+            arbor::matmul(pool, x.data(), n_x, all, scratch);
+            QVERIFY2(first_bit_difference(batch, want).isEmpty(), qPrintable(first_bit_difference(batch, want)));
+            for (int64_t t : {int64_t(0), int64_t(9), n_x - 1}) {
+                std::vector<float> alone(static_cast<size_t>(rows));
+                const arbor::MatmulOutput one[] = {{w.view(), alone.data(), rows, nullptr, &p}};
+                arbor::matmul(pool, x.data() + t * cols, 1, one, scratch);
+                const std::vector<float> in_batch(batch.begin() + t * rows, batch.begin() + (t + 1) * rows);
+                QVERIFY2(first_bit_difference(alone, in_batch).isEmpty(),
+                         qPrintable(QString("row %1, %2 threads: %3").arg(t).arg(threads).arg(first_bit_difference(alone, in_batch))));
+            }
+        }
+    }
+
+    void rejectsWhatItCannotPack() {
+        QVERIFY(arbor::PanelWeights::packable(DType::Q4_1, 64));
+        QVERIFY(arbor::PanelWeights::packable(DType::Q8_0, 32));
+        for (DType type : {DType::F32, DType::F16, DType::Q4_0, DType::Q5_1, DType::Q6_K})
+            QVERIFY2(!arbor::PanelWeights::packable(type, 256), qPrintable(type_name(type)));
+        QVERIFY(!arbor::PanelWeights::packable(DType::Q4_1, 48));
+        const Matrix f32 = random_matrix(DType::F32, 8, 64, 41);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, arbor::PanelWeights::pack(f32.view()));
+
+        // Panels of another matrix are refused, not misread.
+        const Matrix a = random_matrix(DType::Q4_1, 16, 64, 42), b = random_matrix(DType::Q4_1, 24, 64, 43);
+        const arbor::PanelWeights pb = arbor::PanelWeights::pack(b.view());
+        const auto x = random_rows(1, 64, 44);
+        std::vector<float> y(16);
+        arbor::ThreadPool pool(1);
+        arbor::MatmulScratch scratch;
+        const arbor::MatmulOutput wrong[] = {{a.view(), y.data(), 16, nullptr, &pb}};
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, arbor::matmul(pool, x.data(), 1, wrong, scratch));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestPanelWeights)
+#include "test_panel_weights.moc"
