@@ -102,7 +102,7 @@ WorkloadResult run_matmul(const Model& model, const EngineOptions& options) {
         const std::string type(dtype_name(w.type));
         const std::string shape = t.calls.size() > 1 ? std::to_string(t.calls.size()) + " calls"
                                                      : std::to_string(w.rows) + " x " + std::to_string(w.cols);
-        for (int rows : {1, 2, 3, 4, 8, 16, 32, 64}) {
+        for (int rows : {1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64}) {
             const double rate = gmacs(pool, t.calls, panels, rows);
             out.table += std::string("| ") + t.name + " | " + type + " | " + shape + " | " + std::to_string(rows) +
                          " | " + fmt("%.2f", rate) + " |\n";
