@@ -38,6 +38,13 @@ std::vector<Range> split_rows(std::span<const MatmulOutput> outputs, int threads
     return tasks;
 }
 
+// fn(t) for every activation row, on the pool from four rows on.
+template <class F>
+void for_each_row(ThreadPool& pool, int64_t n_rows, F&& fn) {
+    if (n_rows >= 4) pool.parallel_for(n_rows, [&](int64_t t, int) { fn(t); });
+    else for (int64_t t = 0; t < n_rows; ++t) fn(t);
+}
+
 void add_bias(const MatmulOutput& out, const Range& range, int64_t n_rows) {
     if (!out.bias) return;
     for (int64_t t = 0; t < n_rows; ++t)
@@ -50,6 +57,10 @@ void matmul_float(ThreadPool& pool, const float* x, int64_t n_rows, std::span<co
                   MatmulScratch& scratch, int64_t cols) {
     const std::vector<Range> tasks = split_rows(outputs, pool.size());
     scratch.weight_rows.resize(size_t(pool.size()));
+    if (std::any_of(outputs.begin(), outputs.end(), [](const MatmulOutput& o) { return o.panels; })) {
+        scratch.panel_activations.resize(n_rows, cols);
+        for_each_row(pool, n_rows, [&](int64_t t) { scratch.panel_activations.quantize_row(t, x + t * cols); });
+    }
     pool.parallel_for(int64_t(tasks.size()), [&](int64_t task, int thread) {
         const Range& range = tasks[size_t(task)];
         const MatmulOutput& out = outputs[range.output];
@@ -58,7 +69,7 @@ void matmul_float(ThreadPool& pool, const float* x, int64_t n_rows, std::span<co
             if (out.panels) {
                 // Tasks start on a multiple of 24 rows, so on a panel's first row.
                 panel_dot(*out.panels, range.begin / kPanelRows, (range.end + kPanelRows - 1) / kPanelRows,
-                          x + t0 * cols, cols, rows, out.y + t0 * out.ldy, out.ldy);
+                          scratch.panel_activations, t0, rows, out.y + t0 * out.ldy, out.ldy);
                 continue;
             }
             float_dot_tile(out.weight.type, cols, out.weight.row(range.begin), out.weight.row_stride,
@@ -97,11 +108,9 @@ void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const Ma
     }
     for (auto& slot : scratch.slots) {
         slot.data.resize(slot.row_bytes * size_t(n_rows));
-        auto quantize = [&](int64_t t, int) {
+        for_each_row(pool, n_rows, [&](int64_t t) {
             quantize_row(slot.type, x + t * cols, slot.data.data() + size_t(t) * slot.row_bytes, cols);
-        };
-        if (n_rows >= 4) pool.parallel_for(n_rows, quantize);
-        else for (int64_t t = 0; t < n_rows; ++t) quantize(t, 0);
+        });
     }
 
     const std::vector<Range> tasks = split_rows(outputs, pool.size());

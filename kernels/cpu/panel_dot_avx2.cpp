@@ -1,14 +1,15 @@
-// AVX2/FMA panel products (compiled with -mavx2 -mfma -mf16c), following the operation
-// order in panel_weights.h: tiles of MR activation rows x NV panels keep MR * NV
-// accumulators, each the running sums of eight weight rows for one activation row.
-// Each panel block's element vector is dequantized once in registers for the MR rows
-// (d * q is exact in float, so fma(q, d, m) equals dequantize_row's d * q + m).
+// AVX2/FMA panel products (compiled with -mavx2 -mfma -mf16c), following the contract in
+// panel_weights.h: tiles of MR activation rows x NV panels keep MR * NV integer
+// accumulators for the current block (eight rows' sums of code products each) and as
+// many float accumulators across blocks. Each vector of weight codes is widened once for
+// the MR rows.
 #include "arbor/kernels/panel_weights.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 namespace arbor::avx2 {
@@ -18,35 +19,38 @@ inline __m256 halves(const uint16_t (&h)[kPanelRows]) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
 }
 
-// pair<G>(block, scales, even, odd): elements 2G and 2G + 1 of the block for the eight
-// rows, as floats (one load of codes serves both for Q4_1).
+inline __m256i load16(const void* p) {
+    return _mm256_castsi128_si256(_mm_loadu_si128(static_cast<const __m128i*>(p)));
+}
+
+// codes<H>(block, lo, hi): the eight rows' code pairs of elements (4H, 4H + 1) and
+// (4H + 2, 4H + 3), as 16-bit lanes (row r in lanes 2r, 2r + 1).
 struct Q4_1P {
     using Block = PanelBlockQ4_1;
-    struct Scales { __m256 d, m; };
-    static Scales scales(const Block& b) { return {halves(b.d), halves(b.m)}; }
-    template <int G>
-    static void pair(const Block& b, const Scales& s, __m256& even, __m256& odd) {
-        const __m256i codes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qs[G])));
-        even = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(codes, _mm256_set1_epi32(0x0f))), s.d, s.m);
-        odd = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(codes, 4)), s.d, s.m);
+    static constexpr bool kHasMin = true;
+    template <int H>
+    static void codes(const Block& b, __m256i& lo, __m256i& hi) {
+        const __m256i w = _mm256_cvtepu8_epi16(_mm256_castsi256_si128(load16(b.qs[H])));
+        lo = _mm256_and_si256(w, _mm256_set1_epi16(0x0f));
+        hi = _mm256_srli_epi16(w, 4);
     }
 };
 
 struct Q8_0P {
     using Block = PanelBlockQ8_0;
-    struct Scales { __m256 d; };
-    static Scales scales(const Block& b) { return {halves(b.d)}; }
-    template <int G>
-    static void pair(const Block& b, const Scales& s, __m256& even, __m256& odd) {
-        even = _mm256_mul_ps(code(b.qs[2 * G]), s.d);
-        odd = _mm256_mul_ps(code(b.qs[2 * G + 1]), s.d);
-    }
-
-private:
-    static __m256 code(const int8_t (&q)[kPanelRows]) {
-        return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q))));
+    static constexpr bool kHasMin = false;
+    template <int H>
+    static void codes(const Block& b, __m256i& lo, __m256i& hi) {
+        lo = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(load16(b.qs[2 * H])));
+        hi = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(load16(b.qs[2 * H + 1])));
     }
 };
+
+inline __m256i code_pair(const int16_t* c) {
+    int32_t pair;
+    std::memcpy(&pair, c, sizeof pair);
+    return _mm256_set1_epi32(pair);
+}
 
 // Rows of the panel that exist: all eight except in a matrix's last panel.
 inline void store_rows(float* y, __m256 v, int rows) {
@@ -58,48 +62,68 @@ inline void store_rows(float* y, __m256 v, int rows) {
     _mm256_maskstore_ps(y, _mm256_cmpgt_epi32(_mm256_set1_epi32(rows), lane), v);
 }
 
-// MR activation rows against NV consecutive panels (the first at `panel`, the rest
-// panel_blocks blocks apart); `rows` counts the weight rows that exist from the first.
+// MR activation rows (from t0) against NV consecutive panels (the first at `panel`, the
+// rest panel_blocks blocks apart); `rows` counts the weight rows that exist from the first.
 template <class T, int MR, int NV>
-void tile(int64_t blocks, const typename T::Block* panel, int64_t panel_blocks, const float* x, int64_t ldx,
-          float* y, int64_t ldy, int64_t rows) {
+void tile(int64_t blocks, const typename T::Block* panel, int64_t panel_blocks, const PanelActivations& x,
+          int64_t t0, float* y, int64_t ldy, int64_t rows) {
     __m256 acc[MR][NV];
     for (auto& row : acc)
         for (auto& a : row) a = _mm256_setzero_ps();
-    // One pointer per activation row, indexed by the block's offset (row-times-stride
-    // arithmetic inside the loop spilled).
-    const float* xr[MR];
-    for (int t = 0; t < MR; ++t) xr[t] = x + t * ldx;
+    const int16_t* c[MR];
+    const float* d[MR];
+    const float* s[MR];
+    for (int t = 0; t < MR; ++t) {
+        c[t] = x.codes(t0 + t);
+        d[t] = x.scales(t0 + t);
+        s[t] = x.sums(t0 + t);
+    }
     const typename T::Block* pv[NV];
     for (int v = 0; v < NV; ++v) pv[v] = panel + v * panel_blocks;
 
     for (int64_t b = 0; b < blocks; ++b) {
         // The same block of the next NV panels (the next tile's, usually): streaming
-        // from memory, a single activation row otherwise waits on the weights (measured
-        // with all of a step's weights in turn). A prefetch past the end is harmless.
+        // from memory, a single activation row otherwise waits on the weights. A
+        // prefetch past the end is harmless.
         for (int v = 0; v < NV; ++v) {
             const char* ahead = reinterpret_cast<const char*>(pv[v] + NV * panel_blocks + b);
             for (size_t at = 0; at < sizeof(typename T::Block); at += 64) _mm_prefetch(ahead + at, _MM_HINT_T0);
             _mm_prefetch(ahead + sizeof(typename T::Block) - 1, _MM_HINT_T0);
         }
-        typename T::Scales s[NV];
-        for (int v = 0; v < NV; ++v) s[v] = T::scales(pv[v][b]);
+        __m256i n[MR][NV];
+        for (auto& row : n)
+            for (auto& a : row) a = _mm256_setzero_si256();
         const int64_t at = b * 32;
-        [&]<int... G>(std::integer_sequence<int, G...>) {
-            auto step = [&]<int P>() {
-                __m256 even[NV], odd[NV];
-                for (int v = 0; v < NV; ++v) T::template pair<P>(pv[v][b], s[v], even[v], odd[v]);
+        [&]<int... H>(std::integer_sequence<int, H...>) {
+            auto step = [&]<int G>() {
+                __m256i lo[NV], hi[NV];
+                for (int v = 0; v < NV; ++v) T::template codes<G>(pv[v][b], lo[v], hi[v]);
                 for (int t = 0; t < MR; ++t) {
-                    const __m256 xe = _mm256_broadcast_ss(xr[t] + at + 2 * P);
-                    for (int v = 0; v < NV; ++v) acc[t][v] = _mm256_fmadd_ps(even[v], xe, acc[t][v]);
+                    const __m256i xc = code_pair(c[t] + at + 4 * G);
+                    for (int v = 0; v < NV; ++v) n[t][v] = _mm256_add_epi32(n[t][v], _mm256_madd_epi16(lo[v], xc));
                 }
                 for (int t = 0; t < MR; ++t) {
-                    const __m256 xo = _mm256_broadcast_ss(xr[t] + at + 2 * P + 1);
-                    for (int v = 0; v < NV; ++v) acc[t][v] = _mm256_fmadd_ps(odd[v], xo, acc[t][v]);
+                    const __m256i xc = code_pair(c[t] + at + 4 * G + 2);
+                    for (int v = 0; v < NV; ++v) n[t][v] = _mm256_add_epi32(n[t][v], _mm256_madd_epi16(hi[v], xc));
                 }
+                // Keeps each group's sums in registers: left free, the compiler moves all
+                // of a block's products ahead of their sums and spills them (measured 1.5x
+                // slower).
+                for (auto& row : n)
+                    for (auto& a : row) asm("" : "+x"(a));
             };
-            (step.template operator()<G>(), ...);
-        }(std::make_integer_sequence<int, 16>{});
+            (step.template operator()<H>(), ...);
+        }(std::make_integer_sequence<int, 8>{});
+        for (int v = 0; v < NV; ++v) {
+            const __m256 dw = halves(pv[v][b].d);
+            for (int t = 0; t < MR; ++t)
+                acc[t][v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(n[t][v]), _mm256_mul_ps(dw, _mm256_set1_ps(d[t][b])),
+                                            acc[t][v]);
+            if constexpr (T::kHasMin) {
+                const __m256 mw = halves(pv[v][b].m);
+                for (int t = 0; t < MR; ++t) acc[t][v] = _mm256_fmadd_ps(mw, _mm256_set1_ps(s[t][b]), acc[t][v]);
+            }
+        }
     }
     for (int t = 0; t < MR; ++t)
         for (int v = 0; v < NV; ++v)
@@ -109,11 +133,11 @@ void tile(int64_t blocks, const typename T::Block* panel, int64_t panel_blocks, 
 // Panels [p_begin, p_end) against MR activation rows, NV panels at a time and the rest
 // one by one.
 template <class T, int MR, int NV>
-void panels_against(const PanelWeights& w, int64_t p_begin, int64_t p_end, const float* x, int64_t ldx, float* y,
-                    int64_t ldy) {
+void panels_against(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
+                    float* y, int64_t ldy) {
     const int64_t blocks = w.cols() / 32;
     auto run = [&]<int N>(int64_t p) {
-        tile<T, MR, N>(blocks, reinterpret_cast<const typename T::Block*>(w.panel(p)), blocks, x, ldx,
+        tile<T, MR, N>(blocks, reinterpret_cast<const typename T::Block*>(w.panel(p)), blocks, x, t0,
                        y + p * kPanelRows, ldy, w.rows() - p * kPanelRows);
     };
     int64_t p = p_begin;
@@ -122,32 +146,26 @@ void panels_against(const PanelWeights& w, int64_t p_begin, int64_t p_end, const
 }
 
 // Panels per group that every group of activation rows passes over while the group stays
-// in L1 or L2 (six of the default model's longest rows: 46 KiB); a multiple of the one-
-// to three-panel tiles.
+// in L1 or L2; a multiple of the two- and three-panel tiles.
 constexpr int64_t kPanelGroup = 6;
 
-// Activation rows eight at a time (one panel per tile: eight accumulators), then four
-// against two panels, then the last one to three against two or three panels, so that
-// few rows still keep enough FMA chains in flight. Measured on all of the model's layer
-// weights against the GGUF-order kernels: 8 rows x1 beat 4 x2 twice by 13%; 4 rows x2
-// beat x1 by 20%; five to seven rows as 4 x2 plus the rest about equal to GGUF order.
+// Activation rows six at a time against two panels (twelve integer accumulators), then
+// the last one to five against two or three panels.
 template <class T>
-void panel_rows(const PanelWeights& w, int64_t p_begin, int64_t p_end, const float* x, int64_t ldx, int64_t n_x,
-                float* y, int64_t ldy) {
+void panel_rows(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
+                int64_t n_x, float* y, int64_t ldy) {
     for (int64_t p0 = p_begin; p0 < p_end; p0 += kPanelGroup) {
         const int64_t p1 = std::min(p_end, p0 + kPanelGroup);
         int64_t t = 0;
-        for (; t + 8 <= n_x; t += 8) panels_against<T, 8, 1>(w, p0, p1, x + t * ldx, ldx, y + t * ldy, ldy);
-        if (n_x - t >= 4) {
-            panels_against<T, 4, 2>(w, p0, p1, x + t * ldx, ldx, y + t * ldy, ldy);
-            t += 4;
-        }
-        const float* xt = x + t * ldx;
+        for (; t + 6 <= n_x; t += 6) panels_against<T, 6, 2>(w, p0, p1, x, t0 + t, y + t * ldy, ldy);
         float* yt = y + t * ldy;
+        const int64_t tt = t0 + t;
         switch (n_x - t) {
-        case 3: panels_against<T, 3, 2>(w, p0, p1, xt, ldx, yt, ldy); break;
-        case 2: panels_against<T, 2, 2>(w, p0, p1, xt, ldx, yt, ldy); break;
-        case 1: panels_against<T, 1, 3>(w, p0, p1, xt, ldx, yt, ldy); break;
+        case 5: panels_against<T, 5, 2>(w, p0, p1, x, tt, yt, ldy); break;
+        case 4: panels_against<T, 4, 2>(w, p0, p1, x, tt, yt, ldy); break;
+        case 3: panels_against<T, 3, 2>(w, p0, p1, x, tt, yt, ldy); break;
+        case 2: panels_against<T, 2, 2>(w, p0, p1, x, tt, yt, ldy); break;
+        case 1: panels_against<T, 1, 3>(w, p0, p1, x, tt, yt, ldy); break;
         default: break;
         }
     }
@@ -155,10 +173,37 @@ void panel_rows(const PanelWeights& w, int64_t p_begin, int64_t p_end, const flo
 
 } // namespace
 
-void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const float* x, int64_t ldx, int64_t n_x,
-               float* y, int64_t ldy) {
-    if (w.type() == DType::Q4_1) panel_rows<Q4_1P>(w, p_begin, p_end, x, ldx, n_x, y, ldy);
-    else panel_rows<Q8_0P>(w, p_begin, p_end, x, ldx, n_x, y, ldy);
+PanelBlockScale quantize_panel_block(const float* x, int16_t* codes) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256 v[4];
+    for (int i = 0; i < 4; ++i) v[i] = _mm256_loadu_ps(x + 8 * i);
+    __m256 a = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v[0]), _mm256_andnot_ps(sign, v[1])),
+                             _mm256_max_ps(_mm256_andnot_ps(sign, v[2]), _mm256_andnot_ps(sign, v[3])));
+    __m128 a4 = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    a4 = _mm_max_ps(a4, _mm_movehl_ps(a4, a4));
+    a4 = _mm_max_ss(a4, _mm_movehdup_ps(a4));
+    const float d = _mm_cvtss_f32(a4) / 32767.0f;
+    const __m256 inv = _mm256_set1_ps(d > 0.0f ? 1.0f / d : 0.0f);
+    __m256i q[4];
+    for (int i = 0; i < 4; ++i)
+        q[i] = _mm256_cvtps_epi32(
+            _mm256_round_ps(_mm256_mul_ps(v[i], inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    // packs works within 128-bit lanes: restore element order with a qword permute.
+    const __m256i lo = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[0], q[1]), 0xd8);
+    const __m256i hi = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[2], q[3]), 0xd8);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes), lo);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + 16), hi);
+    const __m256i sum8 = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
+    __m128i sum4 = _mm_add_epi32(_mm256_castsi256_si128(sum8), _mm256_extracti128_si256(sum8, 1));
+    sum4 = _mm_add_epi32(sum4, _mm_shuffle_epi32(sum4, 0x4e));
+    sum4 = _mm_add_epi32(sum4, _mm_shuffle_epi32(sum4, 0xb1));
+    return {d, d * float(_mm_cvtsi128_si32(sum4))};
+}
+
+void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
+               int64_t n_x, float* y, int64_t ldy) {
+    if (w.type() == DType::Q4_1) panel_rows<Q4_1P>(w, p_begin, p_end, x, t0, n_x, y, ldy);
+    else panel_rows<Q8_0P>(w, p_begin, p_end, x, t0, n_x, y, ldy);
 }
 
 } // namespace arbor::avx2
@@ -166,9 +211,12 @@ void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const floa
 #else
 
 namespace arbor::avx2 {
-void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const float* x, int64_t ldx, int64_t n_x,
-               float* y, int64_t ldy) {
-    ref::panel_dot(w, p_begin, p_end, x, ldx, n_x, y, ldy);
+PanelBlockScale quantize_panel_block(const float* x, int16_t* codes) {
+    return ref::quantize_panel_block(x, codes);
+}
+void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
+               int64_t n_x, float* y, int64_t ldy) {
+    ref::panel_dot(w, p_begin, p_end, x, t0, n_x, y, ldy);
 }
 } // namespace arbor::avx2
 

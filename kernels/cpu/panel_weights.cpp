@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 namespace arbor {
 namespace {
@@ -26,7 +27,7 @@ void pack_block(const BlockQ4_1* const (&src)[kPanelRows], int rows, PanelBlockQ
     for (int r = 0; r < rows; ++r) {
         out.d[r] = src[r]->d;
         out.m[r] = src[r]->m;
-        for (int k = 0; k < kBlock; ++k) out.qs[k / 2][r] |= uint8_t(q4_code(*src[r], k) << (4 * (k % 2)));
+        for (int k = 0; k < kBlock; ++k) out.qs[k / 4][2 * r + k % 2] |= uint8_t(q4_code(*src[r], k) << (4 * (k / 2 % 2)));
     }
 }
 
@@ -34,7 +35,7 @@ void pack_block(const BlockQ8_0* const (&src)[kPanelRows], int rows, PanelBlockQ
     std::memset(&out, 0, sizeof out);
     for (int r = 0; r < rows; ++r) {
         out.d[r] = src[r]->d;
-        for (int k = 0; k < kBlock; ++k) out.qs[k][r] = src[r]->qs[k];
+        for (int k = 0; k < kBlock; ++k) out.qs[k / 2][2 * r + k % 2] = src[r]->qs[k];
     }
 }
 
@@ -51,13 +52,40 @@ void pack_panels(const TensorView& w, int64_t panels, int64_t blocks, uint8_t* o
     }
 }
 
+int code(const PanelBlockQ4_1& b, int r, int k) {
+    return (b.qs[k / 4][2 * r + k % 2] >> (4 * (k / 2 % 2))) & 0x0f;
+}
+int code(const PanelBlockQ8_0& b, int r, int k) {
+    return b.qs[k / 2][2 * r + k % 2];
+}
+float min_of(const PanelBlockQ4_1& b, int r) {
+    return fp16_to_fp32(b.m[r]);
+}
+float min_of(const PanelBlockQ8_0&, int) {
+    return 0.0f;
+}
+
 float element(const PanelBlockQ4_1& b, int r, int k) {
-    const int code = (b.qs[k / 2][r] >> (4 * (k % 2))) & 0x0f;
-    return fp16_to_fp32(b.d[r]) * float(code) + fp16_to_fp32(b.m[r]);
+    return fp16_to_fp32(b.d[r]) * float(code(b, r, k)) + min_of(b, r);
 }
 
 float element(const PanelBlockQ8_0& b, int r, int k) {
-    return fp16_to_fp32(b.d[r]) * float(b.qs[k][r]);
+    return fp16_to_fp32(b.d[r]) * float(code(b, r, k));
+}
+
+// The contract's fold for one (weight row, activation row) pair.
+template <class Block>
+float contract_dot(const uint8_t* panel, int r, const PanelActivations& x, int64_t t) {
+    const auto* blocks = reinterpret_cast<const Block*>(panel);
+    const int16_t* c = x.codes(t);
+    float acc = 0.0f;
+    for (int64_t b = 0; b < x.cols() / kBlock; ++b) {
+        int32_t n = 0;
+        for (int k = 0; k < kBlock; ++k) n += code(blocks[b], r, k) * int32_t(c[b * kBlock + k]);
+        acc = std::fma(float(n), fp16_to_fp32(blocks[b].d[r]) * x.scales(t)[b], acc);
+        if constexpr (std::is_same_v<Block, PanelBlockQ4_1>) acc = std::fma(min_of(blocks[b], r), x.sums(t)[b], acc);
+    }
+    return acc;
 }
 
 template <class Block>
@@ -94,25 +122,56 @@ void PanelWeights::dequantize_row(int64_t r, float* out) const {
     else dequantize_from<PanelBlockQ8_0>(p, lane, cols_, out);
 }
 
+void PanelActivations::resize(int64_t n_rows, int64_t cols) {
+    if (cols % kBlock != 0) throw std::invalid_argument("PanelActivations: row length is not whole blocks");
+    rows_ = n_rows;
+    cols_ = cols;
+    codes_.resize(size_t(n_rows * cols));
+    d_.resize(size_t(n_rows * (cols / kBlock)));
+    s_.resize(d_.size());
+}
+
+void PanelActivations::quantize_row(int64_t t, const float* x) {
+    const auto quantize = avx2::available() ? avx2::quantize_panel_block : ref::quantize_panel_block;
+    const int64_t blocks = cols_ / kBlock;
+    for (int64_t b = 0; b < blocks; ++b) {
+        const PanelBlockScale scale = quantize(x + b * kBlock, codes_.data() + size_t(t * cols_ + b * kBlock));
+        d_[size_t(t * blocks + b)] = scale.d;
+        s_[size_t(t * blocks + b)] = scale.s;
+    }
+}
+
 namespace ref {
-void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const float* x, int64_t ldx, int64_t n_x,
-               float* y, int64_t ldy) {
-    std::vector<float> row(size_t(w.cols()));
+PanelBlockScale quantize_panel_block(const float* x, int16_t* codes) {
+    float a = 0.0f;
+    for (int k = 0; k < kBlock; ++k) a = std::max(a, std::fabs(x[k]));
+    const float d = a / 32767.0f;
+    const float inv = d > 0.0f ? 1.0f / d : 0.0f;
+    int32_t sum = 0;
+    for (int k = 0; k < kBlock; ++k) {
+        // nearbyint rounds ties to even in the default rounding mode.
+        codes[k] = int16_t(std::nearbyint(x[k] * inv));
+        sum += codes[k];
+    }
+    return {d, d * float(sum)};
+}
+
+void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
+               int64_t n_x, float* y, int64_t ldy) {
     for (int64_t r = p_begin * kPanelRows; r < std::min(p_end * kPanelRows, w.rows()); ++r) {
-        w.dequantize_row(r, row.data());
-        for (int64_t t = 0; t < n_x; ++t) {
-            float s = 0.0f;
-            for (int64_t k = 0; k < w.cols(); ++k) s = std::fma(row[size_t(k)], x[t * ldx + k], s);
-            y[t * ldy + r] = s;
-        }
+        const uint8_t* panel = w.panel(r / kPanelRows);
+        const int lane = int(r % kPanelRows);
+        for (int64_t t = 0; t < n_x; ++t)
+            y[t * ldy + r] = w.type() == DType::Q4_1 ? contract_dot<PanelBlockQ4_1>(panel, lane, x, t0 + t)
+                                                     : contract_dot<PanelBlockQ8_0>(panel, lane, x, t0 + t);
     }
 }
 } // namespace ref
 
-void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const float* x, int64_t ldx, int64_t n_x,
-               float* y, int64_t ldy) {
-    if (avx2::available()) avx2::panel_dot(w, p_begin, p_end, x, ldx, n_x, y, ldy);
-    else ref::panel_dot(w, p_begin, p_end, x, ldx, n_x, y, ldy);
+void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
+               int64_t n_x, float* y, int64_t ldy) {
+    if (avx2::available()) avx2::panel_dot(w, p_begin, p_end, x, t0, n_x, y, ldy);
+    else ref::panel_dot(w, p_begin, p_end, x, t0, n_x, y, ldy);
 }
 
 } // namespace arbor

@@ -1,13 +1,17 @@
 // Weights packed as panels of eight rows (panel_weights.h): packing keeps every weight
-// (checked against dequantize_row of the GGUF rows); the scalar reference follows the
-// contract (checked against a fold written here over the GGUF rows); the AVX2 tiles
+// (checked against dequantize_row of the GGUF rows); the activations' 16-bit codes
+// round each value to the nearest step (AVX2 bit for bit as the reference); the scalar
+// reference follows the contract (checked against a fold written here over the GGUF
+// blocks) and stays within the rounding's bound of the exact product; the AVX2 tiles
 // match the reference bit for bit for every tile shape and panel range and write only
 // their own rows; and through matmul a row's result does not depend on its batch or on
 // the number of threads.
 #include "arbor/kernels/cpu_ops.h"
+#include "arbor/kernels/fp16.h"
 #include "arbor/kernels/matmul.h"
 #include "arbor/kernels/panel_weights.h"
 #include "arbor/kernels/quant.h"
+#include "arbor/kernels/quant_blocks.h"
 
 #include "quant_test_util.h"
 
@@ -51,18 +55,63 @@ std::vector<float> random_rows(int64_t rows, int64_t cols, uint32_t seed) {
     return x;
 }
 
-// The contract written out over the GGUF rows: one fma chain per output, in column order.
+// The contract's activation rounding, written out: codes and {d, s} of one block.
+std::pair<float, float> round_block(const float* x, int16_t* c) {
+    float a = 0.0f;
+    for (int k = 0; k < 32; ++k) a = std::max(a, std::fabs(x[k]));
+    const float d = a / 32767.0f, inv = d > 0.0f ? 1.0f / d : 0.0f;
+    int sum = 0;
+    for (int k = 0; k < 32; ++k) sum += c[k] = int16_t(std::nearbyint(x[k] * inv));
+    return {d, d * float(sum)};
+}
+
+// Code, scale and min of element k of a GGUF block.
+struct Element {
+    int code;
+    float d, m;
+};
+Element gguf_element(DType type, const uint8_t* row, int64_t k) {
+    if (type == DType::Q4_1) {
+        const auto& b = reinterpret_cast<const arbor::BlockQ4_1*>(row)[k / 32];
+        const int i = int(k % 32);
+        return {i < 16 ? b.qs[i] & 0x0f : b.qs[i - 16] >> 4, arbor::fp16_to_fp32(b.d), arbor::fp16_to_fp32(b.m)};
+    }
+    const auto& b = reinterpret_cast<const arbor::BlockQ8_0*>(row)[k / 32];
+    return {b.qs[k % 32], arbor::fp16_to_fp32(b.d), 0.0f};
+}
+
+// The contract written out over the GGUF blocks: integer sums of codes per block, folded
+// into one float accumulator in column order.
 std::vector<float> contract_products(const Matrix& w, const std::vector<float>& x, int64_t n_x) {
-    std::vector<float> y(size_t(n_x * w.rows)), row(size_t(w.cols));
-    for (int64_t r = 0; r < w.rows; ++r) {
-        arbor::dequantize_row(w.type, w.view().row(r), row.data(), w.cols, arbor::Isa::Scalar);
-        for (int64_t t = 0; t < n_x; ++t) {
-            float s = 0.0f;
-            for (int64_t k = 0; k < w.cols; ++k) s = std::fma(row[size_t(k)], x[size_t(t * w.cols + k)], s);
-            y[size_t(t * w.rows + r)] = s;
+    std::vector<float> y(size_t(n_x * w.rows));
+    std::vector<int16_t> c(size_t(w.cols));
+    for (int64_t t = 0; t < n_x; ++t) {
+        std::vector<std::pair<float, float>> scale;
+        for (int64_t b = 0; b < w.cols / 32; ++b)
+            scale.push_back(round_block(x.data() + t * w.cols + b * 32, c.data() + b * 32));
+        for (int64_t r = 0; r < w.rows; ++r) {
+            float acc = 0.0f;
+            for (int64_t b = 0; b < w.cols / 32; ++b) {
+                int n = 0;
+                Element e{};
+                for (int64_t k = b * 32; k < b * 32 + 32; ++k) {
+                    e = gguf_element(w.type, w.view().row(r), k);
+                    n += e.code * c[size_t(k)];
+                }
+                acc = std::fma(float(n), e.d * scale[size_t(b)].first, acc);
+                if (w.type == DType::Q4_1) acc = std::fma(e.m, scale[size_t(b)].second, acc);
+            }
+            y[size_t(t * w.rows + r)] = acc;
         }
     }
     return y;
+}
+
+arbor::PanelActivations quantized(const std::vector<float>& x, int64_t n_x, int64_t cols) {
+    arbor::PanelActivations a;
+    a.resize(n_x, cols);
+    for (int64_t t = 0; t < n_x; ++t) a.quantize_row(t, x.data() + t * cols);
+    return a;
 }
 
 QString first_bit_difference(const std::vector<float>& got, const std::vector<float>& want) {
@@ -124,15 +173,79 @@ private slots:
         const auto x = random_rows(n_x, cols, 13);
         const arbor::PanelWeights p = arbor::PanelWeights::pack(w.view());
         std::vector<float> y(size_t(n_x * rows));
-        arbor::ref::panel_dot(p, 0, p.panels(), x.data(), cols, n_x, y.data(), rows);
+        arbor::ref::panel_dot(p, 0, p.panels(), quantized(x, n_x, cols), 0, n_x, y.data(), rows);
         const QString diff = first_bit_difference(y, contract_products(w, x, n_x));
         QVERIFY2(diff.isEmpty(), qPrintable(diff));
-        // And the contract is a dot product: close to the exact one.
-        arbor::MatmulOutput out{w.view(), y.data(), rows, nullptr};
-        std::vector<float> exact(y.size());
-        out.y = exact.data();
-        arbor::matmul_reference(x.data(), n_x, out);
-        for (size_t i = 0; i < y.size(); ++i) QVERIFY(std::fabs(y[i] - exact[i]) <= 1e-4f * (1.0f + std::fabs(exact[i])));
+        // And the contract is a dot product: the exact one up to the activations' rounding
+        // (half a step of each block, times the weight) and float rounding.
+        std::vector<float> row(static_cast<size_t>(cols));
+        for (int64_t r = 0; r < rows; ++r) {
+            arbor::dequantize_row(DType(type), w.view().row(r), row.data(), cols, arbor::Isa::Scalar);
+            for (int64_t t = 0; t < n_x; ++t) {
+                double exact = 0, bound = 1e-6;
+                for (int64_t b = 0; b < cols / 32; ++b) {
+                    double step = 0;
+                    for (int64_t k = b * 32; k < b * 32 + 32; ++k) step = std::max(step, std::fabs(double(x[size_t(t * cols + k)])));
+                    step /= 32767;
+                    for (int64_t k = b * 32; k < b * 32 + 32; ++k) {
+                        const double wx = double(row[size_t(k)]) * x[size_t(t * cols + k)];
+                        exact += wx;
+                        bound += std::fabs(double(row[size_t(k)])) * step * 0.505 + 1e-6 * std::fabs(wx);
+                    }
+                }
+                const double got = y[size_t(t * rows + r)];
+                QVERIFY2(std::fabs(got - exact) <= bound,
+                         qPrintable(QString("row %1, activation %2: %3 vs exact %4, bound %5").arg(r).arg(t).arg(got).arg(exact).arg(bound)));
+            }
+        }
+    }
+
+    // Codes are the nearest steps of d = max / 32767 (ties to even, up to the rounding of
+    // the reciprocal), the largest magnitude
+    // becomes +-32767 and s is d times the codes' sum; AVX2 gives the same bits.
+    void activationRounding() {
+        std::mt19937 rng(51);
+        std::vector<std::vector<float>> blocks;
+        for (int i = 0; i < 400; ++i) {
+            const float scale = std::ldexp(1.0f, int(rng() % 40) - 20);
+            std::vector<float> b = arbor::test::random_activations(32, rng);
+            for (float& v : b) v *= scale;
+            blocks.push_back(b);
+        }
+        blocks.push_back(std::vector<float>(32, 0.0f));
+        // Ties: with a largest magnitude of 32767, the step is 1 and halves are exact ties.
+        std::vector<float> ties(32);
+        for (int k = 0; k < 32; ++k) ties[size_t(k)] = float(k) - 15.5f;
+        ties[0] = -32767.0f;
+        blocks.push_back(ties);
+        for (const auto& b : blocks) {
+            int16_t ref_codes[32], avx_codes[32];
+            const arbor::PanelBlockScale r = arbor::ref::quantize_panel_block(b.data(), ref_codes);
+            double max_abs = 0, sum = 0;
+            for (float v : b) max_abs = std::max(max_abs, double(std::fabs(v)));
+            for (int k = 0; k < 32; ++k) {
+                const double v = b[size_t(k)], step = double(r.d);
+                // Half a step, plus the rounding of 1 / d and of x * (1 / d): under
+                // 32767 * 2^-23 steps.
+                QVERIFY2(std::fabs(ref_codes[k] * step - v) <= 0.505 * step,
+                         qPrintable(QString("element %1 = %2: code %3, step %4").arg(k).arg(v).arg(ref_codes[k]).arg(step)));
+                if (std::fabs(v) == max_abs && max_abs > 0) QCOMPARE(std::abs(int(ref_codes[k])), 32767);
+                sum += ref_codes[k];
+            }
+            QCOMPARE(r.s, r.d * float(sum));
+            if (&b == &blocks.back())
+                for (int k = 1; k < 32; ++k) {
+                    const int want = int(std::nearbyint(b[size_t(k)]));  // the even neighbour
+                    QVERIFY2(ref_codes[k] == want && want % 2 == 0,
+                             qPrintable(QString("tie %1: code %2").arg(b[size_t(k)]).arg(ref_codes[k])));
+                }
+            if (!arbor::avx2::available()) continue;
+            const arbor::PanelBlockScale v = arbor::avx2::quantize_panel_block(b.data(), avx_codes);
+            QVERIFY(std::memcmp(ref_codes, avx_codes, sizeof ref_codes) == 0);
+            QCOMPARE(std::memcmp(&v.d, &r.d, sizeof(float)), 0);
+            QCOMPARE(std::memcmp(&v.s, &r.s, sizeof(float)), 0);
+        }
+        if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA/F16C: only the reference rounding was checked");
     }
 
     // Every activation-row count up to two tiles of eight and past, every panel range
@@ -151,14 +264,16 @@ private slots:
         QFETCH(int, n_x);
         const int64_t rows = 77, cols = 160;  // ten panels, the last with five rows
         const Matrix w = random_matrix(DType(type), rows, cols, 21);
-        const auto x = random_rows(n_x, cols, 22);
+        // One activation row more than used: the products start at row 1 of the activations.
+        const auto x = random_rows(n_x + 1, cols, 22);
+        const arbor::PanelActivations a = quantized(x, n_x + 1, cols);
         const arbor::PanelWeights p = arbor::PanelWeights::pack(w.view());
         const float untouched = std::numeric_limits<float>::quiet_NaN();
         for (auto [begin, end] : {std::pair<int64_t, int64_t>{0, 10}, {1, 8}, {3, 10}, {9, 10}, {4, 5}}) {
             // Eight guard elements past the end catch a store of the last panel's missing rows.
             std::vector<float> want(size_t(n_x * rows + 8), untouched), got = want;
-            arbor::ref::panel_dot(p, begin, end, x.data(), cols, n_x, want.data(), rows);
-            arbor::avx2::panel_dot(p, begin, end, x.data(), cols, n_x, got.data(), rows);
+            arbor::ref::panel_dot(p, begin, end, a, 1, n_x, want.data(), rows);
+            arbor::avx2::panel_dot(p, begin, end, a, 1, n_x, got.data(), rows);
             const QString diff = first_bit_difference(got, want);
             QVERIFY2(diff.isEmpty(), qPrintable(QString("panels %1-%2, %3").arg(begin).arg(end).arg(diff)));
             for (int64_t t = 0; t < n_x; ++t)

@@ -3,9 +3,9 @@
 //
 // Two ways to take the activations:
 // - Float (default): float_dot.h, weights dequantized exactly and multiplied with the
-//   float activations in one fixed order; through the weight's panels (panel_weights.h)
-//   when the output has them, in the panels' order. Exact up to float rounding, so the result is a
-//   smooth function of the input, and a row's result does not depend on its batch.
+//   float activations in one fixed order, exact up to float rounding; through the
+//   weight's panels (panel_weights.h) when the output has them, with the activations
+//   rounded to 16 bits per block. Either way a row's result does not depend on its batch.
 // - Int8: activations are quantized per block to 8 bits (Q8_0/Q8_1/Q8_K) and dotted with
 //   the quantized blocks in integer arithmetic, as llama.cpp does. Faster for long
 //   prompts, but the rounding of activations makes logits jump by tenths under tiny input
@@ -47,6 +47,8 @@ public:
         std::vector<uint8_t> data;
     };
     std::vector<Slot> slots;
+    // The activations quantized for the panel products (Float mode, weights with panels).
+    PanelActivations panel_activations;
 };
 
 // For each output j and activation row t < n_rows:

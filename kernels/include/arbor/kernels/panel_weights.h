@@ -1,23 +1,34 @@
-// Quantized weight matrices repacked as panels of eight rows, for products with float
-// activations (the CPU backend's default for Q4_1 and Q8_0 weights).
+// Quantized weight matrices repacked as panels of eight rows, multiplied with activations
+// quantized to 16 bits per block in integer arithmetic (the CPU backend's default for
+// Q4_1 and Q8_0 weights).
 //
-// Why: in GGUF order a vector holds eight elements of one weight row, so every
-// (weight row, activation row) pair needs its own accumulator and a horizontal sum, and
-// each activation row is loaded once per weight row. In a panel a vector holds the same
-// element of eight weight rows: one dequantized vector multiplies a broadcast activation
-// element of every activation row in the tile, and each accumulator is eight finished
-// outputs. With eight activation rows (eight chats decoding) this measured about 40%
-// more multiply-adds per second than the GGUF-order kernels on the default model's shapes.
+// Why panels: in GGUF order a vector holds elements of one weight row, so every
+// (weight row, activation row) pair needs its own accumulator and a horizontal sum. In a
+// panel a vector holds two neighbouring elements of each of eight weight rows: one
+// vector of codes multiplies a broadcast pair of activation codes of every activation
+// row in the tile (vpmaddwd), and each accumulator is eight finished outputs.
+// Why 16-bit activations: converting weight codes to floats cost more than the products
+// themselves; integer products of codes skip it and need half the instructions. Each
+// activation is rounded to 1/32767 of its block's largest magnitude, a relative error
+// 256 times smaller than llama.cpp's 8-bit activations.
 //
 // Layout: panel p holds rows 8p .. 8p + 7 (rows past the matrix's end are zeros), one
 // panel block per quantization block of the rows, the blocks in column order. A panel
-// block holds the eight rows' scales and then their codes interleaved element by element
-// (PanelBlockQ4_1, PanelBlockQ8_0 below); the bytes equal the GGUF blocks' in number.
+// block holds the eight rows' scales and then their codes, row by row in pairs of
+// neighbouring elements (PanelBlockQ4_1, PanelBlockQ8_0 below); the bytes equal the
+// GGUF blocks' in number.
 //
-// The operation order (the contract every path reproduces bit for bit, so a sequence's
-// logits never depend on what else shares its batch, nor on the tile that computed it):
-//   w[r][k] = the weight dequantized exactly as dequantize_row gives it;
-//   y[t][r] = s after s = 0; s = fma(w[r][k], x[t][k], s) for k = 0, 1, ..., cols - 1.
+// The contract every path reproduces bit for bit (so a sequence's logits never depend on
+// what else shares its batch, nor on the tile that computed it). Activation row t, per
+// block b of 32 elements x[k]:
+//   a = max |x[k]|;  d[t][b] = a / 32767;  inv = d > 0 ? 1 / d : 0 (floats);
+//   c[t][k] = x[k] * inv rounded to the nearest integer, ties to even;
+//   s[t][b] = d[t][b] * float(sum of the block's c[t][k]).
+// Weight row r, block b: codes q[r][k] (Q4_1: 0..15, Q8_0: -128..127), scale dw, min mw.
+//   y[t][r] = acc after acc = 0 and, for b = 0, 1, ... in order,
+//     n = sum over the block of q[r][k] * c[t][k]   (exact integers)
+//     acc = fma(float(n), dw[r][b] * d[t][b], acc)
+//     Q4_1 only: acc = fma(mw[r][b], s[t][b], acc)
 #pragma once
 
 #include "arbor/kernels/dtype.h"
@@ -30,16 +41,18 @@ namespace arbor {
 
 constexpr int kPanelRows = 8;
 
-// Codes of elements 2g (low nibble) and 2g + 1 (high nibble) of row r at qs[g][r].
+// Elements 4h + j (low nibble) and 4h + j + 2 (high nibble) of row r at qs[h][2r + j],
+// j = 0, 1: widened to 16 bits, the low nibbles of group h are the pairs of elements
+// (4h, 4h + 1) of the eight rows, the high nibbles the pairs (4h + 2, 4h + 3).
 struct PanelBlockQ4_1 {
     uint16_t d[kPanelRows];
     uint16_t m[kPanelRows];
-    uint8_t qs[16][kPanelRows];
+    uint8_t qs[8][2 * kPanelRows];
 };
-// Code of element k of row r at qs[k][r].
+// Element 2g + j of row r at qs[g][2r + j].
 struct PanelBlockQ8_0 {
     uint16_t d[kPanelRows];
-    int8_t qs[32][kPanelRows];
+    int8_t qs[16][2 * kPanelRows];
 };
 static_assert(sizeof(PanelBlockQ4_1) == 160 && sizeof(PanelBlockQ8_0) == 272);
 
@@ -68,19 +81,46 @@ private:
     std::vector<uint8_t> data_;
 };
 
-// y[t * ldy + r] = (row r of w) . (x + t * ldx) for the rows of panels [p_begin, p_end)
-// (those before w.rows()) and t < n_x, in the contract's order.
-void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const float* x, int64_t ldx, int64_t n_x,
-               float* y, int64_t ldy);
+// Activation rows quantized as the contract says: codes, and per block d and s.
+class PanelActivations {
+public:
+    // Sizes for n_rows rows of `cols` (a multiple of 32) elements; keeps the capacity.
+    void resize(int64_t n_rows, int64_t cols);
+    // Quantizes row t from x (cols floats).
+    void quantize_row(int64_t t, const float* x);
+
+    int64_t rows() const { return rows_; }
+    int64_t cols() const { return cols_; }
+    const int16_t* codes(int64_t t) const { return codes_.data() + size_t(t * cols_); }
+    const float* scales(int64_t t) const { return d_.data() + size_t(t * (cols_ / 32)); }
+    const float* sums(int64_t t) const { return s_.data() + size_t(t * (cols_ / 32)); }
+
+private:
+    int64_t rows_ = 0, cols_ = 0;
+    std::vector<int16_t> codes_;
+    std::vector<float> d_, s_;
+};
+
+// y[t * ldy + r] = (row r of w) . (activation row t0 + t) for the rows of panels
+// [p_begin, p_end) (those before w.rows()) and t < n_x, in the contract's order.
+void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
+               int64_t n_x, float* y, int64_t ldy);
+
+// One block of 32 activations quantized: codes, and returns {d, s}.
+struct PanelBlockScale {
+    float d, s;
+};
 
 namespace ref {
-void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const float* x, int64_t ldx, int64_t n_x,
-               float* y, int64_t ldy);
+PanelBlockScale quantize_panel_block(const float* x, int16_t* codes);
+void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
+               int64_t n_x, float* y, int64_t ldy);
 } // namespace ref
 
 namespace avx2 {
-void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const float* x, int64_t ldx, int64_t n_x,
-               float* y, int64_t ldy);
+PanelBlockScale quantize_panel_block(const float* x, int16_t* codes);
+void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
+               int64_t n_x, float* y, int64_t ldy);
 } // namespace avx2
 
 } // namespace arbor
