@@ -58,15 +58,8 @@ int code(const PanelBlockQ4_1& b, int r, int k) {
 int code(const PanelBlockQ8_0& b, int r, int k) {
     return b.qs[k / 2][2 * r + k % 2];
 }
-float min_of(const PanelBlockQ4_1& b, int r) {
-    return fp16_to_fp32(b.m[r]);
-}
-float min_of(const PanelBlockQ8_0&, int) {
-    return 0.0f;
-}
-
 float element(const PanelBlockQ4_1& b, int r, int k) {
-    return fp16_to_fp32(b.d[r]) * float(code(b, r, k)) + min_of(b, r);
+    return fp16_to_fp32(b.d[r]) * float(code(b, r, k)) + fp16_to_fp32(b.m[r]);
 }
 
 float element(const PanelBlockQ8_0& b, int r, int k) {
@@ -83,7 +76,7 @@ float contract_dot(const uint8_t* panel, int r, const PanelActivations& x, int64
         int32_t n = 0;
         for (int k = 0; k < kBlock; ++k) n += code(blocks[b], r, k) * int32_t(c[b * kBlock + k]);
         acc = std::fma(float(n), fp16_to_fp32(blocks[b].d[r]) * x.scales(t)[b], acc);
-        if constexpr (std::is_same_v<Block, PanelBlockQ4_1>) acc = std::fma(min_of(blocks[b], r), x.sums(t)[b], acc);
+        if constexpr (std::is_same_v<Block, PanelBlockQ4_1>) acc = std::fma(fp16_to_fp32(blocks[b].m[r]), x.sums(t)[b], acc);
     }
     return acc;
 }

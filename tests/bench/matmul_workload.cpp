@@ -2,7 +2,8 @@
 // on the model's own weights (layer 0's FFN gate and down, the output projection, and
 // every layer's products in turn, which stream from memory as in a step), for batches of
 // 1 to 64 activation rows, through panels with 16-bit activations (the backend's
-// default) or in GGUF order with float products (--weights gguf). Reports GMAC/s, so kernel changes can be compared directly.
+// default) or in GGUF order with float products (--weights gguf). Reports GMAC/s, so
+// kernel changes can be compared directly.
 #include "workloads.h"
 
 #include "bench_report.h"
