@@ -45,4 +45,14 @@ void unmap_file(const Mapping& mapping) noexcept {
     if (mapping.data) ::munmap(const_cast<uint8_t*>(mapping.data), mapping.size);
 }
 
+void release_pages(const uint8_t* begin, size_t bytes) noexcept {
+    const auto page = uintptr_t(::sysconf(_SC_PAGESIZE));
+    // Whole pages only: the partial pages at either end hold other tensors' bytes.
+    const uintptr_t first = (uintptr_t(begin) + page - 1) / page * page;
+    const uintptr_t end = (uintptr_t(begin) + bytes) / page * page;
+    // The mapping is read-only and private, so it has no page of its own to lose: the
+    // kernel drops the references to the file's pages and faults them in again on use.
+    if (first < end) ::madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
+}
+
 } // namespace arbor::gguf_detail

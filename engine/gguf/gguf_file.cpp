@@ -234,6 +234,12 @@ std::unique_ptr<GgufFile> GgufFile::open(const std::filesystem::path& path) {
 
 GgufFile::~GgufFile() { gguf_detail::unmap_file({map_, map_size_}); }
 
+void GgufFile::release_pages(const uint8_t* data, size_t bytes) const {
+    if (data < map_ || bytes > map_size_ || size_t(data - map_) > map_size_ - bytes)
+        throw Error("GGUF file '" + path_.string() + "': release_pages outside the mapping");
+    gguf_detail::release_pages(data, bytes);
+}
+
 const GgufValue* GgufFile::find(std::string_view key) const {
     const auto it = key_index_.find(key);
     return it == key_index_.end() ? nullptr : &metadata_[it->second].second;

@@ -130,7 +130,13 @@ void CpuBackend::pack_panels() {
     want(w.output);
     std::vector<PanelWeights> packed(todo.size());
     pool_.parallel_for(int64_t(todo.size()), [&](int64_t i, int) { packed[size_t(i)] = PanelWeights::pack(*todo[size_t(i)]); });
-    for (size_t i = 0; i < todo.size(); ++i) panels_.emplace(todo[i]->data, std::move(packed[i]));
+    for (size_t i = 0; i < todo.size(); ++i) {
+        panels_.emplace(todo[i]->data, std::move(packed[i]));
+        // The panels replace the GGUF rows in every product, so their pages need not
+        // stay resident beside the copy; embedding lookups still read token_embd's rows.
+        if (todo[i]->data != w.token_embd.data)
+            model_.file().release_pages(todo[i]->data, size_t(todo[i]->rows) * todo[i]->row_stride);
+    }
 }
 
 void CpuBackend::validate(const ForwardBatch& batch) const {

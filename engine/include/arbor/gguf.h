@@ -80,6 +80,12 @@ public:
     const std::vector<GgufTensor>& tensors() const { return tensors_; }
     const GgufTensor* find_tensor(std::string_view name) const;
 
+    // For data a caller has copied elsewhere (weights repacked for a backend): releases
+    // this process's resident copy of the whole pages of [data, data + bytes), which must
+    // lie inside the mapped file. The bytes stay readable; touched again, they are read
+    // from the file (or the page cache) anew.
+    void release_pages(const uint8_t* data, size_t bytes) const;
+
 private:
     GgufFile() = default;
     struct Parser;
