@@ -12,7 +12,10 @@
 #include "arbor/model.h"
 #include "kv_pages.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <thread>
@@ -118,6 +121,7 @@ private:
 };
 
 void CpuBackend::pack_panels() {
+    const auto start = std::chrono::steady_clock::now();
     const ModelWeights& w = model_.weights();
     std::vector<const TensorView*> todo;
     auto want = [&](const TensorView& t) {
@@ -137,6 +141,10 @@ void CpuBackend::pack_panels() {
         if (todo[i]->data != w.token_embd.data)
             model_.file().release_pages(todo[i]->data, size_t(todo[i]->rows) * todo[i]->row_stride);
     }
+    size_t bytes = 0;
+    for (const auto& [data, p] : panels_) bytes += p.panel_bytes() * size_t(p.panels());
+    spdlog::info("packed {} weight matrices ({:.1f} MB) as panels in {:.0f} ms", panels_.size(), double(bytes) / 1e6,
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
 }
 
 void CpuBackend::validate(const ForwardBatch& batch) const {
