@@ -101,7 +101,8 @@ private:
     MatmulScratch scratch_;
     Activations activations_;
     // Panel copies of the packable matrix weights, by the weight's data (the output
-    // projection, when tied, shares token_embd's; embedding lookups read the GGUF rows).
+    // projection, when tied, shares token_embd's, and embedding lookups then read the
+    // panels too).
     std::unordered_map<const uint8_t*, PanelWeights> panels_;
     // Positions per part of one row's attention. A row with more attends in parts, each
     // its own task, merged by the parts' softmax statistics (as flash-decoding does): a
@@ -136,10 +137,9 @@ void CpuBackend::pack_panels() {
     pool_.parallel_for(int64_t(todo.size()), [&](int64_t i, int) { packed[size_t(i)] = PanelWeights::pack(*todo[size_t(i)]); });
     for (size_t i = 0; i < todo.size(); ++i) {
         panels_.emplace(todo[i]->data, std::move(packed[i]));
-        // The panels replace the GGUF rows in every product, so their pages need not
-        // stay resident beside the copy; embedding lookups still read token_embd's rows.
-        if (todo[i]->data != w.token_embd.data)
-            model_.file().release_pages(todo[i]->data, size_t(todo[i]->rows) * todo[i]->row_stride);
+        // The panels replace the GGUF rows everywhere (products and embedding lookups),
+        // so those pages need not stay resident beside the copy.
+        model_.file().release_pages(todo[i]->data, size_t(todo[i]->rows) * todo[i]->row_stride);
     }
     size_t bytes = 0;
     for (const auto& [data, p] : panels_) bytes += p.panel_bytes() * size_t(p.panels());
@@ -196,8 +196,12 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
         }
     }
     plan_attention(rows);
+    const auto embd_panels = panels_.find(w.token_embd.data);
     for_rows(rows, [&](int64_t t) {
-        dequantize_row(w.token_embd.type, w.token_embd.row(batch.tokens[size_t(t)]), &x_[size_t(t * E)], E);
+        const TokenId token = batch.tokens[size_t(t)];
+        // Panels hold exactly the GGUF rows' values (PanelWeights::dequantize_row).
+        if (embd_panels != panels_.end()) embd_panels->second.dequantize_row(token, &x_[size_t(t * E)]);
+        else dequantize_row(w.token_embd.type, w.token_embd.row(token), &x_[size_t(t * E)], E);
         model_.rope_table(row_pos_[size_t(t)], &rope_[size_t(t * D)]);
     });
 

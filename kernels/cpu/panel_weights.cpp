@@ -88,7 +88,8 @@ float contract_dot(const uint8_t* panel, int r, const PanelActivations& x, int64
 template <class Block>
 void dequantize_from(const uint8_t* panel, int r, int64_t cols, float* out) {
     const auto* blocks = reinterpret_cast<const Block*>(panel);
-    for (int64_t i = 0; i < cols; ++i) out[i] = element(blocks[i / kBlock], r, int(i % kBlock));
+    for (int64_t b = 0; b < cols / kBlock; ++b)
+        for (int k = 0; k < kBlock; ++k) out[b * kBlock + k] = element(blocks[b], r, k);
 }
 
 } // namespace

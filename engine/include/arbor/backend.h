@@ -52,9 +52,8 @@ struct BackendOptions {
     bool int8_activations = false;
     // Q4_1 and Q8_0 weights through copies packed as panels of eight rows, multiplied with
     // activations rounded to 16 bits per block in integer arithmetic (panel_weights.h;
-    // the file's pages of the packed matrices are released, except token_embd's, which
-    // embedding lookups read). False keeps the GGUF order and the exact float products
-    // of float_dot.h.
+    // the file's pages of the packed matrices are released, so memory holds them once).
+    // False keeps the GGUF order and the exact float products of float_dot.h.
     bool panel_weights = true;
     // Positions per attention task: a row that attends to more is split into parts of
     // this many, computed in parallel and merged (0: never split).
