@@ -18,6 +18,8 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <stdexcept>
 #include <thread>
 #include <unordered_map>
 
@@ -133,10 +135,18 @@ void CpuBackend::pack_panels() {
     for (const auto& lw : w.layers)
         for (const TensorView* t : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down}) want(*t);
     want(w.output);
-    std::vector<PanelWeights> packed(todo.size());
-    pool_.parallel_for(int64_t(todo.size()), [&](int64_t i, int) { packed[size_t(i)] = PanelWeights::pack(*todo[size_t(i)]); });
+    std::vector<std::optional<PanelWeights>> packed(todo.size());
+    pool_.parallel_for(int64_t(todo.size()), [&](int64_t i, int) {
+        try {
+            packed[size_t(i)] = PanelWeights::pack(*todo[size_t(i)]);
+        } catch (const std::invalid_argument& e) {
+            // Scales no real model has: this matrix keeps the GGUF order (exact for any value).
+            spdlog::warn("{}; that matrix stays in GGUF order", e.what());
+        }
+    });
     for (size_t i = 0; i < todo.size(); ++i) {
-        panels_.emplace(todo[i]->data, std::move(packed[i]));
+        if (!packed[i]) continue;
+        panels_.emplace(todo[i]->data, std::move(*packed[i]));
         // The panels replace the GGUF rows everywhere (products and embedding lookups),
         // so those pages need not stay resident beside the copy.
         model_.file().release_pages(todo[i]->data, size_t(todo[i]->rows) * todo[i]->row_stride);

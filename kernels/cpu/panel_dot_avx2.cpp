@@ -201,8 +201,8 @@ PanelBlockScale quantize_panel_block(const float* x, int16_t* codes) {
 
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                int64_t n_x, float* y, int64_t ldy) {
-    if (w.type() == DType::Q4_1) panel_rows<Q4_1P>(w, p_begin, p_end, x, t0, n_x, y, ldy);
-    else panel_rows<Q8_0P>(w, p_begin, p_end, x, t0, n_x, y, ldy);
+    if (w.q8()) panel_rows<Q8_0P>(w, p_begin, p_end, x, t0, n_x, y, ldy);
+    else panel_rows<Q4_1P>(w, p_begin, p_end, x, t0, n_x, y, ldy);
 }
 
 } // namespace arbor::avx2

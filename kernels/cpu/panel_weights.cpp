@@ -35,6 +35,22 @@ void pack_block(const BlockQ4_1* const (&src)[kPanelRows], int rows, PanelBlockQ
     }
 }
 
+// Q4_0: the same nibbles; d * q - 8d is exactly the GGUF value d * (q - 8).
+void pack_block(const BlockQ4_0* const (&src)[kPanelRows], int rows, PanelBlockQ4_1& out) {
+    const BlockQ4_1* as_q4_1[kPanelRows] = {};
+    BlockQ4_1 blocks[kPanelRows];
+    for (int r = 0; r < rows; ++r) {
+        const float m = -8.0f * fp16_to_fp32(src[r]->d);
+        blocks[r].d = src[r]->d;
+        blocks[r].m = fp32_to_fp16(m);
+        if (!std::isfinite(fp16_to_fp32(blocks[r].m)))
+            throw std::invalid_argument("PanelWeights: a Q4_0 scale is not finite or too large for -8 d to be a half");
+        std::memcpy(blocks[r].qs, src[r]->qs, sizeof blocks[r].qs);
+        as_q4_1[r] = &blocks[r];
+    }
+    pack_block(as_q4_1, rows, out);
+}
+
 void pack_block(const BlockQ8_0* const (&src)[kPanelRows], int rows, PanelBlockQ8_0& out) {
     std::memset(&out, 0, sizeof out);
     for (int r = 0; r < rows; ++r) {
@@ -95,7 +111,7 @@ void dequantize_from(const uint8_t* panel, int r, int64_t cols, float* out) {
 } // namespace
 
 bool PanelWeights::packable(DType type, int64_t cols) {
-    return (type == DType::Q4_1 || type == DType::Q8_0) && cols > 0 && cols % kBlock == 0;
+    return (type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0) && cols > 0 && cols % kBlock == 0;
 }
 
 PanelWeights PanelWeights::pack(const TensorView& w) {
@@ -105,10 +121,11 @@ PanelWeights PanelWeights::pack(const TensorView& w) {
     out.rows_ = w.rows;
     out.cols_ = w.cols;
     const int64_t blocks = w.cols / kBlock;
-    const size_t block_bytes = w.type == DType::Q4_1 ? sizeof(PanelBlockQ4_1) : sizeof(PanelBlockQ8_0);
+    const size_t block_bytes = out.q8() ? sizeof(PanelBlockQ8_0) : sizeof(PanelBlockQ4_1);
     out.panel_bytes_ = size_t(blocks) * block_bytes;
     out.data_.resize(out.panel_bytes_ * size_t(out.panels()));
-    if (w.type == DType::Q4_1) pack_panels<BlockQ4_1, PanelBlockQ4_1>(w, out.panels(), blocks, out.data_.data());
+    if (w.type == DType::Q4_0) pack_panels<BlockQ4_0, PanelBlockQ4_1>(w, out.panels(), blocks, out.data_.data());
+    else if (w.type == DType::Q4_1) pack_panels<BlockQ4_1, PanelBlockQ4_1>(w, out.panels(), blocks, out.data_.data());
     else pack_panels<BlockQ8_0, PanelBlockQ8_0>(w, out.panels(), blocks, out.data_.data());
     return out;
 }
@@ -116,8 +133,8 @@ PanelWeights PanelWeights::pack(const TensorView& w) {
 void PanelWeights::dequantize_row(int64_t r, float* out) const {
     const uint8_t* p = panel(r / kPanelRows);
     const int lane = int(r % kPanelRows);
-    if (type_ == DType::Q4_1) dequantize_from<PanelBlockQ4_1>(p, lane, cols_, out);
-    else dequantize_from<PanelBlockQ8_0>(p, lane, cols_, out);
+    if (q8()) dequantize_from<PanelBlockQ8_0>(p, lane, cols_, out);
+    else dequantize_from<PanelBlockQ4_1>(p, lane, cols_, out);
 }
 
 void PanelActivations::resize(int64_t n_rows, int64_t cols) {
@@ -160,8 +177,8 @@ void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const Pane
         const uint8_t* panel = w.panel(r / kPanelRows);
         const int lane = int(r % kPanelRows);
         for (int64_t t = 0; t < n_x; ++t)
-            y[t * ldy + r] = w.type() == DType::Q4_1 ? contract_dot<PanelBlockQ4_1>(panel, lane, x, t0 + t)
-                                                     : contract_dot<PanelBlockQ8_0>(panel, lane, x, t0 + t);
+            y[t * ldy + r] = w.q8() ? contract_dot<PanelBlockQ8_0>(panel, lane, x, t0 + t)
+                                    : contract_dot<PanelBlockQ4_1>(panel, lane, x, t0 + t);
     }
 }
 } // namespace ref

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <map>
 #include <random>
 #include <vector>
@@ -90,8 +91,12 @@ WorkloadResult run_matmul(const Model& model, const EngineOptions& options) {
                    {"all layers", layers}};
     Panels panels;
     auto pack = [&](const TensorView& w) {
-        if (options.backend.panel_weights && PanelWeights::packable(w.type, w.cols))
+        if (!options.backend.panel_weights || !PanelWeights::packable(w.type, w.cols)) return;
+        try {
             panels.emplace(w.data, PanelWeights::pack(w));
+        } catch (const std::invalid_argument&) {
+            // As in the backend: a matrix whose scales cannot be packed keeps the GGUF order.
+        }
     };
     for (const auto& call : layers)
         for (const TensorView& w : call) pack(w);

@@ -1,4 +1,4 @@
-// Weights packed as panels of eight rows (panel_weights.h): packing keeps every weight
+// Weights packed as panels of eight rows (panel_weights.h; Q4_0, Q4_1, Q8_0): packing keeps every weight
 // (checked against dequantize_row of the GGUF rows); the activations' 16-bit codes
 // round each value to the nearest step (AVX2 bit for bit as the reference); the scalar
 // reference follows the contract (checked against a fold written here over the GGUF
@@ -71,6 +71,13 @@ struct Element {
     float d, m;
 };
 Element gguf_element(DType type, const uint8_t* row, int64_t k) {
+    if (type == DType::Q4_0) {
+        // The value d * (code - 8) as the contract sees it: code, d and the minimum -8 d.
+        const auto& b = reinterpret_cast<const arbor::BlockQ4_0*>(row)[k / 32];
+        const int i = int(k % 32);
+        const float d = arbor::fp16_to_fp32(b.d);
+        return {i < 16 ? b.qs[i] & 0x0f : b.qs[i - 16] >> 4, d, -8.0f * d};
+    }
     if (type == DType::Q4_1) {
         const auto& b = reinterpret_cast<const arbor::BlockQ4_1*>(row)[k / 32];
         const int i = int(k % 32);
@@ -99,7 +106,7 @@ std::vector<float> contract_products(const Matrix& w, const std::vector<float>& 
                     n += e.code * c[size_t(k)];
                 }
                 acc = std::fma(float(n), e.d * scale[size_t(b)].first, acc);
-                if (w.type == DType::Q4_1) acc = std::fma(e.m, scale[size_t(b)].second, acc);
+                if (w.type != DType::Q8_0) acc = std::fma(e.m, scale[size_t(b)].second, acc);
             }
             y[size_t(t * w.rows + r)] = acc;
         }
@@ -130,7 +137,7 @@ void add_shape_rows() {
     QTest::addColumn<int>("type");
     QTest::addColumn<int>("rows");
     QTest::addColumn<int>("cols");
-    for (DType type : {DType::Q4_1, DType::Q8_0})
+    for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0})
         for (int rows : {1, 7, 8, 9, 24, 61})
             for (int cols : {32, 96, 576})
                 QTest::newRow(qPrintable(QString("%1 %2x%3").arg(type_name(type)).arg(rows).arg(cols)))
@@ -152,12 +159,20 @@ private slots:
         const arbor::PanelWeights p = arbor::PanelWeights::pack(w.view());
         QCOMPARE(p.panels(), int64_t((rows + 7) / 8));
         QCOMPARE(p.rows(), int64_t(rows));
-        // The same bytes as the GGUF blocks, padding rows included.
-        QCOMPARE(p.panel_bytes() * size_t(p.panels()), arbor::row_bytes(DType(type), cols) * size_t(p.panels()) * 8);
+        // The same bytes as the GGUF blocks, padding rows included (Q4_0: as Q4_1's, the
+        // minimum added).
+        const DType layout = DType(type) == DType::Q4_0 ? DType::Q4_1 : DType(type);
+        QCOMPARE(p.panel_bytes() * size_t(p.panels()), arbor::row_bytes(layout, cols) * size_t(p.panels()) * 8);
         std::vector<float> want(static_cast<size_t>(cols)), got(static_cast<size_t>(cols));
         for (int r = 0; r < rows; ++r) {
             arbor::dequantize_row(DType(type), w.view().row(r), want.data(), cols, arbor::Isa::Scalar);
             p.dequantize_row(r, got.data());
+            if (DType(type) == DType::Q4_0) {
+                // d * 8 - 8 d is +0 where d * (8 - 8) is -0 for a negative d: equal values,
+                // the sign of a zero aside.
+                for (int k = 0; k < cols; ++k)
+                    if (want[size_t(k)] == 0.0f && got[size_t(k)] == 0.0f) want[size_t(k)] = got[size_t(k)];
+            }
             const QString diff = first_bit_difference(got, want);
             QVERIFY2(diff.isEmpty(), qPrintable(QString("row %1, %2").arg(r).arg(diff)));
         }
@@ -254,7 +269,7 @@ private slots:
     void avx2MatchesReference_data() {
         QTest::addColumn<int>("type");
         QTest::addColumn<int>("n_x");
-        for (DType type : {DType::Q4_1, DType::Q8_0})
+        for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0})
             for (int n_x : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 16, 17, 24})
                 QTest::newRow(qPrintable(QString("%1 x%2").arg(type_name(type)).arg(n_x))) << int(type) << n_x;
     }
@@ -290,6 +305,7 @@ private slots:
     // alone, with one thread or three, and equals the contract.
     void rowIndependentOfBatchAndThreads_data() {
         QTest::addColumn<int>("type");
+        QTest::newRow("Q4_0") << int(DType::Q4_0);
         QTest::newRow("Q4_1") << int(DType::Q4_1);
         QTest::newRow("Q8_0") << int(DType::Q8_0);
     }
@@ -319,13 +335,23 @@ private slots:
     }
 
     void rejectsWhatItCannotPack() {
+        QVERIFY(arbor::PanelWeights::packable(DType::Q4_0, 64));
         QVERIFY(arbor::PanelWeights::packable(DType::Q4_1, 64));
         QVERIFY(arbor::PanelWeights::packable(DType::Q8_0, 32));
-        for (DType type : {DType::F32, DType::F16, DType::Q4_0, DType::Q5_1, DType::Q6_K})
+        for (DType type : {DType::F32, DType::F16, DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q6_K})
             QVERIFY2(!arbor::PanelWeights::packable(type, 256), qPrintable(type_name(type)));
         QVERIFY(!arbor::PanelWeights::packable(DType::Q4_1, 48));
         const Matrix f32 = random_matrix(DType::F32, 8, 64, 41);
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, arbor::PanelWeights::pack(f32.view()));
+        // A Q4_0 scale whose minimum -8 d is no finite half (the largest that is: 8188).
+        Matrix q4_0 = random_matrix(DType::Q4_0, 8, 64, 45);
+        auto* blocks = reinterpret_cast<arbor::BlockQ4_0*>(q4_0.bytes.data());
+        blocks[0].d = arbor::fp32_to_fp16(8188.0f);
+        arbor::PanelWeights::pack(q4_0.view());
+        for (float d : {8192.0f, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+            blocks[5].d = arbor::fp32_to_fp16(d);
+            QVERIFY_THROWS_EXCEPTION(std::invalid_argument, arbor::PanelWeights::pack(q4_0.view()));
+        }
 
         // Panels of another matrix are refused, not misread.
         const Matrix a = random_matrix(DType::Q4_1, 16, 64, 42), b = random_matrix(DType::Q4_1, 24, 64, 43);

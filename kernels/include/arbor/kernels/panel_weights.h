@@ -1,6 +1,6 @@
 // Quantized weight matrices repacked as panels of eight rows, multiplied with activations
 // quantized to 16 bits per block in integer arithmetic (the CPU backend's default for
-// Q4_1 and Q8_0 weights).
+// Q4_0, Q4_1 and Q8_0 weights).
 //
 // Why panels: in GGUF order a vector holds elements of one weight row, so every
 // (weight row, activation row) pair needs its own accumulator and a horizontal sum. In a
@@ -24,11 +24,12 @@
 //   a = max |x[k]|;  d[t][b] = a / 32767;  inv = d > 0 ? 1 / d : 0 (floats);
 //   c[t][k] = x[k] * inv rounded to the nearest integer, ties to even;
 //   s[t][b] = d[t][b] * float(sum of the block's c[t][k]).
-// Weight row r, block b: codes q[r][k] (Q4_1: 0..15, Q8_0: -128..127), scale dw, min mw.
+// Weight row r, block b: codes q[r][k] (Q4_0, Q4_1: 0..15, Q8_0: -128..127), scale dw,
+// min mw (Q4_0: -8 dw, exact in half precision, so its blocks take the Q4_1 layout).
 //   y[t][r] = acc after acc = 0 and, for b = 0, 1, ... in order,
 //     n = sum over the block of q[r][k] * c[t][k]   (exact integers)
 //     acc = fma(float(n), dw[r][b] * d[t][b], acc)
-//     Q4_1 only: acc = fma(mw[r][b], s[t][b], acc)
+//     Q4_0 and Q4_1: acc = fma(mw[r][b], s[t][b], acc)
 #pragma once
 
 #include "arbor/kernels/dtype.h"
@@ -58,20 +59,24 @@ static_assert(sizeof(PanelBlockQ4_1) == 160 && sizeof(PanelBlockQ8_0) == 272);
 
 class PanelWeights {
 public:
-    // Whether a matrix of this type and row length can be packed (Q4_1, Q8_0; whole
+    // Whether a matrix of this type and row length can be packed (Q4_0, Q4_1, Q8_0; whole
     // blocks, which GGUF guarantees for these types).
     static bool packable(DType type, int64_t cols);
-    // Throws std::invalid_argument when !packable(w.type, w.cols).
+    // Throws std::invalid_argument when !packable(w.type, w.cols), or when a Q4_0 scale
+    // times -8 is not a finite half (a non-finite d or |d| > 8188: no real model's).
     static PanelWeights pack(const TensorView& w);
 
-    DType type() const { return type_; }
+    DType type() const { return type_; }  // the source's
+    // Q4_0 and Q4_1 panels hold PanelBlockQ4_1 blocks, Q8_0 panels PanelBlockQ8_0.
+    bool q8() const { return type_ == DType::Q8_0; }
     int64_t rows() const { return rows_; }
     int64_t cols() const { return cols_; }
     int64_t panels() const { return (rows_ + kPanelRows - 1) / kPanelRows; }
     size_t panel_bytes() const { return panel_bytes_; }
     const uint8_t* panel(int64_t p) const { return data_.data() + size_t(p) * panel_bytes_; }
 
-    // Row r dequantized from the panels (exactly dequantize_row's values of the source row).
+    // Row r dequantized from the panels: exactly dequantize_row's values of the source row
+    // (for Q4_0 a zero may be +0 where the source gives -0).
     void dequantize_row(int64_t r, float* out) const;
 
 private:
