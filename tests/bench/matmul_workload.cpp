@@ -13,9 +13,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <stdexcept>
 #include <map>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 namespace arbor::bench {
