@@ -14,7 +14,7 @@
 namespace arbor {
 namespace {
 
-constexpr int64_t kBlock = 32;  // elements per block of both packable types
+constexpr int64_t kBlock = 32;  // elements per block of every packable type
 
 // A GGUF Q4_1 block's byte i holds element i (low nibble) and element i + 16 (high
 // nibble). Panel byte (h, 2r + j) holds elements 4h + j and 4h + j + 2 of row r: for
