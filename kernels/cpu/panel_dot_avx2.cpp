@@ -19,30 +19,32 @@ inline __m256 halves(const uint16_t (&h)[kPanelRows]) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
 }
 
-inline __m256i load16(const void* p) {
-    return _mm256_castsi128_si256(_mm_loadu_si128(static_cast<const __m128i*>(p)));
+inline __m256i widen_u8(const uint8_t* p) {
+    return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+inline __m256i widen_i8(const int8_t* p) {
+    return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
-// codes<H>(block, lo, hi): the eight rows' code pairs of elements (4H, 4H + 1) and
-// (4H + 2, 4H + 3), as 16-bit lanes (row r in lanes 2r, 2r + 1).
+// half<H, 0>(block) / half<H, 1>(block): the eight rows' code pairs of elements
+// (4H, 4H + 1) / (4H + 2, 4H + 3) as 16-bit lanes (row r in lanes 2r, 2r + 1). Each half
+// widens its own load, so only one is held in registers at a time.
 struct Q4_1P {
     using Block = PanelBlockQ4_1;
     static constexpr bool kHasMin = true;
-    template <int H>
-    static void codes(const Block& b, __m256i& lo, __m256i& hi) {
-        const __m256i w = _mm256_cvtepu8_epi16(_mm256_castsi256_si128(load16(b.qs[H])));
-        lo = _mm256_and_si256(w, _mm256_set1_epi16(0x0f));
-        hi = _mm256_srli_epi16(w, 4);
+    template <int H, int Half>
+    static __m256i half(const Block& b) {
+        const __m256i w = widen_u8(b.qs[H]);
+        return Half == 0 ? _mm256_and_si256(w, _mm256_set1_epi16(0x0f)) : _mm256_srli_epi16(w, 4);
     }
 };
 
 struct Q8_0P {
     using Block = PanelBlockQ8_0;
     static constexpr bool kHasMin = false;
-    template <int H>
-    static void codes(const Block& b, __m256i& lo, __m256i& hi) {
-        lo = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(load16(b.qs[2 * H])));
-        hi = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(load16(b.qs[2 * H + 1])));
+    template <int H, int Half>
+    static __m256i half(const Block& b) {
+        return widen_i8(b.qs[2 * H + Half]);
     }
 };
 
@@ -67,8 +69,13 @@ inline void store_rows(float* y, __m256 v, int rows) {
 template <class T, int MR, int NV>
 void tile(int64_t blocks, const typename T::Block* panel, int64_t panel_blocks, const PanelActivations& x,
           int64_t t0, float* y, int64_t ldy, int64_t rows) {
-    __m256 acc[MR][NV];
-    for (auto& row : acc)
+    // Eight float accumulators do not fit in registers beside the eight integer ones and
+    // the codes: the 4 x 2 tile keeps them in memory, touched once per block (with both in
+    // registers the compiler spilled the integer sums in every group: 1.2x slower).
+    constexpr bool kInMemory = MR * NV >= 8;
+    alignas(32) float accf[MR][NV][8] = {};
+    __m256 accr[MR][NV];
+    for (auto& row : accr)
         for (auto& a : row) a = _mm256_setzero_ps();
     const int16_t* c[MR];
     const float* d[MR];
@@ -82,9 +89,6 @@ void tile(int64_t blocks, const typename T::Block* panel, int64_t panel_blocks, 
     for (int v = 0; v < NV; ++v) pv[v] = panel + v * panel_blocks;
 
     for (int64_t b = 0; b < blocks; ++b) {
-        // The same block of the next NV panels (the next tile's, usually): streaming
-        // from memory, a single activation row otherwise waits on the weights. A
-        // prefetch past the end is harmless.
         for (int v = 0; v < NV; ++v) {
             const char* ahead = reinterpret_cast<const char*>(pv[v] + NV * panel_blocks + b);
             for (size_t at = 0; at < sizeof(typename T::Block); at += 64) _mm_prefetch(ahead + at, _MM_HINT_T0);
@@ -94,40 +98,38 @@ void tile(int64_t blocks, const typename T::Block* panel, int64_t panel_blocks, 
         for (auto& row : n)
             for (auto& a : row) a = _mm256_setzero_si256();
         const int64_t at = b * 32;
-        [&]<int... H>(std::integer_sequence<int, H...>) {
-            auto step = [&]<int G>() {
-                __m256i lo[NV], hi[NV];
-                for (int v = 0; v < NV; ++v) T::template codes<G>(pv[v][b], lo[v], hi[v]);
-                for (int t = 0; t < MR; ++t) {
-                    const __m256i xc = code_pair(c[t] + at + 4 * G);
-                    for (int v = 0; v < NV; ++v) n[t][v] = _mm256_add_epi32(n[t][v], _mm256_madd_epi16(lo[v], xc));
-                }
-                for (int t = 0; t < MR; ++t) {
-                    const __m256i xc = code_pair(c[t] + at + 4 * G + 2);
-                    for (int v = 0; v < NV; ++v) n[t][v] = _mm256_add_epi32(n[t][v], _mm256_madd_epi16(hi[v], xc));
-                }
-                // Keeps each group's sums in registers: left free, the compiler moves all
-                // of a block's products ahead of their sums and spills them (measured 1.5x
-                // slower).
-                for (auto& row : n)
-                    for (auto& a : row) asm("" : "+x"(a));
-            };
-            (step.template operator()<H>(), ...);
+        // One half of group G: its code pairs times each row's activation pair.
+        auto half = [&]<int G, int Half>() {
+            __m256i w[NV];
+            for (int v = 0; v < NV; ++v) w[v] = T::template half<G, Half>(pv[v][b]);
+            for (int t = 0; t < MR; ++t) {
+                const __m256i xc = code_pair(c[t] + at + 4 * G + 2 * Half);
+                for (int v = 0; v < NV; ++v) n[t][v] = _mm256_add_epi32(n[t][v], _mm256_madd_epi16(w[v], xc));
+            }
+            // Keeps the sums in registers between halves: left free, the compiler moves a
+            // block's products ahead of their sums and spills them (measured 1.5x slower).
+            for (auto& row : n)
+                for (auto& a : row) asm("" : "+x"(a));
+        };
+        [&]<int... G>(std::integer_sequence<int, G...>) {
+            ((half.template operator()<G, 0>(), half.template operator()<G, 1>()), ...);
         }(std::make_integer_sequence<int, 8>{});
         for (int v = 0; v < NV; ++v) {
             const __m256 dw = halves(pv[v][b].d);
-            for (int t = 0; t < MR; ++t)
-                acc[t][v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(n[t][v]), _mm256_mul_ps(dw, _mm256_set1_ps(d[t][b])),
-                                            acc[t][v]);
-            if constexpr (T::kHasMin) {
-                const __m256 mw = halves(pv[v][b].m);
-                for (int t = 0; t < MR; ++t) acc[t][v] = _mm256_fmadd_ps(mw, _mm256_set1_ps(s[t][b]), acc[t][v]);
+            for (int t = 0; t < MR; ++t) {
+                __m256 acc = kInMemory ? _mm256_load_ps(accf[t][v]) : accr[t][v];
+                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(n[t][v]), _mm256_mul_ps(dw, _mm256_set1_ps(d[t][b])), acc);
+                if constexpr (T::kHasMin) acc = _mm256_fmadd_ps(halves(pv[v][b].m), _mm256_set1_ps(s[t][b]), acc);
+                if constexpr (kInMemory) _mm256_store_ps(accf[t][v], acc);
+                else accr[t][v] = acc;
             }
         }
+        if constexpr (kInMemory) asm volatile("" : : "r"(&accf[0][0][0]) : "memory");
     }
     for (int t = 0; t < MR; ++t)
         for (int v = 0; v < NV; ++v)
-            store_rows(y + t * ldy + v * kPanelRows, acc[t][v], int(rows - int64_t(v) * kPanelRows));
+            store_rows(y + t * ldy + v * kPanelRows, kInMemory ? _mm256_load_ps(accf[t][v]) : accr[t][v],
+                       int(rows - int64_t(v) * kPanelRows));
 }
 
 // Panels [p_begin, p_end) against MR activation rows, NV panels at a time and the rest
