@@ -254,6 +254,29 @@ void silu_mul(float* x, const float* g, int64_t n) {
     ref::silu_mul(x + i, g + i, n - i);
 }
 
+// Four double accumulators hide the add latency that bounds the reference's one chain
+// (a 576-element row took about 0.5 us; eight rows are normed twice a layer).
+void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps) {
+    __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd()};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int k = 0; k < 4; ++k) {
+            const __m256d v = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4 * k));
+            acc[k] = _mm256_fmadd_pd(v, v, acc[k]);
+        }
+    const __m256d four = _mm256_add_pd(_mm256_add_pd(acc[0], acc[1]), _mm256_add_pd(acc[2], acc[3]));
+    alignas(32) double lanes[4];
+    _mm256_store_pd(lanes, four);
+    double sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    for (; i < n; ++i) sum += double(x[i]) * double(x[i]);
+    const float s = float(1.0 / std::sqrt(sum / double(n) + double(eps)));
+    const __m256 scale = _mm256_set1_ps(s);
+    i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), scale), _mm256_loadu_ps(weight + i)));
+    for (; i < n; ++i) y[i] = x[i] * s * weight[i];
+}
+
 } // namespace arbor::avx2
 
 #else  // not an x86 build: the dispatcher never selects these
@@ -266,6 +289,7 @@ void axpy_f32(float a, const float* x, float* y, int64_t n) { ref::axpy_f32(a, x
 void scale_f32(float a, float* y, int64_t n) { ref::scale_f32(a, y, n); }
 SoftmaxStats softmax(float* x, int64_t n) { return ref::softmax(x, n); }
 void silu_mul(float* x, const float* g, int64_t n) { ref::silu_mul(x, g, n); }
+void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps) { ref::rms_norm(x, weight, y, n, eps); }
 void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
                   int64_t ldo) {
     ref::dot_rows_f32(q, n_q, rows, n_rows, dim, out, ldo);

@@ -48,4 +48,8 @@ void silu_mul(float* x, const float* g, int64_t n) {
     avx2::available() ? avx2::silu_mul(x, g, n) : ref::silu_mul(x, g, n);
 }
 
+void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps) {
+    avx2::available() ? avx2::rms_norm(x, weight, y, n, eps) : ref::rms_norm(x, weight, y, n, eps);
+}
+
 } // namespace arbor

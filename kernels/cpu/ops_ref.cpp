@@ -73,14 +73,14 @@ void silu_mul(float* x, const float* g, int64_t n) {
     for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i])) * g[i];
 }
 
-} // namespace ref
-
 void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps) {
     double sum = 0.0;
     for (int64_t i = 0; i < n; ++i) sum += double(x[i]) * double(x[i]);
     const float scale = float(1.0 / std::sqrt(sum / double(n) + double(eps)));
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * weight[i];
 }
+
+} // namespace ref
 
 void rope_apply(float* x, const float* cos_sin, int64_t head_dim, bool neox) {
     const int64_t half = head_dim / 2;

@@ -211,6 +211,23 @@ private slots:
         QVERIFY2(diff.isEmpty(), qPrintable(diff));
     }
 
+    // The AVX2 RMS norm (four double lanes) against the reference (one double chain),
+    // tails of every length and magnitudes from tiny to large.
+    void rmsNormMatchesReference_data() { add_length_spread_rows({1, 7, 16, 17, 576, 1536}, {1e-3f, 1.0f, 300.0f}); }
+    void rmsNormMatchesReference() {
+        if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA: only the scalar kernels run here");
+        QFETCH(int, n);
+        QFETCH(float, spread);
+        auto x = normal_vector(size_t(n), uint32_t(n));
+        for (auto& v : x) v *= spread;
+        const auto weight = normal_vector(size_t(n), uint32_t(n + 1));
+        std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+        arbor::ref::rms_norm(x.data(), weight.data(), want.data(), n, 1e-5f);
+        arbor::avx2::rms_norm(x.data(), weight.data(), got.data(), n, 1e-5f);
+        const QString diff = first_difference(got, want, 1e-6, 1e-30);
+        QVERIFY2(diff.isEmpty(), qPrintable(diff));
+    }
+
     // The attention kernels of a KV group's query heads over a page: AVX2 against the
     // reference, and each (head, key) result independent of the tile around it (the same
     // bits for a head alone and for a key alone).

@@ -33,6 +33,8 @@ void axpy_f32(float a, const float* x, float* y, int64_t n);  // y += a * x
 void scale_f32(float a, float* y, int64_t n);                 // y *= a
 SoftmaxStats softmax(float* x, int64_t n);                    // in place, sums in double
 void silu_mul(float* x, const float* g, int64_t n);           // x = silu(x) * g, libm exp
+// y = x / rms(x) * weight: the squares summed in double, in order.
+void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps);
 } // namespace ref
 
 namespace avx2 {
@@ -52,6 +54,9 @@ void scale_f32(float a, float* y, int64_t n);
 // exp by a polynomial on 8 lanes (relative error ~2e-7), sums in float.
 SoftmaxStats softmax(float* x, int64_t n);
 void silu_mul(float* x, const float* g, int64_t n);  // the same exp
+// The squares summed in double in four lanes (a different order: the scale may differ
+// from the reference's in its last bit), the scaling in the reference's order.
+void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps);
 } // namespace avx2
 
 // Dispatching entry points (AVX2 when the CPU has it, else the reference).
