@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -215,12 +216,42 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
         model_.rope_table(row_pos_[size_t(t)], &rope_[size_t(t * D)]);
     });
 
+    // The row-wise pass before a product also quantizes each row it computes for the
+    // product's panels (PanelRows::Ready), instead of the product quantizing them in a
+    // pass of its own: with eight chats that is a pool pass fewer before three of a
+    // layer's four products. `ready` says whether the next product reads such rows.
+    bool ready = false;
+    auto expect_rows = [&](std::span<const MatmulOutput> outputs, int64_t cols) {
+        ready = uses_panel_rows(outputs, activations_);
+        if (ready) scratch_.panel_activations.resize(rows, cols);
+    };
+    auto quantized = [&](int64_t t, const float* row) {
+        if (ready) scratch_.panel_activations.quantize_row(t, row);
+    };
+    auto norm_row = [&](int64_t t, const std::vector<float>& weight) {
+        rms_norm(&x_[size_t(t * E)], weight.data(), &xn_[size_t(t * E)], E, cfg_.rms_eps);
+        quantized(t, &xn_[size_t(t * E)]);
+    };
+    auto add_row = [&](int64_t t) {
+        float* x = &x_[size_t(t * E)];
+        const float* add = &tmp_[size_t(t * E)];
+        for (int64_t i = 0; i < E; ++i) x[i] += add[i];
+    };
+    auto product_rows = [&](const float* x, std::span<const MatmulOutput> outputs) {
+        matmul(pool_, x, rows, outputs, scratch_, activations_, ready ? PanelRows::Ready : PanelRows::Quantize);
+    };
+    auto qkv_of = [&](const LayerWeights& lw) {
+        return std::array{product(lw.wq, q_.data(), QD, lw.bq), product(lw.wk, k_.data(), KV, lw.bk),
+                          product(lw.wv, v_.data(), KV, lw.bv)};
+    };
+
+    // Layer 0's attention norm; each later layer's runs in the pass that ends the layer before.
+    std::array<MatmulOutput, 3> qkv = qkv_of(w.layers[0]);
+    expect_rows(qkv, E);
+    for_rows(rows, [&](int64_t t) { norm_row(t, w.layers[0].attn_norm); });
     for (int32_t l = 0; l < cfg_.n_layer; ++l) {
         const LayerWeights& lw = w.layers[size_t(l)];
-        for_rows(rows, [&](int64_t t) { rms_norm(&x_[size_t(t * E)], lw.attn_norm.data(), &xn_[size_t(t * E)], E, cfg_.rms_eps); });
-        const MatmulOutput qkv[] = {product(lw.wq, q_.data(), QD, lw.bq), product(lw.wk, k_.data(), KV, lw.bk),
-                                    product(lw.wv, v_.data(), KV, lw.bv)};
-        matmul(pool_, xn_.data(), rows, qkv, scratch_, activations_);
+        product_rows(xn_.data(), qkv);
         for_rows(rows, [&](int64_t t) {
             const float* cs = &rope_[size_t(t * D)];
             for (int32_t h = 0; h < cfg_.n_head; ++h) rope_apply(&q_[size_t(t * QD + h * D)], cs, D, cfg_.rope_neox);
@@ -230,23 +261,32 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
         });
         attention(batch, l);
         const MatmulOutput o[] = {product(lw.wo, tmp_.data(), E)};
-        matmul(pool_, att_.data(), rows, o, scratch_, activations_);
-        for_rows(rows, [&](int64_t t) {
-            float* x = &x_[size_t(t * E)];
-            const float* add = &tmp_[size_t(t * E)];
-            for (int64_t i = 0; i < E; ++i) x[i] += add[i];
-            rms_norm(x, lw.ffn_norm.data(), &xn_[size_t(t * E)], E, cfg_.rms_eps);
-        });
+        ready = false;  // attention's rows are quantized by the product
+        product_rows(att_.data(), o);
         const MatmulOutput gate_up[] = {product(lw.w_gate, gate_.data(), cfg_.n_ff),
                                         product(lw.w_up, up_.data(), cfg_.n_ff)};
-        matmul(pool_, xn_.data(), rows, gate_up, scratch_, activations_);
-        for_rows(rows, [&](int64_t t) { silu_mul(&gate_[size_t(t * cfg_.n_ff)], &up_[size_t(t * cfg_.n_ff)], cfg_.n_ff); });
-        const MatmulOutput down[] = {product(lw.w_down, tmp_.data(), E)};
-        matmul(pool_, gate_.data(), rows, down, scratch_, activations_);
+        expect_rows(gate_up, E);
         for_rows(rows, [&](int64_t t) {
-            float* x = &x_[size_t(t * E)];
-            const float* add = &tmp_[size_t(t * E)];
-            for (int64_t i = 0; i < E; ++i) x[i] += add[i];
+            add_row(t);
+            norm_row(t, lw.ffn_norm);
+        });
+        product_rows(xn_.data(), gate_up);
+        const MatmulOutput down[] = {product(lw.w_down, tmp_.data(), E)};
+        expect_rows(down, cfg_.n_ff);
+        for_rows(rows, [&](int64_t t) {
+            float* gate = &gate_[size_t(t * cfg_.n_ff)];
+            silu_mul(gate, &up_[size_t(t * cfg_.n_ff)], cfg_.n_ff);
+            quantized(t, gate);
+        });
+        product_rows(gate_.data(), down);
+        const LayerWeights* next = l + 1 < cfg_.n_layer ? &w.layers[size_t(l + 1)] : nullptr;
+        if (next) {
+            qkv = qkv_of(*next);
+            expect_rows(qkv, E);
+        }
+        for_rows(rows, [&](int64_t t) {
+            add_row(t);
+            if (next) norm_row(t, next->attn_norm);
         });
     }
 

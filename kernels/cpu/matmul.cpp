@@ -62,10 +62,10 @@ void add_bias(const MatmulOutput& out, const Range& range, int64_t n_rows) {
 // float_dot_tile computes each (weight row, activation row) pair in one fixed operation
 // order whatever the tiling, so a row's output never depends on its batch.
 void matmul_float(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const MatmulOutput> outputs,
-                  MatmulScratch& scratch, int64_t cols) {
+                  MatmulScratch& scratch, int64_t cols, PanelRows panel_rows) {
     const std::vector<Range> tasks = split_rows(outputs, pool.size());
     scratch.weight_rows.resize(size_t(pool.size()));
-    if (std::any_of(outputs.begin(), outputs.end(), [](const MatmulOutput& o) { return o.panels; })) {
+    if (panel_rows == PanelRows::Quantize && uses_panel_rows(outputs, Activations::Float)) {
         scratch.panel_activations.resize(n_rows, cols);
         for_each_row(pool, n_rows, [&](int64_t t) { scratch.panel_activations.quantize_row(t, x + t * cols); });
     }
@@ -90,8 +90,13 @@ void matmul_float(ThreadPool& pool, const float* x, int64_t n_rows, std::span<co
 
 } // namespace
 
+bool uses_panel_rows(std::span<const MatmulOutput> outputs, Activations mode) {
+    return mode == Activations::Float &&
+           std::any_of(outputs.begin(), outputs.end(), [](const MatmulOutput& o) { return o.panels; });
+}
+
 void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const MatmulOutput> outputs,
-            MatmulScratch& scratch, Activations mode) {
+            MatmulScratch& scratch, Activations mode, PanelRows panel_rows) {
     if (outputs.empty() || n_rows <= 0) return;
     const int64_t cols = outputs[0].weight.cols;
     for (const auto& o : outputs) {
@@ -99,8 +104,11 @@ void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const Ma
         if (o.panels && (o.panels->rows() != o.weight.rows || o.panels->cols() != cols))
             throw std::invalid_argument("matmul: panels do not match their weight");
     }
+    if (panel_rows == PanelRows::Ready && uses_panel_rows(outputs, mode) &&
+        (scratch.panel_activations.rows() != n_rows || scratch.panel_activations.cols() != cols))
+        throw std::invalid_argument("matmul: the quantized panel rows do not match the activations");
     if (mode == Activations::Float) {
-        matmul_float(pool, x, n_rows, outputs, scratch, cols);
+        matmul_float(pool, x, n_rows, outputs, scratch, cols, panel_rows);
         return;
     }
 

@@ -334,6 +334,33 @@ private slots:
         }
     }
 
+    // Rows the caller quantized itself (PanelRows::Ready) give the bits of rows matmul
+    // quantizes; rows of another shape are refused.
+    void rowsQuantizedByTheCaller() {
+        const int64_t rows = 40, cols = 128, n_x = 9;
+        const Matrix w = random_matrix(DType::Q4_1, rows, cols, 51);
+        const auto x = random_rows(n_x, cols, 52);
+        const arbor::PanelWeights p = arbor::PanelWeights::pack(w.view());
+        arbor::ThreadPool pool(2);
+        arbor::MatmulScratch scratch;
+        std::vector<float> want(size_t(n_x * rows)), got(size_t(n_x * rows), NAN);
+        const arbor::MatmulOutput by_matmul[] = {{w.view(), want.data(), rows, nullptr, &p}};
+        arbor::matmul(pool, x.data(), n_x, by_matmul, scratch);
+        QVERIFY(arbor::uses_panel_rows(by_matmul, arbor::Activations::Float));
+        QVERIFY(!arbor::uses_panel_rows(by_matmul, arbor::Activations::Int8));
+
+        arbor::MatmulScratch ready;
+        ready.panel_activations.resize(n_x, cols);
+        for (int64_t t = 0; t < n_x; ++t) ready.panel_activations.quantize_row(t, x.data() + t * cols);
+        const arbor::MatmulOutput by_caller[] = {{w.view(), got.data(), rows, nullptr, &p}};
+        arbor::matmul(pool, x.data(), n_x, by_caller, ready, arbor::Activations::Float, arbor::PanelRows::Ready);
+        QVERIFY2(first_bit_difference(got, want).isEmpty(), qPrintable(first_bit_difference(got, want)));
+
+        ready.panel_activations.resize(n_x - 1, cols);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, arbor::matmul(pool, x.data(), n_x, by_caller, ready,
+                                                                      arbor::Activations::Float, arbor::PanelRows::Ready));
+    }
+
     void rejectsWhatItCannotPack() {
         QVERIFY(arbor::PanelWeights::packable(DType::Q4_0, 64));
         QVERIFY(arbor::PanelWeights::packable(DType::Q4_1, 64));

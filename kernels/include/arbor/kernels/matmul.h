@@ -51,10 +51,21 @@ public:
     PanelActivations panel_activations;
 };
 
+// Who quantizes the activation rows for the panel products: matmul, in a pass over the
+// rows of its own, or the caller, who quantized every row of x into
+// scratch.panel_activations (quantize_row) right after computing it, which saves the
+// pool that pass.
+enum class PanelRows { Quantize, Ready };
+
+// Whether a matmul of these outputs in this mode reads quantized panel rows.
+bool uses_panel_rows(std::span<const MatmulOutput> outputs, Activations mode);
+
 // For each output j and activation row t < n_rows:
 //   outputs[j].y[t * ldy + r] = dot(weight_j row r, x + t * cols) + bias_j[r].
+// PanelRows::Ready throws std::invalid_argument unless scratch.panel_activations holds
+// n_rows rows of cols elements.
 void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const MatmulOutput> outputs,
-            MatmulScratch& scratch, Activations mode = Activations::Float);
+            MatmulScratch& scratch, Activations mode = Activations::Float, PanelRows rows = PanelRows::Quantize);
 
 // Reference: dequantizes each weight row and accumulates in double. For tests.
 void matmul_reference(const float* x, int64_t n_rows, const MatmulOutput& output);
