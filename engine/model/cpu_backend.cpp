@@ -367,25 +367,22 @@ void CpuBackend::attend_group(int32_t layer, const SequenceRows& seq, int32_t be
         }
     };
     const bool half = kv_.type() == KvType::F16;
-    // Pages are scattered over the pool: ask for every value row of the task while the
-    // keys are computed (the softmax reads them only afterwards), and for each next key
-    // page while one is computed. With eight chats this took attention from 9.2-9.9% to
-    // 8.3% of the samples, and one chat after 1,024 tokens from 112-120 to 125 tokens/s;
-    // asking for the next value page in the value loop instead, or for values into L2
-    // only, gained less or nothing.
+    // Pages are scattered over the pool: while the key loop computes a page it asks for
+    // the next key page and for this page's value rows (the softmax reads them only after
+    // the loop). With eight chats attention fell from 9.2-9.9% of the samples to 8.3% with
+    // the next key page alone, and to 6.3-6.5% with the value rows asked for page by page
+    // (all at the start of the task: 8.3%; in the value loop, or into L2 only: less).
     const size_t row_bytes = size_t(D) * (half ? sizeof(uint16_t) : sizeof(float));
     auto prefetch = [&](const void* rows, int32_t count) {
         const auto* at = static_cast<const char*>(rows);
         for (size_t b = 0; b < size_t(count) * row_bytes; b += 64) __builtin_prefetch(at + b);
     };
-    pages([&](int32_t page, int32_t offset, int32_t count, int32_t) {
-        prefetch(kv_.values(layer, page, kv_head, offset), count);
-    });
     pages([&](int32_t page, int32_t offset, int32_t count, int32_t at) {
         const int32_t next = begin + at + count;
         if (next < end)
             prefetch(kv_.keys(layer, seq.block_table[size_t(next / P)], kv_head, next % P),
                      std::min(P - next % P, end - next));
+        prefetch(kv_.values(layer, page, kv_head, offset), count);
         const void* keys = kv_.keys(layer, page, kv_head, offset);
         if (half) dot_rows_f16(q, group, static_cast<const uint16_t*>(keys), count, D, &scores[size_t(at)], n);
         else dot_rows_f32(q, group, static_cast<const float*>(keys), count, D, &scores[size_t(at)], n);
