@@ -141,9 +141,14 @@ void PanelActivations::resize(int64_t n_rows, int64_t cols) {
     if (cols % kBlock != 0) throw std::invalid_argument("PanelActivations: row length is not whole blocks");
     rows_ = n_rows;
     cols_ = cols;
-    codes_.resize(size_t(n_rows * cols));
-    d_.resize(size_t(n_rows * (cols / kBlock)));
-    s_.resize(d_.size());
+    // Grown only: the forward pass alternates between row lengths, and shrinking then
+    // growing a vector zero-fills the regrown part every time.
+    const size_t codes = size_t(n_rows * cols), blocks = size_t(n_rows * (cols / kBlock));
+    if (codes_.size() < codes) codes_.resize(codes);
+    if (d_.size() < blocks) {
+        d_.resize(blocks);
+        s_.resize(blocks);
+    }
 }
 
 void PanelActivations::quantize_row(int64_t t, const float* x) {

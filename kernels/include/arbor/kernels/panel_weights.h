@@ -89,7 +89,7 @@ private:
 // Activation rows quantized as the contract says: codes, and per block d and s.
 class PanelActivations {
 public:
-    // Sizes for n_rows rows of `cols` (a multiple of 32) elements; keeps the capacity.
+    // Sizes for n_rows rows of `cols` (a multiple of 32) elements; the storage only grows.
     void resize(int64_t n_rows, int64_t cols);
     // Quantizes row t from x (cols floats).
     void quantize_row(int64_t t, const float* x);
