@@ -89,6 +89,9 @@ void tile(int64_t blocks, const typename T::Block* panel, int64_t panel_blocks, 
     for (int v = 0; v < NV; ++v) pv[v] = panel + v * panel_blocks;
 
     for (int64_t b = 0; b < blocks; ++b) {
+        // The same block of the next NV panels (the next tile's, usually): streaming
+        // from memory, a single activation row otherwise waits on the weights. A
+        // prefetch past the end is harmless.
         for (int v = 0; v < NV; ++v) {
             const char* ahead = reinterpret_cast<const char*>(pv[v] + NV * panel_blocks + b);
             for (size_t at = 0; at < sizeof(typename T::Block); at += 64) _mm_prefetch(ahead + at, _MM_HINT_T0);
@@ -124,6 +127,7 @@ void tile(int64_t blocks, const typename T::Block* panel, int64_t panel_blocks, 
                 else accr[t][v] = acc;
             }
         }
+        // Keeps accf in memory: left free, the compiler promotes it to registers again.
         if constexpr (kInMemory) asm volatile("" : : "r"(&accf[0][0][0]) : "memory");
     }
     for (int t = 0; t < MR; ++t)
