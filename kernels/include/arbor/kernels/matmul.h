@@ -65,7 +65,8 @@ bool uses_panel_rows(std::span<const MatmulOutput> outputs, Activations mode);
 // PanelRows::Ready throws std::invalid_argument unless scratch.panel_activations holds
 // n_rows rows of cols elements.
 void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const MatmulOutput> outputs,
-            MatmulScratch& scratch, Activations mode = Activations::Float, PanelRows rows = PanelRows::Quantize);
+            MatmulScratch& scratch, Activations mode = Activations::Float,
+            PanelRows panel_rows = PanelRows::Quantize);
 
 // Reference: dequantizes each weight row and accumulates in double. For tests.
 void matmul_reference(const float* x, int64_t n_rows, const MatmulOutput& output);
