@@ -33,19 +33,21 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::work_on(uint32_t job_id, int thread) {
     const Job& job = jobs_[job_id % 2];
     uint64_t s = state_.load(std::memory_order_acquire);
+    int64_t finished = 0;
     for (;;) {
-        if (job_of(s) != job_id) return;
+        if (job_of(s) != job_id) break;
         const int64_t task = int64_t(s & 0xffffffffu);
         // Fields read before the CAS belong to job_id if the CAS succeeds (see jobs_).
         const int64_t n = job.n_tasks;
         const TaskFn fn = job.fn;
         void* const ctx = job.ctx;
-        if (task >= n) return;
+        if (task >= n) break;
         if (!state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
         fn(ctx, task, thread);
-        done_.fetch_add(1, std::memory_order_release);
+        ++finished;
         s = state_.load(std::memory_order_acquire);
     }
+    if (finished > 0) done_.fetch_add(finished, std::memory_order_release);
 }
 
 void ThreadPool::run(int64_t n_tasks, TaskFn fn, void* ctx) {

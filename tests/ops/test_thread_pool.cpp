@@ -29,6 +29,30 @@ private slots:
         }
     }
 
+    // The call returns only once every task has returned, also when the caller has run
+    // out of tasks to claim while a worker is still inside one: the caller's task waits
+    // until a worker has started the other task, which then takes 20 ms.
+    void returnsOnlyAfterEveryTaskReturned() {
+        arbor::ThreadPool pool(2);
+        for (int round = 0; round < 5; ++round) {
+            std::atomic<bool> worker_started{false};
+            std::atomic<int> finished[2] = {0, 0};
+            pool.parallel_for(2, [&](int64_t task, int thread) {
+                if (thread != 0) {
+                    worker_started.store(true);
+                    QTest::qSleep(20);
+                } else {
+                    QElapsedTimer waited;
+                    waited.start();
+                    while (!worker_started.load() && waited.elapsed() < 2000) QThread::yieldCurrentThread();
+                }
+                finished[task].store(1);
+            });
+            QVERIFY2(worker_started.load(), "no worker took a task within 2 s");
+            QCOMPARE(finished[0].load() + finished[1].load(), 2);
+        }
+    }
+
     void survivesIdleSleepAndWakes() {
         arbor::ThreadPool pool(3);
         std::atomic<int> count{0};

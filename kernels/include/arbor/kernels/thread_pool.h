@@ -55,7 +55,10 @@ private:
     // Job j's fields live in jobs_[j % 2]: they are rewritten only for job j + 2, which is
     // published after job j + 1 finished, so never while a claim on job j can succeed.
     std::array<Job, 2> jobs_;
-    std::atomic<int64_t> done_{0};  // tasks of the current job that have returned
+    // Tasks of the current job that have returned, added by each thread once it finds no
+    // task left (one contended update per thread and job, not per task: with eight chats
+    // the claiming code fell from about 1.5% to 0.6-0.9% of the samples).
+    std::atomic<int64_t> done_{0};
     std::atomic<bool> stop_{false};
     // Workers spin briefly for the next job, then sleep here; sleepers_ lets run() skip
     // the notify (a syscall) while everyone is still spinning.
