@@ -40,12 +40,18 @@ namespace {
 // pool's waiting fell from about 6.2% to 5.0% of the samples of an 8-chat run.
 constexpr int64_t kParallelRows = 8;
 
-// One task of a layer's attention: the query heads of one KV head, one row, positions
-// [begin, end). `partial` indexes the part's results when the row has several parts.
+// Consecutive rows of one sequence that one attention task serves at most: a prompt's
+// rows attend to the same pages, so each page is read (and an F16 page converted) once
+// for them all. A 1024-token prompt: attention 31.7% -> 30.2% of the samples, 442 -> 460
+// tokens/s (medians of six alternating runs). Decode rows, one per sequence, are unchanged.
+constexpr int32_t kAttentionRows = 8;
+
+// One task of a layer's attention: the query heads of one KV head, rows row .. row +
+// rows - 1 (of one sequence, positions ascending), each over its positions in part
+// `part` (BackendOptions::attention_part).
 struct AttentionTask {
     int64_t row;
-    int32_t kv_head, begin, end;
-    int64_t partial;  // -1: the row's only part, written straight to the output
+    int32_t rows, kv_head, part;
 };
 
 // A row and KV head attended in parts: its parts' results are partials first .. + parts - 1.
@@ -54,6 +60,17 @@ struct AttentionMerge {
     int32_t kv_head, parts;
     int64_t first;
 };
+
+// fn(page, offset, count, at) for each page's slice of positions [begin, end), in order
+// (`at`: the slice's first position minus begin).
+template <class F>
+void for_each_page(const SequenceRows& seq, int32_t page_size, int32_t begin, int32_t end, F&& fn) {
+    for (int32_t s = begin; s < end;) {
+        const int32_t offset = s % page_size, count = std::min(page_size - offset, end - s);
+        fn(seq.block_table[size_t(s / page_size)], offset, count, s - begin);
+        s += count;
+    }
+}
 
 class CpuBackend final : public Backend {
 public:
@@ -64,6 +81,7 @@ public:
           activations_(options.int8_activations ? Activations::Int8 : Activations::Float),
           attention_part_(options.attention_part > 0 ? options.attention_part : std::numeric_limits<int32_t>::max()) {
         scores_.resize(size_t(pool_.size()));
+        page_rows_.resize(size_t(pool_.size()));
         if (options.panel_weights && activations_ == Activations::Float) pack_panels();
     }
 
@@ -91,10 +109,23 @@ private:
         if (rows >= kParallelRows) pool_.parallel_for(rows, [&](int64_t t, int) { fn(t); });
         else for (int64_t t = 0; t < rows; ++t) fn(t);
     }
-    void plan_attention(int64_t rows);
+    void plan_attention(const ForwardBatch& batch);
     void attention(const ForwardBatch& batch, int32_t layer);
+    // Where row t's heads of kv_head write part `part`: the output, or its partial
+    // (then `stats` receives the part's softmax statistics).
+    float* part_output(int64_t t, int32_t kv_head, int32_t part, SoftmaxStats*& stats);
+    int32_t parts_of(int64_t t) const {
+        return int32_t((int64_t(row_pos_[size_t(t)]) + attention_part_) / attention_part_);
+    }
+    // Positions [begin, end) of row t's part `part`.
+    int32_t part_begin(int32_t part) const { return int32_t(int64_t(part) * attention_part_); }
+    int32_t part_end(int64_t t, int32_t part) const {
+        return int32_t(std::min<int64_t>(row_pos_[size_t(t)] + 1, int64_t(part + 1) * attention_part_));
+    }
     void attend_group(int32_t layer, const SequenceRows& seq, int32_t begin, int32_t end, int32_t kv_head,
                       const float* q, float* out, SoftmaxStats* stats, std::vector<float>& scores) const;
+    void attend_rows(int32_t layer, const SequenceRows& seq, const AttentionTask& task, std::vector<float>& scores,
+                     std::vector<float>& page_rows);
     void merge_parts(const AttentionMerge& merge);
 
     const Model& model_;
@@ -117,9 +148,11 @@ private:
     // Activations of the current step, rows x width.
     AlignedFloats x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, rope_;
     std::vector<int32_t> row_pos_, row_seq_;
-    std::vector<std::vector<float>> scores_;  // per thread
+    std::vector<std::vector<float>> scores_;     // per thread
+    std::vector<std::vector<float>> page_rows_;  // per thread: one page's K or V rows as floats
     std::vector<AttentionTask> attention_tasks_;  // the step's, the same in every layer
     std::vector<AttentionMerge> attention_merges_;  // likewise
+    std::vector<int64_t> row_partials_;  // per row: its first partial, -1 when it has one part
     std::vector<float> partial_out_;              // per part: group x head_dim, normalized within the part
     std::vector<SoftmaxStats> partial_stats_;     // per part: one per query head of the group
 };
@@ -206,7 +239,7 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
             row_seq_[size_t(seq.first_row + i)] = int32_t(s);
         }
     }
-    plan_attention(rows);
+    plan_attention(batch);
     const auto embd_panels = panels_.find(w.token_embd.data);
     for_rows(rows, [&](int64_t t) {
         const TokenId token = batch.tokens[size_t(t)];
@@ -307,22 +340,36 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
     matmul(pool_, xn_.data(), n_out, out, scratch_, activations_);
 }
 
-// One task per (row, KV head, part): the query heads sharing that KV head go through
-// each page together, so each loaded key or value chunk serves up to three heads at once.
-// Each head's arithmetic is the same as alone.
-void CpuBackend::plan_attention(int64_t rows) {
+// One task per (block of up to kAttentionRows rows of a sequence, KV head, part): the
+// query heads sharing that KV head go through each page together, so each loaded key or
+// value chunk serves up to three heads of each row at once. Each head's arithmetic is the
+// same as alone.
+void CpuBackend::plan_attention(const ForwardBatch& batch) {
     attention_tasks_.clear();
     attention_merges_.clear();
+    const int64_t rows = int64_t(batch.tokens.size());
+    row_partials_.assign(size_t(rows), -1);
     int64_t partials = 0;
     for (int64_t t = 0; t < rows; ++t) {
-        const int32_t n = row_pos_[size_t(t)] + 1;
-        const int32_t parts = int32_t((int64_t(n) + attention_part_ - 1) / attention_part_);
-        for (int32_t h = 0; h < cfg_.n_head_kv; ++h) {
-            if (parts > 1) attention_merges_.push_back({t, h, parts, partials});
-            for (int32_t p = 0; p < parts; ++p)
-                attention_tasks_.push_back({t, h, int32_t(int64_t(p) * attention_part_),
-                                            int32_t(std::min<int64_t>(n, int64_t(p + 1) * attention_part_)),
-                                            parts > 1 ? partials++ : -1});
+        const int32_t parts = parts_of(t);
+        if (parts == 1) continue;
+        row_partials_[size_t(t)] = partials;
+        for (int32_t h = 0; h < cfg_.n_head_kv; ++h) attention_merges_.push_back({t, h, parts, partials + h * parts});
+        partials += int64_t(cfg_.n_head_kv) * parts;
+    }
+    for (const auto& seq : batch.sequences) {
+        // Blocks of equal size, so that the tasks of a short prompt are too.
+        const int32_t blocks = (seq.n_rows + kAttentionRows - 1) / kAttentionRows;
+        const int32_t block = (seq.n_rows + blocks - 1) / blocks;
+        for (int64_t first = seq.first_row; first < seq.first_row + seq.n_rows; first += block) {
+            const int64_t last = std::min<int64_t>(first + block, seq.first_row + seq.n_rows) - 1;
+            for (int32_t h = 0; h < cfg_.n_head_kv; ++h)
+                for (int32_t p = 0; p < parts_of(last); ++p) {
+                    // Rows reach part p from some row on: positions ascend.
+                    int64_t from = first;
+                    while (parts_of(from) <= p) ++from;
+                    attention_tasks_.push_back({from, int32_t(last + 1 - from), h, p});
+                }
         }
     }
     const int32_t group = cfg_.n_head / cfg_.n_head_kv;
@@ -330,7 +377,21 @@ void CpuBackend::plan_attention(int64_t rows) {
     partial_stats_.resize(size_t(partials) * size_t(group));
     int32_t longest = 0;
     for (int64_t t = 0; t < rows; ++t) longest = std::max(longest, std::min(row_pos_[size_t(t)] + 1, attention_part_));
-    for (auto& s : scores_) s.resize(size_t(group) * size_t(longest));
+    for (auto& s : scores_) s.resize(size_t(kAttentionRows) * size_t(group) * size_t(longest));
+    for (auto& r : page_rows_) r.resize(size_t(kv_.page_size()) * size_t(cfg_.head_dim));
+}
+
+float* CpuBackend::part_output(int64_t t, int32_t kv_head, int32_t part, SoftmaxStats*& stats) {
+    const int64_t D = cfg_.head_dim;
+    const int32_t group = cfg_.n_head / cfg_.n_head_kv;
+    const int64_t first = row_partials_[size_t(t)];
+    if (first < 0) {
+        stats = nullptr;
+        return &att_[size_t(t * int64_t(cfg_.n_head) * D + int64_t(kv_head) * group * D)];
+    }
+    const int64_t partial = first + int64_t(kv_head) * parts_of(t) + part;
+    stats = &partial_stats_[size_t(partial * group)];
+    return &partial_out_[size_t(partial * group * D)];
 }
 
 void CpuBackend::attention(const ForwardBatch& batch, int32_t layer) {
@@ -339,10 +400,14 @@ void CpuBackend::attention(const ForwardBatch& batch, int32_t layer) {
     pool_.parallel_for(int64_t(attention_tasks_.size()), [&](int64_t i, int thread) {
         const AttentionTask& task = attention_tasks_[size_t(i)];
         const auto& seq = batch.sequences[size_t(row_seq_[size_t(task.row)])];
-        const int64_t first = task.row * QD + int64_t(task.kv_head) * group * D;
-        float* out = task.partial < 0 ? &att_[size_t(first)] : &partial_out_[size_t(task.partial * group * D)];
-        SoftmaxStats* stats = task.partial < 0 ? nullptr : &partial_stats_[size_t(task.partial * group)];
-        attend_group(layer, seq, task.begin, task.end, task.kv_head, &q_[size_t(first)], out, stats,
+        if (task.rows > 1) {
+            attend_rows(layer, seq, task, scores_[size_t(thread)], page_rows_[size_t(thread)]);
+            return;
+        }
+        SoftmaxStats* stats = nullptr;
+        float* out = part_output(task.row, task.kv_head, task.part, stats);
+        attend_group(layer, seq, part_begin(task.part), part_end(task.row, task.part), task.kv_head,
+                     &q_[size_t(task.row * QD + int64_t(task.kv_head) * group * D)], out, stats,
                      scores_[size_t(thread)]);
     });
     for (const AttentionMerge& merge : attention_merges_) merge_parts(merge);
@@ -358,14 +423,7 @@ void CpuBackend::attend_group(int32_t layer, const SequenceRows& seq, int32_t be
     const int32_t group = cfg_.n_head / cfg_.n_head_kv;
     const float scale = 1.0f / std::sqrt(float(D));
     const int32_t n = end - begin;
-    // Each page's slice of [begin, end), in order.
-    auto pages = [&](auto&& fn) {
-        for (int32_t s = begin; s < end;) {
-            const int32_t page = seq.block_table[size_t(s / P)], offset = s % P, count = std::min(P - offset, end - s);
-            fn(page, offset, count, s - begin);
-            s += count;
-        }
-    };
+    auto pages = [&](auto&& fn) { for_each_page(seq, P, begin, end, fn); };
     const bool half = kv_.type() == KvType::F16;
     // Pages are scattered over the pool: while the key loop computes a page it asks for
     // the next key page and for this page's value rows (the softmax reads them only after
@@ -397,6 +455,61 @@ void CpuBackend::attend_group(int32_t layer, const SequenceRows& seq, int32_t be
         const void* values = kv_.values(layer, page, kv_head, offset);
         if (half) accumulate_rows_f16(&scores[size_t(at)], n, group, static_cast<const uint16_t*>(values), count, D, out);
         else accumulate_rows_f32(&scores[size_t(at)], n, group, static_cast<const float*>(values), count, D, out);
+    });
+}
+
+// attend_group for each row of a task, each page read once for them all: F16 pages are
+// converted to floats first (exactly), and the F32 kernels then compute what the F16 ones
+// would (cpu_ops.h), so every row gets the same bits as attended alone.
+void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const AttentionTask& task,
+                             std::vector<float>& scores, std::vector<float>& page_rows) {
+    const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D;
+    const int32_t P = kv_.page_size();
+    const int32_t group = cfg_.n_head / cfg_.n_head_kv;
+    const float scale = 1.0f / std::sqrt(float(D));
+    const int32_t begin = part_begin(task.part);
+    std::array<int32_t, kAttentionRows> ends{};
+    for (int32_t i = 0; i < task.rows; ++i) ends[size_t(i)] = part_end(task.row + i, task.part);
+    // Row i's scores of head h at (i * group + h) * span: the last row has the most positions.
+    const int32_t span = ends[size_t(task.rows - 1)] - begin;
+    const bool half = kv_.type() == KvType::F16;
+    auto as_floats = [&](const void* rows, int32_t count) {
+        if (!half) return static_cast<const float*>(rows);
+        f32_from_f16(static_cast<const uint16_t*>(rows), page_rows.data(), int64_t(count) * D);
+        return static_cast<const float*>(page_rows.data());
+    };
+    // Row i's positions of the page slice starting `at` that holds `count`.
+    auto within = [&](int32_t i, int32_t at, int32_t count) {
+        return std::min(count, ends[size_t(i)] - begin - at);
+    };
+    auto q_of = [&](int32_t i) {
+        return &q_[size_t((task.row + i) * QD + int64_t(task.kv_head) * group * D)];
+    };
+    auto scores_of = [&](int32_t i) { return &scores[size_t(i) * size_t(group) * size_t(span)]; };
+    for_each_page(seq, P, begin, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t at) {
+        const float* keys = as_floats(kv_.keys(layer, page, task.kv_head, offset), count);
+        for (int32_t i = 0; i < task.rows; ++i)
+            if (const int32_t c = within(i, at, count); c > 0)
+                dot_rows_f32(q_of(i), group, keys, c, D, scores_of(i) + at, span);
+    });
+    std::array<float*, kAttentionRows> outs{};
+    for (int32_t i = 0; i < task.rows; ++i) {
+        SoftmaxStats* stats = nullptr;
+        outs[size_t(i)] = part_output(task.row + i, task.kv_head, task.part, stats);
+        const int32_t n = ends[size_t(i)] - begin;
+        for (int32_t h = 0; h < group; ++h) {
+            float* row_scores = scores_of(i) + size_t(h) * size_t(span);
+            scale_f32(scale, row_scores, n);
+            const SoftmaxStats s = softmax(row_scores, n);
+            if (stats) stats[h] = s;
+        }
+        std::fill(outs[size_t(i)], outs[size_t(i)] + group * D, 0.0f);
+    }
+    for_each_page(seq, P, begin, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t at) {
+        const float* values = as_floats(kv_.values(layer, page, task.kv_head, offset), count);
+        for (int32_t i = 0; i < task.rows; ++i)
+            if (const int32_t c = within(i, at, count); c > 0)
+                accumulate_rows_f32(scores_of(i) + at, span, group, values, c, D, outs[size_t(i)]);
     });
 }
 

@@ -175,6 +175,12 @@ void f16_from_f32(const float* x, uint16_t* y, int64_t n) {
     ref::f16_from_f32(x + i, y + i, n - i);
 }
 
+void f32_from_f16(const uint16_t* x, float* y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, load8(x + i));
+    ref::f32_from_f16(x + i, y + i, n - i);
+}
+
 void axpy_f32(float a, const float* x, float* y, int64_t n) {
     const __m256 va = _mm256_set1_ps(a);
     int64_t i = 0;
@@ -285,6 +291,7 @@ namespace arbor::avx2 {
 bool available() { return false; }
 float dot_f32(const float* a, const float* b, int64_t n) { return ref::dot_f32(a, b, n); }
 void f16_from_f32(const float* x, uint16_t* y, int64_t n) { ref::f16_from_f32(x, y, n); }
+void f32_from_f16(const uint16_t* x, float* y, int64_t n) { ref::f32_from_f16(x, y, n); }
 void axpy_f32(float a, const float* x, float* y, int64_t n) { ref::axpy_f32(a, x, y, n); }
 void scale_f32(float a, float* y, int64_t n) { ref::scale_f32(a, y, n); }
 SoftmaxStats softmax(float* x, int64_t n) { return ref::softmax(x, n); }

@@ -34,6 +34,10 @@ void f16_from_f32(const float* x, uint16_t* y, int64_t n) {
     avx2::available() ? avx2::f16_from_f32(x, y, n) : ref::f16_from_f32(x, y, n);
 }
 
+void f32_from_f16(const uint16_t* x, float* y, int64_t n) {
+    avx2::available() ? avx2::f32_from_f16(x, y, n) : ref::f32_from_f16(x, y, n);
+}
+
 void axpy_f32(float a, const float* x, float* y, int64_t n) {
     avx2::available() ? avx2::axpy_f32(a, x, y, n) : ref::axpy_f32(a, x, y, n);
 }

@@ -52,6 +52,10 @@ void f16_from_f32(const float* x, uint16_t* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = fp32_to_fp16(x[i]);
 }
 
+void f32_from_f16(const uint16_t* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = fp16_to_fp32(x[i]);
+}
+
 void scale_f32(float a, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] *= a;
 }

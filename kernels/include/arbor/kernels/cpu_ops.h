@@ -29,6 +29,7 @@ void dot_rows_f16(const float* q, int64_t n_q, const uint16_t* rows, int64_t n_r
 void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
                          int64_t dim, float* out);
 void f16_from_f32(const float* x, uint16_t* y, int64_t n);  // IEEE half, round to nearest even
+void f32_from_f16(const uint16_t* x, float* y, int64_t n);  // exact
 void axpy_f32(float a, const float* x, float* y, int64_t n);  // y += a * x
 void scale_f32(float a, float* y, int64_t n);                 // y *= a
 SoftmaxStats softmax(float* x, int64_t n);                    // in place, sums in double
@@ -49,6 +50,7 @@ void dot_rows_f16(const float* q, int64_t n_q, const uint16_t* rows, int64_t n_r
 void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
                          int64_t dim, float* out);
 void f16_from_f32(const float* x, uint16_t* y, int64_t n);
+void f32_from_f16(const uint16_t* x, float* y, int64_t n);
 void axpy_f32(float a, const float* x, float* y, int64_t n);
 void scale_f32(float a, float* y, int64_t n);
 // exp by a polynomial on 8 lanes (relative error ~2e-7), sums in float.
@@ -70,6 +72,7 @@ void dot_rows_f16(const float* q, int64_t n_q, const uint16_t* rows, int64_t n_r
 void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
                          int64_t dim, float* out);
 void f16_from_f32(const float* x, uint16_t* y, int64_t n);
+void f32_from_f16(const uint16_t* x, float* y, int64_t n);
 void axpy_f32(float a, const float* x, float* y, int64_t n);
 void scale_f32(float a, float* y, int64_t n);
 // In place, numerically stable (the maximum is subtracted first). n = 0 gives
