@@ -169,10 +169,14 @@ void CpuBackend::pack_panels() {
     for (const auto& lw : w.layers)
         for (const TensorView* t : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down}) want(*t);
     want(w.output);
+    // All panels in one buffer of huge pages (huge_pages.h).
+    std::vector<size_t> offsets;
+    const std::shared_ptr<uint8_t[]> storage = PanelWeights::storage_for(todo, offsets);
     std::vector<std::optional<PanelWeights>> packed(todo.size());
     pool_.parallel_for(int64_t(todo.size()), [&](int64_t i, int) {
+        if (offsets[size_t(i)] == SIZE_MAX) return;
         try {
-            packed[size_t(i)] = PanelWeights::pack(*todo[size_t(i)]);
+            packed[size_t(i)] = PanelWeights::pack(*todo[size_t(i)], storage, offsets[size_t(i)]);
         } catch (const std::invalid_argument& e) {
             // Scales no real model has: this matrix keeps the GGUF order (exact for any value).
             spdlog::warn("{}; that matrix stays in GGUF order", e.what());

@@ -2,8 +2,10 @@
 // contract) and the dispatch.
 #include "arbor/kernels/panel_weights.h"
 
+#include "arbor/kernels/aligned_floats.h"
 #include "arbor/kernels/cpu_ops.h"
 #include "arbor/kernels/fp16.h"
+#include "arbor/kernels/huge_pages.h"
 #include "arbor/kernels/quant_blocks.h"
 
 #include <cmath>
@@ -114,20 +116,51 @@ bool PanelWeights::packable(DType type, int64_t cols) {
     return (type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0) && cols > 0 && cols % kBlock == 0;
 }
 
+namespace {
+size_t panel_bytes_of(const TensorView& w) {
+    const size_t block_bytes = w.type == DType::Q8_0 ? sizeof(PanelBlockQ8_0) : sizeof(PanelBlockQ4_1);
+    return size_t(w.cols / kBlock) * block_bytes;
+}
+} // namespace
+
+size_t PanelWeights::packed_bytes(const TensorView& w) {
+    if (!packable(w.type, w.cols)) return 0;
+    return size_t((w.rows + kPanelRows - 1) / kPanelRows) * panel_bytes_of(w);
+}
+
 PanelWeights PanelWeights::pack(const TensorView& w) {
+    if (!packable(w.type, w.cols)) throw std::invalid_argument("PanelWeights: type or row length cannot be packed");
+    return pack(w, std::shared_ptr<uint8_t[]>(new uint8_t[packed_bytes(w)]), 0);
+}
+
+PanelWeights PanelWeights::pack(const TensorView& w, std::shared_ptr<uint8_t[]> storage, size_t offset) {
     if (!packable(w.type, w.cols)) throw std::invalid_argument("PanelWeights: type or row length cannot be packed");
     PanelWeights out;
     out.type_ = w.type;
     out.rows_ = w.rows;
     out.cols_ = w.cols;
     const int64_t blocks = w.cols / kBlock;
-    const size_t block_bytes = out.q8() ? sizeof(PanelBlockQ8_0) : sizeof(PanelBlockQ4_1);
-    out.panel_bytes_ = size_t(blocks) * block_bytes;
-    out.data_.resize(out.panel_bytes_ * size_t(out.panels()));
-    if (w.type == DType::Q4_0) pack_panels<BlockQ4_0, PanelBlockQ4_1>(w, out.panels(), blocks, out.data_.data());
-    else if (w.type == DType::Q4_1) pack_panels<BlockQ4_1, PanelBlockQ4_1>(w, out.panels(), blocks, out.data_.data());
-    else pack_panels<BlockQ8_0, PanelBlockQ8_0>(w, out.panels(), blocks, out.data_.data());
+    out.panel_bytes_ = panel_bytes_of(w);
+    out.storage_ = std::move(storage);
+    out.data_ = out.storage_.get() + offset;
+    // Every byte is written: pack_block clears each block first.
+    if (w.type == DType::Q4_0) pack_panels<BlockQ4_0, PanelBlockQ4_1>(w, out.panels(), blocks, out.data_);
+    else if (w.type == DType::Q4_1) pack_panels<BlockQ4_1, PanelBlockQ4_1>(w, out.panels(), blocks, out.data_);
+    else pack_panels<BlockQ8_0, PanelBlockQ8_0>(w, out.panels(), blocks, out.data_);
     return out;
+}
+
+std::shared_ptr<uint8_t[]> PanelWeights::storage_for(std::span<const TensorView* const> ws,
+                                                     std::vector<size_t>& offsets) {
+    offsets.assign(ws.size(), SIZE_MAX);
+    size_t total = 0;
+    for (size_t i = 0; i < ws.size(); ++i) {
+        const size_t bytes = packed_bytes(*ws[i]);
+        if (bytes == 0) continue;
+        offsets[i] = total;
+        total += (bytes + kCacheLine - 1) / kCacheLine * kCacheLine;
+    }
+    return allocate_huge_pages(total);
 }
 
 void PanelWeights::dequantize_row(int64_t r, float* out) const {

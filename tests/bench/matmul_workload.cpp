@@ -89,18 +89,24 @@ WorkloadResult run_matmul(const Model& model, const EngineOptions& options) {
                    {"ffn_down.0", {{mw.layers.at(0).w_down}}},
                    {"output", {{mw.output}}},
                    {"all layers", layers}};
+    // As in the backend: every packable matrix in one buffer of huge pages.
+    std::vector<const TensorView*> todo;
+    if (options.backend.panel_weights) {
+        for (const auto& call : layers)
+            for (const TensorView& w : call) todo.push_back(&w);
+        todo.push_back(&mw.output);
+    }
+    std::vector<size_t> offsets;
+    const auto storage = PanelWeights::storage_for(todo, offsets);
     Panels panels;
-    auto pack = [&](const TensorView& w) {
-        if (!options.backend.panel_weights || !PanelWeights::packable(w.type, w.cols)) return;
+    for (size_t i = 0; i < todo.size(); ++i) {
+        if (offsets[i] == SIZE_MAX) continue;
         try {
-            panels.emplace(w.data, PanelWeights::pack(w));
+            panels.emplace(todo[i]->data, PanelWeights::pack(*todo[i], storage, offsets[i]));
         } catch (const std::invalid_argument&) {
             // As in the backend: a matrix whose scales cannot be packed keeps the GGUF order.
         }
-    };
-    for (const auto& call : layers)
-        for (const TensorView& w : call) pack(w);
-    pack(mw.output);
+    }
     WorkloadResult out{"| tensor | type | rows x cols | activation rows | GMAC/s |\n|---|---|---|---|---|\n", "["};
     bool first = true;
     for (const auto& t : tensors) {

@@ -8,6 +8,7 @@
 // the number of threads.
 #include "arbor/kernels/cpu_ops.h"
 #include "arbor/kernels/fp16.h"
+#include "arbor/kernels/huge_pages.h"
 #include "arbor/kernels/matmul.h"
 #include "arbor/kernels/panel_weights.h"
 #include "arbor/kernels/quant.h"
@@ -176,6 +177,33 @@ private slots:
             const QString diff = first_bit_difference(got, want);
             QVERIFY2(diff.isEmpty(), qPrintable(QString("row %1, %2").arg(r).arg(diff)));
         }
+    }
+
+    // Several matrices packed into one buffer of huge pages (as the backend packs a
+    // model's): disjoint, cache-line aligned slices of a 2 MiB aligned buffer, each
+    // panel the same bytes as packed alone; a matrix that cannot be packed gets no slice.
+    void sharedStorageHoldsTheSamePanels() {
+        const Matrix a = random_matrix(DType::Q4_1, 37, 96, 21), b = random_matrix(DType::Q8_0, 16, 64, 22),
+                     c = random_matrix(DType::Q4_0, 9, 32, 23);
+        const Matrix f32{DType::F32, 4, 32, std::vector<uint8_t>(4 * 32 * sizeof(float))};
+        const arbor::TensorView va = a.view(), vb = b.view(), vc = c.view(), vf = f32.view();
+        const std::vector<const arbor::TensorView*> ws = {&va, &vf, &vb, &vc};
+        std::vector<size_t> offsets;
+        const auto storage = arbor::PanelWeights::storage_for(ws, offsets);
+        QCOMPARE(reinterpret_cast<uintptr_t>(storage.get()) % arbor::kHugePage, uintptr_t(0));
+        QCOMPARE(offsets[1], SIZE_MAX);
+        size_t end = 0;
+        for (size_t i : {0, 2, 3}) {
+            QCOMPARE(offsets[i] % 64, size_t(0));
+            QVERIFY(offsets[i] >= end);  // in order and disjoint
+            end = offsets[i] + arbor::PanelWeights::packed_bytes(*ws[i]);
+            const auto shared = arbor::PanelWeights::pack(*ws[i], storage, offsets[i]);
+            const auto alone = arbor::PanelWeights::pack(*ws[i]);
+            QCOMPARE(shared.panel(0), storage.get() + offsets[i]);
+            QCOMPARE(shared.panel_bytes() * size_t(shared.panels()), arbor::PanelWeights::packed_bytes(*ws[i]));
+            QVERIFY(std::memcmp(shared.panel(0), alone.panel(0), arbor::PanelWeights::packed_bytes(*ws[i])) == 0);
+        }
+        QCOMPARE(arbor::PanelWeights::packed_bytes(vf), size_t(0));
     }
 
     void referenceFollowsTheContract_data() { add_shape_rows(); }

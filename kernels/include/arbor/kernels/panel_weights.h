@@ -36,6 +36,8 @@
 #include "arbor/kernels/tensor_view.h"
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <vector>
 
 namespace arbor {
@@ -65,6 +67,13 @@ public:
     // Throws std::invalid_argument when !packable(w.type, w.cols), or when a Q4_0 scale
     // times -8 is not a finite half (a non-finite d or |d| > 8188: no real model's).
     static PanelWeights pack(const TensorView& w);
+    // The same into storage[offset, offset + packed_bytes(w)), which the result keeps alive.
+    static PanelWeights pack(const TensorView& w, std::shared_ptr<uint8_t[]> storage, size_t offset);
+    static size_t packed_bytes(const TensorView& w);  // 0 when !packable(w.type, w.cols)
+    // One buffer of huge pages (huge_pages.h) for the packable matrices of `ws`, and each
+    // one's offset in it (cache-line aligned; SIZE_MAX for the others), for pack() above.
+    static std::shared_ptr<uint8_t[]> storage_for(std::span<const TensorView* const> ws,
+                                                  std::vector<size_t>& offsets);
 
     DType type() const { return type_; }  // the source's
     // Q4_0 and Q4_1 panels hold PanelBlockQ4_1 blocks, Q8_0 panels PanelBlockQ8_0.
@@ -73,7 +82,7 @@ public:
     int64_t cols() const { return cols_; }
     int64_t panels() const { return (rows_ + kPanelRows - 1) / kPanelRows; }
     size_t panel_bytes() const { return panel_bytes_; }
-    const uint8_t* panel(int64_t p) const { return data_.data() + size_t(p) * panel_bytes_; }
+    const uint8_t* panel(int64_t p) const { return data_ + size_t(p) * panel_bytes_; }
 
     // Row r dequantized from the panels: exactly dequantize_row's values of the source row
     // (for Q4_0 a zero may be +0 where the source gives -0).
@@ -83,7 +92,8 @@ private:
     DType type_ = DType::Q4_1;
     int64_t rows_ = 0, cols_ = 0;
     size_t panel_bytes_ = 0;
-    std::vector<uint8_t> data_;
+    std::shared_ptr<uint8_t[]> storage_;  // shared with other matrices packed into the same buffer
+    uint8_t* data_ = nullptr;
 };
 
 // Activation rows quantized as the contract says: codes, and per block d and s.
