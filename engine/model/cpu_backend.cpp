@@ -122,6 +122,8 @@ private:
     int32_t part_end(int64_t t, int32_t part) const {
         return int32_t(std::min<int64_t>(row_pos_[size_t(t)] + 1, int64_t(part + 1) * attention_part_));
     }
+    void prefetch_pages(int32_t layer, const SequenceRows& seq, int32_t kv_head, int32_t page, int32_t offset,
+                        int32_t count, int32_t next, int32_t end) const;
     void attend_group(int32_t layer, const SequenceRows& seq, int32_t begin, int32_t end, int32_t kv_head,
                       const float* q, float* out, SoftmaxStats* stats, std::vector<float>& scores) const;
     void attend_rows(int32_t layer, const SequenceRows& seq, const AttentionTask& task, std::vector<float>& scores,
@@ -417,6 +419,24 @@ void CpuBackend::attention(const ForwardBatch& batch, int32_t layer) {
     for (const AttentionMerge& merge : attention_merges_) merge_parts(merge);
 }
 
+// Pages are scattered over the pool: while the key loop computes a page it asks for the
+// next key page (from `next` to `end`) and for this page's value rows (the softmax reads
+// them only after the loop). With eight chats attention fell from 9.2-9.9% of the samples
+// to 8.3% with the next key page alone, and to 6.3-6.5% with the value rows asked for page
+// by page (all at the start of the task: 8.3%; in the value loop, or into L2 only: less).
+void CpuBackend::prefetch_pages(int32_t layer, const SequenceRows& seq, int32_t kv_head, int32_t page,
+                                int32_t offset, int32_t count, int32_t next, int32_t end) const {
+    const int32_t P = kv_.page_size();
+    const size_t row_bytes = size_t(cfg_.head_dim) * (kv_.type() == KvType::F16 ? sizeof(uint16_t) : sizeof(float));
+    auto prefetch = [&](const void* rows, int32_t n) {
+        const auto* at = static_cast<const char*>(rows);
+        for (size_t b = 0; b < size_t(n) * row_bytes; b += 64) __builtin_prefetch(at + b);
+    };
+    if (next < end)
+        prefetch(kv_.keys(layer, seq.block_table[size_t(next / P)], kv_head, next % P), std::min(P - next % P, end - next));
+    prefetch(kv_.values(layer, page, kv_head, offset), count);
+}
+
 // Heads kv_head * group .. + group - 1 of one row over positions [begin, end): q and out
 // hold their group * D values; out is normalized over those positions alone, and
 // `stats` (when given) receives each head's softmax statistics.
@@ -429,22 +449,8 @@ void CpuBackend::attend_group(int32_t layer, const SequenceRows& seq, int32_t be
     const int32_t n = end - begin;
     auto pages = [&](auto&& fn) { for_each_page(seq, P, begin, end, fn); };
     const bool half = kv_.type() == KvType::F16;
-    // Pages are scattered over the pool: while the key loop computes a page it asks for
-    // the next key page and for this page's value rows (the softmax reads them only after
-    // the loop). With eight chats attention fell from 9.2-9.9% of the samples to 8.3% with
-    // the next key page alone, and to 6.3-6.5% with the value rows asked for page by page
-    // (all at the start of the task: 8.3%; in the value loop, or into L2 only: less).
-    const size_t row_bytes = size_t(D) * (half ? sizeof(uint16_t) : sizeof(float));
-    auto prefetch = [&](const void* rows, int32_t count) {
-        const auto* at = static_cast<const char*>(rows);
-        for (size_t b = 0; b < size_t(count) * row_bytes; b += 64) __builtin_prefetch(at + b);
-    };
     pages([&](int32_t page, int32_t offset, int32_t count, int32_t at) {
-        const int32_t next = begin + at + count;
-        if (next < end)
-            prefetch(kv_.keys(layer, seq.block_table[size_t(next / P)], kv_head, next % P),
-                     std::min(P - next % P, end - next));
-        prefetch(kv_.values(layer, page, kv_head, offset), count);
+        prefetch_pages(layer, seq, kv_head, page, offset, count, begin + at + count, end);
         const void* keys = kv_.keys(layer, page, kv_head, offset);
         if (half) dot_rows_f16(q, group, static_cast<const uint16_t*>(keys), count, D, &scores[size_t(at)], n);
         else dot_rows_f32(q, group, static_cast<const float*>(keys), count, D, &scores[size_t(at)], n);
@@ -491,6 +497,7 @@ void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const Atten
     };
     auto scores_of = [&](int32_t i) { return &scores[size_t(i) * size_t(group) * size_t(span)]; };
     for_each_page(seq, P, begin, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t at) {
+        prefetch_pages(layer, seq, task.kv_head, page, offset, count, begin + at + count, begin + span);
         const float* keys = as_floats(kv_.keys(layer, page, task.kv_head, offset), count);
         for (int32_t i = 0; i < task.rows; ++i)
             if (const int32_t c = within(i, at, count); c > 0)
