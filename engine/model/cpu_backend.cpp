@@ -122,10 +122,6 @@ private:
     int32_t part_end(int64_t t, int32_t part) const {
         return int32_t(std::min<int64_t>(row_pos_[size_t(t)] + 1, int64_t(part + 1) * attention_part_));
     }
-    void prefetch_pages(int32_t layer, const SequenceRows& seq, int32_t kv_head, int32_t page, int32_t offset,
-                        int32_t count, int32_t next, int32_t end) const;
-    void attend_group(int32_t layer, const SequenceRows& seq, int32_t begin, int32_t end, int32_t kv_head,
-                      const float* q, float* out, SoftmaxStats* stats, std::vector<float>& scores) const;
     void attend_rows(int32_t layer, const SequenceRows& seq, const AttentionTask& task, std::vector<float>& scores,
                      std::vector<float>& page_rows);
     void merge_parts(const AttentionMerge& merge);
@@ -401,76 +397,19 @@ float* CpuBackend::part_output(int64_t t, int32_t kv_head, int32_t part, Softmax
 }
 
 void CpuBackend::attention(const ForwardBatch& batch, int32_t layer) {
-    const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D;
-    const int32_t group = cfg_.n_head / cfg_.n_head_kv;
     pool_.parallel_for(int64_t(attention_tasks_.size()), [&](int64_t i, int thread) {
         const AttentionTask& task = attention_tasks_[size_t(i)];
-        const auto& seq = batch.sequences[size_t(row_seq_[size_t(task.row)])];
-        if (task.rows > 1) {
-            attend_rows(layer, seq, task, scores_[size_t(thread)], page_rows_[size_t(thread)]);
-            return;
-        }
-        SoftmaxStats* stats = nullptr;
-        float* out = part_output(task.row, task.kv_head, task.part, stats);
-        attend_group(layer, seq, part_begin(task.part), part_end(task.row, task.part), task.kv_head,
-                     &q_[size_t(task.row * QD + int64_t(task.kv_head) * group * D)], out, stats,
-                     scores_[size_t(thread)]);
+        attend_rows(layer, batch.sequences[size_t(row_seq_[size_t(task.row)])], task, scores_[size_t(thread)],
+                    page_rows_[size_t(thread)]);
     });
     for (const AttentionMerge& merge : attention_merges_) merge_parts(merge);
 }
 
-// Pages are scattered over the pool: while the key loop computes a page it asks for the
-// next key page (from `next` to `end`) and for this page's value rows (the softmax reads
-// them only after the loop). With eight chats attention fell from 9.2-9.9% of the samples
-// to 8.3% with the next key page alone, and to 6.3-6.5% with the value rows asked for page
-// by page (all at the start of the task: 8.3%; in the value loop, or into L2 only: less).
-void CpuBackend::prefetch_pages(int32_t layer, const SequenceRows& seq, int32_t kv_head, int32_t page,
-                                int32_t offset, int32_t count, int32_t next, int32_t end) const {
-    const int32_t P = kv_.page_size();
-    const size_t row_bytes = size_t(cfg_.head_dim) * (kv_.type() == KvType::F16 ? sizeof(uint16_t) : sizeof(float));
-    auto prefetch = [&](const void* rows, int32_t n) {
-        const auto* at = static_cast<const char*>(rows);
-        for (size_t b = 0; b < size_t(n) * row_bytes; b += 64) __builtin_prefetch(at + b);
-    };
-    if (next < end)
-        prefetch(kv_.keys(layer, seq.block_table[size_t(next / P)], kv_head, next % P), std::min(P - next % P, end - next));
-    prefetch(kv_.values(layer, page, kv_head, offset), count);
-}
-
-// Heads kv_head * group .. + group - 1 of one row over positions [begin, end): q and out
-// hold their group * D values; out is normalized over those positions alone, and
-// `stats` (when given) receives each head's softmax statistics.
-void CpuBackend::attend_group(int32_t layer, const SequenceRows& seq, int32_t begin, int32_t end, int32_t kv_head,
-                              const float* q, float* out, SoftmaxStats* stats, std::vector<float>& scores) const {
-    const int64_t D = cfg_.head_dim;
-    const int32_t P = kv_.page_size();
-    const int32_t group = cfg_.n_head / cfg_.n_head_kv;
-    const float scale = 1.0f / std::sqrt(float(D));
-    const int32_t n = end - begin;
-    auto pages = [&](auto&& fn) { for_each_page(seq, P, begin, end, fn); };
-    const bool half = kv_.type() == KvType::F16;
-    pages([&](int32_t page, int32_t offset, int32_t count, int32_t at) {
-        prefetch_pages(layer, seq, kv_head, page, offset, count, begin + at + count, end);
-        const void* keys = kv_.keys(layer, page, kv_head, offset);
-        if (half) dot_rows_f16(q, group, static_cast<const uint16_t*>(keys), count, D, &scores[size_t(at)], n);
-        else dot_rows_f32(q, group, static_cast<const float*>(keys), count, D, &scores[size_t(at)], n);
-    });
-    for (int32_t h = 0; h < group; ++h) {
-        scale_f32(scale, &scores[size_t(h * n)], n);
-        const SoftmaxStats s = softmax(&scores[size_t(h * n)], n);
-        if (stats) stats[h] = s;
-    }
-    std::fill(out, out + group * D, 0.0f);
-    pages([&](int32_t page, int32_t offset, int32_t count, int32_t at) {
-        const void* values = kv_.values(layer, page, kv_head, offset);
-        if (half) accumulate_rows_f16(&scores[size_t(at)], n, group, static_cast<const uint16_t*>(values), count, D, out);
-        else accumulate_rows_f32(&scores[size_t(at)], n, group, static_cast<const float*>(values), count, D, out);
-    });
-}
-
-// attend_group for each row of a task, each page read once for them all: F16 pages are
-// converted to floats first (exactly), and the F32 kernels then compute what the F16 ones
-// would (cpu_ops.h), so every row gets the same bits as attended alone.
+// The query heads of KV head task.kv_head, for each row of the task over its positions in
+// part task.part: each row's output (or partial) is normalized over those positions alone.
+// A block of rows reads each page once for them all: an F16 page is converted to floats
+// first (exactly), and the F32 kernels then compute what the F16 ones would (cpu_ops.h),
+// so every row gets the same bits as a lone row reading the F16 page directly.
 void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const AttentionTask& task,
                              std::vector<float>& scores, std::vector<float>& page_rows) {
     const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D;
@@ -496,9 +435,30 @@ void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const Atten
         return &q_[size_t((task.row + i) * QD + int64_t(task.kv_head) * group * D)];
     };
     auto scores_of = [&](int32_t i) { return &scores[size_t(i) * size_t(group) * size_t(span)]; };
+    // Pages are scattered over the pool: while the key loop computes a page it asks for
+    // the next key page and for this page's value rows (the softmax reads them only after
+    // the loop). With eight chats attention fell from 9.2-9.9% of the samples to 8.3% with
+    // the next key page alone, and to 6.3-6.5% with the value rows asked for page by page
+    // (all at the start of the task: 8.3%; in the value loop, or into L2 only: less).
+    // (Kept inside this function: a function of prefetches alone has no effect that GCC
+    // sees, and its calls were dropped.)
+    const size_t row_bytes = size_t(D) * (half ? sizeof(uint16_t) : sizeof(float));
+    auto prefetch = [&](const void* rows, int32_t count) {
+        const auto* at = static_cast<const char*>(rows);
+        for (size_t b = 0; b < size_t(count) * row_bytes; b += 64) __builtin_prefetch(at + b);
+    };
+    const bool direct = half && task.rows == 1;
     for_each_page(seq, P, begin, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t at) {
-        prefetch_pages(layer, seq, task.kv_head, page, offset, count, begin + at + count, begin + span);
-        const float* keys = as_floats(kv_.keys(layer, page, task.kv_head, offset), count);
+        if (const int32_t next = begin + at + count; next < begin + span)
+            prefetch(kv_.keys(layer, seq.block_table[size_t(next / P)], task.kv_head, next % P),
+                     std::min(P - next % P, begin + span - next));
+        prefetch(kv_.values(layer, page, task.kv_head, offset), count);
+        const void* rows = kv_.keys(layer, page, task.kv_head, offset);
+        if (direct) {
+            dot_rows_f16(q_of(0), group, static_cast<const uint16_t*>(rows), count, D, scores_of(0) + at, span);
+            return;
+        }
+        const float* keys = as_floats(rows, count);
         for (int32_t i = 0; i < task.rows; ++i)
             if (const int32_t c = within(i, at, count); c > 0)
                 dot_rows_f32(q_of(i), group, keys, c, D, scores_of(i) + at, span);
@@ -517,7 +477,12 @@ void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const Atten
         std::fill(outs[size_t(i)], outs[size_t(i)] + group * D, 0.0f);
     }
     for_each_page(seq, P, begin, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t at) {
-        const float* values = as_floats(kv_.values(layer, page, task.kv_head, offset), count);
+        const void* rows = kv_.values(layer, page, task.kv_head, offset);
+        if (direct) {
+            accumulate_rows_f16(scores_of(0) + at, span, group, static_cast<const uint16_t*>(rows), count, D, outs[0]);
+            return;
+        }
+        const float* values = as_floats(rows, count);
         for (int32_t i = 0; i < task.rows; ++i)
             if (const int32_t c = within(i, at, count); c > 0)
                 accumulate_rows_f32(scores_of(i) + at, span, group, values, c, D, outs[size_t(i)]);
