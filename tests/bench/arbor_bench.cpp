@@ -126,7 +126,7 @@ int run_workload(const Options& o, const arbor::Model& model) {
     eo.backend.kv_budget_bytes = size_t(o.kv_mib) << 20;
     arbor::bench::WorkloadResult r;
     if (o.workload == "concurrent") r = arbor::bench::run_concurrent(model, eo, o.chats, o.repetitions);
-    else if (o.workload == "multiturn") r = arbor::bench::run_multiturn(model, eo);
+    else if (o.workload == "multiturn") r = arbor::bench::run_multiturn(model, eo, o.repetitions);
     else if (o.workload == "shared-prefix") r = arbor::bench::run_shared_prefix(model, eo);
     else if (o.workload == "matmul") r = arbor::bench::run_matmul(model, eo);
     else {

@@ -19,8 +19,8 @@ struct WorkloadResult {
 // rounds over all counts, medians reported.
 WorkloadResult run_concurrent(const Model& model, const EngineOptions& options, const std::vector<int>& chats,
                               int rounds);
-// 16 conversations x 6 turns, round-robin.
-WorkloadResult run_multiturn(const Model& model, const EngineOptions& options);
+// 16 conversations x 6 turns, round-robin; `passes` passes, each on a fresh engine.
+WorkloadResult run_multiturn(const Model& model, const EngineOptions& options, int passes);
 // 32 requests sharing a 1,000-token system prompt.
 WorkloadResult run_shared_prefix(const Model& model, const EngineOptions& options);
 // The float-activation matmul on the model's weights, 1 to 64 activation rows (GMAC/s).
