@@ -73,13 +73,12 @@ void score_tile(const float* q, const E* rows, int64_t dim, float* out, int64_t 
 
 template <int NQ, class E>
 void score_rows(const float* q, const E* rows, int64_t n_rows, int64_t dim, float* out, int64_t ldo) {
-    int64_t j = 0;
     // A converted F16 chunk needs a register, where an F32 one is an FMA's memory operand:
     // three heads x four keys (twelve accumulators, four chunks and the query) spilled the
     // chunks in every step (the F16 kernel took 2.1x the F32 one's time; three keys: 1.5x).
-    if constexpr (std::is_same_v<E, uint16_t>)
-        for (; j + 3 <= n_rows; j += 3) score_tile<NQ, 3>(q, rows + j * dim, dim, out + j, ldo);
-    for (; j + 4 <= n_rows; j += 4) score_tile<NQ, 4>(q, rows + j * dim, dim, out + j, ldo);
+    constexpr int kKeys = std::is_same_v<E, float> ? 4 : 3;
+    int64_t j = 0;
+    for (; j + kKeys <= n_rows; j += kKeys) score_tile<NQ, kKeys>(q, rows + j * dim, dim, out + j, ldo);
     switch (n_rows - j) {
     case 3: score_tile<NQ, 3>(q, rows + j * dim, dim, out + j, ldo); break;
     case 2: score_tile<NQ, 2>(q, rows + j * dim, dim, out + j, ldo); break;
