@@ -127,8 +127,8 @@ private slots:
     void attentionInPartsMatchesOnePass() {
         // Parts of 64 and of 16 positions over a prompt of ~200 tokens: several of each,
         // and few enough products that the scalar kernels (ARBOR_CPU_ISA=scalar, a CPU
-        // without AVX2) finish the three prefills within QtTest's time limit (three of
-        // ~560 tokens took over five minutes there).
+        // without AVX2) finish the three prefills in under three minutes (three of ~560
+        // tokens took over five there).
         const auto ids = sample_ids(*model_, 12);
         QVERIFY2(ids.size() > 2 * 64, "the prompt must span three parts of 64 positions");
         arbor::BackendOptions options;
