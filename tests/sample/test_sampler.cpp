@@ -108,9 +108,10 @@ private slots:
     }
 
     // argmax against std::max_element (the first largest) at every length around its
-    // eight lanes, with ties, infinities and signed zeros; a NaN anywhere is refused.
+    // blocks of sixteen, with ties, infinities and signed zeros; a NaN anywhere is refused.
     void argmaxIsTheFirstLargest() {
-        for (size_t n : {size_t(1), size_t(7), size_t(8), size_t(9), size_t(17), size_t(1000), size_t(49152)}) {
+        for (size_t n : {size_t(1), size_t(7), size_t(8), size_t(9), size_t(15), size_t(16), size_t(17), size_t(33),
+                         size_t(1000), size_t(49152)}) {
             for (int variant = 0; variant < 4; ++variant) {
                 auto logits = random_logits(n, uint32_t(n * 4 + variant));
                 if (variant == 1 && n > 3) logits[n - 1] = logits[1] = 50.0f;  // a tie, the later one in the tail
