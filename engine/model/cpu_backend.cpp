@@ -153,6 +153,7 @@ private:
     std::vector<int64_t> row_partials_;  // per row: its first partial, -1 when it has one part
     std::vector<float> partial_out_;              // per part: group x head_dim, normalized within the part
     std::vector<SoftmaxStats> partial_stats_;     // per part: one per query head of the group
+    std::vector<double> part_shares_;  // merge_parts' scratch (merges run on the calling thread)
 };
 
 void CpuBackend::pack_panels() {
@@ -495,7 +496,8 @@ void CpuBackend::merge_parts(const AttentionMerge& merge) {
     const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D;
     const int32_t group = cfg_.n_head / cfg_.n_head_kv;
     float* out = &att_[size_t(merge.row * QD + int64_t(merge.kv_head) * group * D)];
-    std::vector<double> share(size_t(merge.parts));
+    std::vector<double>& share = part_shares_;
+    share.resize(size_t(merge.parts));
     for (int32_t h = 0; h < group; ++h) {
         auto part = [&](int32_t p) { return size_t((merge.first + p) * group + h); };
         float max = -INFINITY;
