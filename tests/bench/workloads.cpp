@@ -99,6 +99,7 @@ struct ConcurrentRun {
 double all_decoding_tps(const std::vector<const Batch::Done*>& chats) {
     Clock::time_point start = Clock::time_point::min(), end = Clock::time_point::min();
     for (const auto* d : chats) {
+        if (d->token_times.empty()) return 0.0;  // a chat that failed: no decode to measure
         start = std::max(start, d->first_token);
         end = std::max(end, d->token_times.back());
     }
