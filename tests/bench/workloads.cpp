@@ -114,6 +114,18 @@ double all_decoding_tps(const std::vector<const Batch::Done*>& chats) {
     return end > start ? double(tokens) / seconds(end - start) : 0.0;
 }
 
+// Decode tokens per second from the first chat's first token to the last finish.
+double first_to_last_tps(const std::vector<const Batch::Done*>& chats) {
+    Clock::time_point start = Clock::time_point::max(), end = Clock::time_point::min();
+    size_t tokens = 0;
+    for (const auto* d : chats) {
+        start = std::min(start, d->first_token);
+        end = std::max(end, d->finished);
+        tokens += d->tokens.size() - 1;  // tokens produced by decode steps after the first
+    }
+    return double(tokens) / seconds(end - start);
+}
+
 // n chats submitted together to a fresh engine, each generating exactly 128 tokens.
 ConcurrentRun run_chats(const Model& model, const EngineOptions& options, const ChatFormatter& chat, int n) {
     Engine engine(model, options);
@@ -127,20 +139,14 @@ ConcurrentRun run_chats(const Model& model, const EngineOptions& options, const 
         ids.push_back(batch.submit(engine, std::move(r)));
     }
     batch.wait(ids.size());
-    Clock::time_point start = Clock::time_point::max(), end = Clock::time_point::min();
-    size_t tokens = 0;
     std::vector<double> ttft;
     std::vector<const Batch::Done*> chats;
     for (RequestId id : ids) {
         const auto& d = batch.get(id);
-        start = std::min(start, d.first_token);
-        end = std::max(end, d.finished);
-        tokens += d.tokens.size() - 1;  // tokens produced by decode steps after the first
         ttft.push_back(d.stats.time_to_first_token_ms);
         chats.push_back(&d);
     }
-    return {all_decoding_tps(chats), double(tokens) / seconds(end - start), percentile(ttft, 0.5),
-            percentile(ttft, 0.95)};
+    return {all_decoding_tps(chats), first_to_last_tps(chats), percentile(ttft, 0.5), percentile(ttft, 0.95)};
 }
 
 std::string json_list(const std::vector<double>& v) {
