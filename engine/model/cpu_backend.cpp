@@ -46,6 +46,13 @@ constexpr int64_t kParallelRows = 8;
 // tokens/s (medians of six alternating runs). Decode rows, one per sequence, are unchanged.
 constexpr int32_t kAttentionRows = 8;
 
+// A thread's buffers for its attention tasks.
+struct AttentionScratch {
+    std::vector<float> queries;    // the task's rows' query heads of its KV head, side by side
+    std::vector<float> scores;     // per row and head: its scores over the part's positions
+    std::vector<float> page_rows;  // one page's V rows as floats
+};
+
 // One task of a layer's attention: the query heads of one KV head, rows row .. row +
 // rows - 1 (of one sequence, positions ascending), each over its positions in part
 // `part` (BackendOptions::attention_part).
@@ -80,8 +87,7 @@ public:
           kv_(cfg_, options),
           activations_(options.int8_activations ? Activations::Int8 : Activations::Float),
           attention_part_(options.attention_part > 0 ? options.attention_part : std::numeric_limits<int32_t>::max()) {
-        scores_.resize(size_t(pool_.size()));
-        page_rows_.resize(size_t(pool_.size()));
+        attention_scratch_.resize(size_t(pool_.size()));
         if (options.panel_weights && activations_ == Activations::Float) pack_panels();
     }
 
@@ -122,8 +128,7 @@ private:
     int32_t part_end(int64_t t, int32_t part) const {
         return int32_t(std::min<int64_t>(row_pos_[size_t(t)] + 1, int64_t(part + 1) * attention_part_));
     }
-    void attend_rows(int32_t layer, const SequenceRows& seq, const AttentionTask& task, std::vector<float>& scores,
-                     std::vector<float>& page_rows);
+    void attend_rows(int32_t layer, const SequenceRows& seq, const AttentionTask& task, AttentionScratch& scratch);
     void merge_parts(const AttentionMerge& merge);
 
     const Model& model_;
@@ -146,8 +151,7 @@ private:
     // Activations of the current step, rows x width.
     AlignedFloats x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, rope_;
     std::vector<int32_t> row_pos_, row_seq_;
-    std::vector<std::vector<float>> scores_;     // per thread
-    std::vector<std::vector<float>> page_rows_;  // per thread: one page's K or V rows as floats
+    std::vector<AttentionScratch> attention_scratch_;  // per thread
     std::vector<AttentionTask> attention_tasks_;  // the step's, the same in every layer
     std::vector<AttentionMerge> attention_merges_;  // likewise
     std::vector<int64_t> row_partials_;  // per row: its first partial, -1 when it has one part
@@ -380,8 +384,11 @@ void CpuBackend::plan_attention(const ForwardBatch& batch) {
     partial_stats_.resize(size_t(partials) * size_t(group));
     int32_t longest = 0;
     for (int64_t t = 0; t < rows; ++t) longest = std::max(longest, std::min(row_pos_[size_t(t)] + 1, attention_part_));
-    for (auto& s : scores_) s.resize(size_t(kAttentionRows) * size_t(group) * size_t(longest));
-    for (auto& r : page_rows_) r.resize(size_t(kv_.page_size()) * size_t(cfg_.head_dim));
+    for (AttentionScratch& a : attention_scratch_) {
+        a.queries.resize(size_t(kAttentionRows) * size_t(group) * size_t(cfg_.head_dim));
+        a.scores.resize(size_t(kAttentionRows) * size_t(group) * size_t(longest));
+        a.page_rows.resize(size_t(kv_.page_size()) * size_t(cfg_.head_dim));
+    }
 }
 
 float* CpuBackend::part_output(int64_t t, int32_t kv_head, int32_t part, SoftmaxStats*& stats) {
@@ -400,19 +407,22 @@ float* CpuBackend::part_output(int64_t t, int32_t kv_head, int32_t part, Softmax
 void CpuBackend::attention(const ForwardBatch& batch, int32_t layer) {
     pool_.parallel_for(int64_t(attention_tasks_.size()), [&](int64_t i, int thread) {
         const AttentionTask& task = attention_tasks_[size_t(i)];
-        attend_rows(layer, batch.sequences[size_t(row_seq_[size_t(task.row)])], task, scores_[size_t(thread)],
-                    page_rows_[size_t(thread)]);
+        attend_rows(layer, batch.sequences[size_t(row_seq_[size_t(task.row)])], task,
+                    attention_scratch_[size_t(thread)]);
     });
     for (const AttentionMerge& merge : attention_merges_) merge_parts(merge);
 }
 
 // The query heads of KV head task.kv_head, for each row of the task over its positions in
 // part task.part: each row's output (or partial) is normalized over those positions alone.
-// A block of rows reads each page once for them all: an F16 page is converted to floats
-// first (exactly), and the F32 kernels then compute what the F16 ones would (cpu_ops.h),
-// so every row gets the same bits as a lone row reading the F16 page directly.
+// Consecutive rows that see the same keys of a page score them in one call (their query
+// heads side by side, so the kernel's tiles take two rows' heads at once); a score's bits
+// do not depend on its tile. A block of rows reads a page's values once for them all: F16
+// values are converted to floats first (exactly), and the F32 kernel then computes what
+// the F16 one would (cpu_ops.h), so every row gets the same bits as a lone row reading
+// the F16 page directly.
 void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const AttentionTask& task,
-                             std::vector<float>& scores, std::vector<float>& page_rows) {
+                             AttentionScratch& scratch) {
     const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D;
     const int32_t P = kv_.page_size();
     const int32_t group = cfg_.n_head / cfg_.n_head_kv;
@@ -425,44 +435,51 @@ void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const Atten
     const bool half = kv_.type() == KvType::F16;
     auto as_floats = [&](const void* rows, int32_t count) {
         if (!half) return static_cast<const float*>(rows);
-        f32_from_f16(static_cast<const uint16_t*>(rows), page_rows.data(), int64_t(count) * D);
-        return static_cast<const float*>(page_rows.data());
+        f32_from_f16(static_cast<const uint16_t*>(rows), scratch.page_rows.data(), int64_t(count) * D);
+        return static_cast<const float*>(scratch.page_rows.data());
     };
     // Row i's positions of the page slice starting `at` that holds `count`.
     auto within = [&](int32_t i, int32_t at, int32_t count) {
         return std::min(count, ends[size_t(i)] - begin - at);
     };
-    auto q_of = [&](int32_t i) {
-        return &q_[size_t((task.row + i) * QD + int64_t(task.kv_head) * group * D)];
-    };
-    auto scores_of = [&](int32_t i) { return &scores[size_t(i) * size_t(group) * size_t(span)]; };
+    // Row i's query heads at i * group * D, its scores of head h at (i * group + h) * span.
+    float* queries = scratch.queries.data();
+    for (int32_t i = 0; i < task.rows; ++i) {
+        const float* q = &q_[size_t((task.row + i) * QD + int64_t(task.kv_head) * group * D)];
+        std::copy(q, q + group * D, queries + size_t(i) * size_t(group * D));
+    }
+    auto scores_of = [&](int32_t i) { return &scratch.scores[size_t(i) * size_t(group) * size_t(span)]; };
     // Pages are scattered over the pool: while the key loop computes a page it asks for
-    // the next key page and for this page's value rows (the softmax reads them only after
-    // the loop). With eight chats attention fell from 9.2-9.9% of the samples to 8.3% with
-    // the next key page alone, and to 6.3-6.5% with the value rows asked for page by page
-    // (all at the start of the task: 8.3%; in the value loop, or into L2 only: less).
+    // the next page's keys and for this page's value rows (the softmax reads them only
+    // after the loop). With eight chats attention fell from 9.2-9.9% of the samples to 8.3%
+    // with the next key page alone, and to 6.3-6.5% with the value rows asked for page by
+    // page (all at the start of the task: 8.3%; in the value loop, or into L2 only: less).
     // (Kept inside this function: a function of prefetches alone has no effect that GCC
     // sees, and its calls were dropped.)
     const size_t row_bytes = size_t(D) * (half ? sizeof(uint16_t) : sizeof(float));
-    auto prefetch = [&](const void* rows, int32_t count) {
-        const auto* at = static_cast<const char*>(rows);
-        for (size_t b = 0; b < size_t(count) * row_bytes; b += 64) __builtin_prefetch(at + b);
+    auto prefetch = [&](const void* from, size_t bytes) {
+        const auto* at = static_cast<const char*>(from);
+        for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(at + b);
     };
-    const bool direct = half && task.rows == 1;
+    const int32_t key_stride = kv_.key_stride();
     for_each_page(seq, P, begin, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t at) {
+        // Any slot of a page's keys needs every row of its columns.
         if (const int32_t next = begin + at + count; next < begin + span)
-            prefetch(kv_.keys(layer, seq.block_table[size_t(next / P)], task.kv_head, next % P),
-                     std::min(P - next % P, begin + span - next));
-        prefetch(kv_.values(layer, page, task.kv_head, offset), count);
-        const void* rows = kv_.keys(layer, page, task.kv_head, offset);
-        if (direct) {
-            dot_rows_f16(q_of(0), group, static_cast<const uint16_t*>(rows), count, D, scores_of(0) + at, span);
-            return;
+            prefetch(kv_.keys(layer, seq.block_table[size_t(next / P)], task.kv_head), kv_.key_head_bytes());
+        prefetch(kv_.values(layer, page, task.kv_head, offset), size_t(count) * row_bytes);
+        const void* keys = kv_.keys(layer, page, task.kv_head);
+        for (int32_t i = 0, n = 1; i < task.rows; i += n) {
+            const int32_t c = within(i, at, count);
+            for (n = 1; i + n < task.rows && within(i + n, at, count) == c;) ++n;
+            if (c <= 0) continue;
+            const float* q = queries + size_t(i) * size_t(group * D);
+            if (half)
+                dot_columns_f16(q, n * group, static_cast<const uint16_t*>(keys), key_stride, offset, c, D,
+                                scores_of(i) + at, span);
+            else
+                dot_columns_f32(q, n * group, static_cast<const float*>(keys), key_stride, offset, c, D,
+                                scores_of(i) + at, span);
         }
-        const float* keys = as_floats(rows, count);
-        for (int32_t i = 0; i < task.rows; ++i)
-            if (const int32_t c = within(i, at, count); c > 0)
-                dot_rows_f32(q_of(i), group, keys, c, D, scores_of(i) + at, span);
     });
     std::array<float*, kAttentionRows> outs{};
     for (int32_t i = 0; i < task.rows; ++i) {
@@ -477,6 +494,7 @@ void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const Atten
         }
         std::fill(outs[size_t(i)], outs[size_t(i)] + group * D, 0.0f);
     }
+    const bool direct = half && task.rows == 1;
     for_each_page(seq, P, begin, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t at) {
         const void* rows = kv_.values(layer, page, task.kv_head, offset);
         if (direct) {

@@ -1,6 +1,9 @@
 // Host storage of the paged KV cache. Layout, per layer and page:
-//   K: [kv_head][slot][head_dim] then V: [kv_head][slot][head_dim]
-// so that one head's keys within a page are contiguous for the attention loops.
+//   K: [kv_head][head_dim][key_stride] then V: [kv_head][slot][head_dim]
+// A head's keys are stored as columns (element d of slot j at d * key_stride + j, the
+// stride the page size rounded up to eight): the score kernels multiply a broadcast
+// query element by eight keys at once and need no horizontal sums (dot_columns_f16).
+// A head's values are rows, each scaled by its weight and added whole.
 // Elements are F16 (the default: half the memory traffic of attention and twice the
 // tokens per budget) or F32 (BackendOptions::kv_type); positions are converted once,
 // when stored.
@@ -27,8 +30,10 @@ public:
         : page_size_(options.page_size), n_layer_(cfg.n_layer), n_head_kv_(cfg.n_head_kv), head_dim_(cfg.head_dim),
           type_(options.kv_type), element_bytes_(type_ == KvType::F16 ? sizeof(uint16_t) : sizeof(float)) {
         if (page_size_ <= 0) throw Error("KV page size must be positive");
-        head_stride_ = size_t(page_size_) * size_t(head_dim_) * element_bytes_;
-        layer_page_bytes_ = 2 * size_t(n_head_kv_) * head_stride_;
+        key_stride_ = (page_size_ + 7) / 8 * 8;
+        key_head_bytes_ = size_t(key_stride_) * size_t(head_dim_) * element_bytes_;
+        value_head_bytes_ = size_t(page_size_) * size_t(head_dim_) * element_bytes_;
+        layer_page_bytes_ = size_t(n_head_kv_) * (key_head_bytes_ + value_head_bytes_);
         const size_t bytes_per_page = page_bytes();
         const size_t pages = options.kv_tokens > 0
                                  ? (size_t(options.kv_tokens) + size_t(page_size_) - 1) / size_t(page_size_)
@@ -49,38 +54,69 @@ public:
     size_t page_bytes() const { return size_t(n_layer_) * layer_page_bytes_; }
     KvType type() const { return type_; }
 
-    // The head's K or V rows of a page from `slot` on, head_dim elements of type() each.
-    const void* keys(int32_t layer, int32_t page, int32_t kv_head, int32_t slot) const {
-        return base(layer, page) + size_t(kv_head) * head_stride_ + row_offset(slot);
+    // Elements from one key element to the same element of the next slot.
+    int32_t key_stride() const { return key_stride_; }
+    size_t key_head_bytes() const { return key_head_bytes_; }
+    // The head's keys of a page (columns, slot 0 first) and its value rows from `slot` on,
+    // elements of type().
+    const void* keys(int32_t layer, int32_t page, int32_t kv_head) const {
+        return base(layer, page) + size_t(kv_head) * key_head_bytes_;
     }
     const void* values(int32_t layer, int32_t page, int32_t kv_head, int32_t slot) const {
-        return base(layer, page) + (size_t(n_head_kv_) + size_t(kv_head)) * head_stride_ + row_offset(slot);
+        return base(layer, page) + values_offset(kv_head) + row_offset(slot);
     }
 
     // Writes one position's K and V (kv_dim floats each, heads concatenated).
     void store(int32_t layer, std::span<const int32_t> block_table, int32_t pos, const float* k, const float* v) {
         std::byte* page = base(layer, block_table[size_t(pos / page_size_)]);
-        const size_t slot = row_offset(pos % page_size_);
+        const int32_t slot = pos % page_size_;
         for (int32_t h = 0; h < n_head_kv_; ++h) {
-            put(k + size_t(h) * size_t(head_dim_), page + size_t(h) * head_stride_ + slot);
-            put(v + size_t(h) * size_t(head_dim_), page + (size_t(n_head_kv_) + size_t(h)) * head_stride_ + slot);
+            const float* key = k + size_t(h) * size_t(head_dim_);
+            std::byte* column = page + size_t(h) * key_head_bytes_ + size_t(slot) * element_bytes_;
+            if (type_ == KvType::F32) {
+                for (int32_t d = 0; d < head_dim_; ++d)
+                    std::memcpy(column + size_t(d) * key_row_bytes(), &key[d], sizeof(float));
+            } else {
+                // Converted a chunk at a time (stores run on several threads at once).
+                constexpr int32_t kChunk = 64;
+                uint16_t halves[kChunk];
+                for (int32_t d0 = 0; d0 < head_dim_; d0 += kChunk) {
+                    const int32_t n = std::min(kChunk, head_dim_ - d0);
+                    f16_from_f32(key + d0, halves, n);
+                    for (int32_t d = 0; d < n; ++d)
+                        std::memcpy(column + size_t(d0 + d) * key_row_bytes(), &halves[d], sizeof(uint16_t));
+                }
+            }
+            put_row(v + size_t(h) * size_t(head_dim_), page + values_offset(h) + row_offset(slot));
         }
     }
 
     void copy_prefix(int32_t src, int32_t dst, int32_t n_positions) {
         if (src < 0 || src >= page_count_ || dst < 0 || dst >= page_count_ || n_positions < 0 || n_positions > page_size_)
             throw Error("KV page copy out of range");
-        const size_t n = row_offset(n_positions);
-        for (int32_t layer = 0; layer < n_layer_; ++layer)
-            for (int32_t h = 0; h < 2 * n_head_kv_; ++h)
-                std::memcpy(base(layer, dst) + size_t(h) * head_stride_, base(layer, src) + size_t(h) * head_stride_, n);
+        const size_t key_bytes = size_t(n_positions) * element_bytes_, value_bytes = row_offset(n_positions);
+        for (int32_t layer = 0; layer < n_layer_; ++layer) {
+            std::byte* to = base(layer, dst);
+            const std::byte* from = base(layer, src);
+            for (int32_t h = 0; h < n_head_kv_; ++h) {
+                for (int32_t d = 0; d < head_dim_; ++d) {
+                    const size_t at = size_t(h) * key_head_bytes_ + size_t(d) * key_row_bytes();
+                    std::memcpy(to + at, from + at, key_bytes);
+                }
+                std::memcpy(to + values_offset(h), from + values_offset(h), value_bytes);
+            }
+        }
     }
 
 private:
     size_t row_offset(int32_t slot) const { return size_t(slot) * size_t(head_dim_) * element_bytes_; }
+    size_t key_row_bytes() const { return size_t(key_stride_) * element_bytes_; }
+    size_t values_offset(int32_t kv_head) const {
+        return size_t(n_head_kv_) * key_head_bytes_ + size_t(kv_head) * value_head_bytes_;
+    }
 
     // One head's head_dim values into its slot, converted to the storage type.
-    void put(const float* from, std::byte* to) const {
+    void put_row(const float* from, std::byte* to) const {
         if (type_ == KvType::F32) {
             std::memcpy(to, from, size_t(head_dim_) * sizeof(float));
             return;
@@ -100,7 +136,8 @@ private:
     int32_t page_size_, n_layer_, n_head_kv_, head_dim_;
     KvType type_;
     size_t element_bytes_;
-    size_t head_stride_ = 0, layer_page_bytes_ = 0;  // in bytes
+    int32_t key_stride_ = 0;
+    size_t key_head_bytes_ = 0, value_head_bytes_ = 0, layer_page_bytes_ = 0;
     int32_t page_count_ = 0;
     AlignedFloatArray data_;
 };

@@ -37,54 +37,64 @@ float dot_f32(const float* a, const float* b, int64_t n) {
 
 namespace {
 
-// Lanes 0-3 = the horizontal sums of a[0..3], each added as ((l0 + l1) + (l2 + l3)) +
-// ((l4 + l5) + (l6 + l7)) whatever the other three hold.
-inline __m128 four_sums(const __m256 (&a)[4]) {
-    const __m256 u = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
-    return _mm_add_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
-}
-
-// Eight elements of a K or V row as floats: F32 rows as they are, F16 rows converted
-// exactly (every half is a float), so both kinds go through the same arithmetic.
+// Eight elements of a key or value as floats: F32 as they are, F16 converted exactly
+// (every half is a float), so both kinds go through the same arithmetic.
 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
 inline __m256 load8(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 
-// NQ queries x NK keys (NK <= 4): one accumulator per pair over the chunks in order; a
-// pair's sum is the same whatever the tile shape (missing keys are zero accumulators).
-template <int NQ, int NK, class E>
-void score_tile(const float* q, const E* rows, int64_t dim, float* out, int64_t ldo) {
-    __m256 acc[NQ][4];
+// NQ heads x NG groups of eight key columns from column g (a multiple of eight): one
+// accumulator per (head, group), a fused multiply-add per d in order, so every lane is
+// the contract's chain for its score whatever the tile. Writes the columns in [lo, hi)
+// to out (column lo at out[0]).
+template <int NQ, int NG, class E>
+void column_tile(const float* q, const E* keys, int64_t ld, int64_t g, int64_t lo, int64_t hi, int64_t dim,
+                 float* out, int64_t ldo) {
+    __m256 acc[NQ][NG];
     for (auto& row : acc)
         for (auto& a : row) a = _mm256_setzero_ps();
-    for (int64_t c = 0; c < dim; c += 8) {
-        __m256 kv[NK];
-        for (int k = 0; k < NK; ++k) kv[k] = load8(rows + k * dim + c);
+    for (int64_t d = 0; d < dim; ++d) {
+        __m256 k[NG];
+        for (int c = 0; c < NG; ++c) k[c] = load8(keys + d * ld + g + 8 * c);
         for (int h = 0; h < NQ; ++h) {
-            const __m256 qv = _mm256_loadu_ps(q + h * dim + c);
-            for (int k = 0; k < NK; ++k) acc[h][k] = _mm256_fmadd_ps(qv, kv[k], acc[h][k]);
+            const __m256 qd = _mm256_broadcast_ss(q + h * dim + d);
+            for (int c = 0; c < NG; ++c) acc[h][c] = _mm256_fmadd_ps(qd, k[c], acc[h][c]);
         }
     }
-    for (int h = 0; h < NQ; ++h) {
-        alignas(16) float sums[4];
-        _mm_store_ps(sums, four_sums(acc[h]));
-        for (int k = 0; k < NK; ++k) out[h * ldo + k] = sums[k];
+    // Through memory: with the stores below reading acc, GCC kept acc in memory in the
+    // loop above as well (six stores per d).
+    alignas(32) float lanes[NQ][NG][8];
+    for (int h = 0; h < NQ; ++h)
+        for (int c = 0; c < NG; ++c) _mm256_store_ps(lanes[h][c], acc[h][c]);
+    for (int c = 0; c < NG; ++c) {
+        const int64_t from = g + 8 * c;
+        if (from >= lo) {
+            // The range's first columns, or later ones: all eight, or those before hi.
+            const __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(std::min<int64_t>(8, hi - from))),
+                                                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            for (int h = 0; h < NQ; ++h) {
+                float* to = out + h * ldo + (from - lo);
+                if (from + 8 <= hi) _mm256_storeu_ps(to, _mm256_load_ps(lanes[h][c]));
+                else _mm256_maskstore_ps(to, keep, _mm256_load_ps(lanes[h][c]));
+            }
+            continue;
+        }
+        // A group that starts before the range (first not a multiple of eight).
+        const int64_t b = std::min(from + 8, hi);
+        for (int h = 0; h < NQ; ++h)
+            for (int64_t j = lo; j < b; ++j) out[h * ldo + (j - lo)] = lanes[h][c][j - from];
     }
 }
 
+// The groups of eight columns that hold [first, first + n), two at a time (up to twelve
+// accumulators, their keys and the broadcast query element fit the 16 registers), the
+// last one alone.
 template <int NQ, class E>
-void score_rows(const float* q, const E* rows, int64_t n_rows, int64_t dim, float* out, int64_t ldo) {
-    // A converted F16 chunk needs a register, where an F32 one is an FMA's memory operand:
-    // three heads x four keys (twelve accumulators, four chunks and the query) spilled the
-    // chunks in every step (the F16 kernel took 2.1x the F32 one's time; three keys: 1.5x).
-    constexpr int kKeys = std::is_same_v<E, float> ? 4 : 3;
-    int64_t j = 0;
-    for (; j + kKeys <= n_rows; j += kKeys) score_tile<NQ, kKeys>(q, rows + j * dim, dim, out + j, ldo);
-    switch (n_rows - j) {
-    case 3: score_tile<NQ, 3>(q, rows + j * dim, dim, out + j, ldo); break;
-    case 2: score_tile<NQ, 2>(q, rows + j * dim, dim, out + j, ldo); break;
-    case 1: score_tile<NQ, 1>(q, rows + j * dim, dim, out + j, ldo); break;
-    default: break;
-    }
+void column_groups(const float* q, const E* keys, int64_t ld, int64_t first, int64_t n, int64_t dim, float* out,
+                   int64_t ldo) {
+    const int64_t end = first + n;
+    int64_t g = first / 8 * 8;
+    for (; g + 8 < end; g += 16) column_tile<NQ, 2>(q, keys, ld, g, first, end, dim, out, ldo);
+    if (g < end) column_tile<NQ, 1>(q, keys, ld, g, first, end, dim, out, ldo);
 }
 
 // NQ heads x NC chunks of 8 output columns, keys in order: each key's row is loaded once
@@ -120,8 +130,9 @@ void value_rows(const float* weights, int64_t ldw, const E* rows, int64_t n_rows
     }
 }
 
-// Query heads three at a time (twelve accumulators and the loaded key or value chunks
-// fit the 16 registers), then the last one or two.
+// Query heads three at a time (a value tile's twelve accumulators, three weights and a
+// chunk fit the 16 registers; a column tile's six, two key groups and a query element),
+// then the last one or two.
 template <class Three, class Two, class One>
 void by_heads(int64_t n_q, Three&& three, Two&& two, One&& one) {
     int64_t h = 0;
@@ -130,13 +141,20 @@ void by_heads(int64_t n_q, Three&& three, Two&& two, One&& one) {
     else if (n_q - h == 1) one(h);
 }
 
-// Every query head against every row, NQ heads at a time (by_heads).
+// Every query head against every key column: six heads at a time (twelve accumulators
+// over two groups keep both FMA pipes busy, where three heads' six chains wait on the FMA
+// latency), then the rest by_heads.
 template <class E>
-void score_heads(const float* q, int64_t n_q, const E* rows, int64_t n_rows, int64_t dim, float* out, int64_t ldo) {
+void column_heads(const float* q, int64_t n_q, const E* keys, int64_t ld, int64_t first, int64_t n, int64_t dim,
+                  float* out, int64_t ldo) {
+    int64_t six = 0;
+    for (; six + 6 <= n_q; six += 6) column_groups<6>(q + six * dim, keys, ld, first, n, dim, out + six * ldo, ldo);
+    q += six * dim;
+    out += six * ldo;
     by_heads(
-        n_q, [&](int64_t h) { score_rows<3>(q + h * dim, rows, n_rows, dim, out + h * ldo, ldo); },
-        [&](int64_t h) { score_rows<2>(q + h * dim, rows, n_rows, dim, out + h * ldo, ldo); },
-        [&](int64_t h) { score_rows<1>(q + h * dim, rows, n_rows, dim, out + h * ldo, ldo); });
+        n_q - six, [&](int64_t h) { column_groups<3>(q + h * dim, keys, ld, first, n, dim, out + h * ldo, ldo); },
+        [&](int64_t h) { column_groups<2>(q + h * dim, keys, ld, first, n, dim, out + h * ldo, ldo); },
+        [&](int64_t h) { column_groups<1>(q + h * dim, keys, ld, first, n, dim, out + h * ldo, ldo); });
 }
 
 template <class E>
@@ -150,22 +168,22 @@ void value_heads(const float* weights, int64_t ldw, int64_t n_q, const E* rows, 
 
 } // namespace
 
-void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
-                  int64_t ldo) {
-    if (dim % 8 != 0) ref::dot_rows_f32(q, n_q, rows, n_rows, dim, out, ldo);
-    else score_heads(q, n_q, rows, n_rows, dim, out, ldo);
+void dot_columns_f32(const float* q, int64_t n_q, const float* keys, int64_t ld, int64_t first, int64_t n,
+                     int64_t dim, float* out, int64_t ldo) {
+    if (ld % 8 != 0 || first + n > ld) ref::dot_columns_f32(q, n_q, keys, ld, first, n, dim, out, ldo);
+    else column_heads(q, n_q, keys, ld, first, n, dim, out, ldo);
+}
+
+void dot_columns_f16(const float* q, int64_t n_q, const uint16_t* keys, int64_t ld, int64_t first, int64_t n,
+                     int64_t dim, float* out, int64_t ldo) {
+    if (ld % 8 != 0 || first + n > ld) ref::dot_columns_f16(q, n_q, keys, ld, first, n, dim, out, ldo);
+    else column_heads(q, n_q, keys, ld, first, n, dim, out, ldo);
 }
 
 void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
                          int64_t dim, float* out) {
     if (dim % 8 != 0) ref::accumulate_rows_f32(weights, ldw, n_q, rows, n_rows, dim, out);
     else value_heads(weights, ldw, n_q, rows, n_rows, dim, out);
-}
-
-void dot_rows_f16(const float* q, int64_t n_q, const uint16_t* rows, int64_t n_rows, int64_t dim, float* out,
-                  int64_t ldo) {
-    if (dim % 8 != 0) ref::dot_rows_f16(q, n_q, rows, n_rows, dim, out, ldo);
-    else score_heads(q, n_q, rows, n_rows, dim, out, ldo);
 }
 
 void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
@@ -304,17 +322,17 @@ void scale_f32(float a, float* y, int64_t n) { ref::scale_f32(a, y, n); }
 SoftmaxStats softmax(float* x, int64_t n) { return ref::softmax(x, n); }
 void silu_mul(float* x, const float* g, int64_t n) { ref::silu_mul(x, g, n); }
 void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps) { ref::rms_norm(x, weight, y, n, eps); }
-void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
-                  int64_t ldo) {
-    ref::dot_rows_f32(q, n_q, rows, n_rows, dim, out, ldo);
+void dot_columns_f32(const float* q, int64_t n_q, const float* keys, int64_t ld, int64_t first, int64_t n,
+                     int64_t dim, float* out, int64_t ldo) {
+    ref::dot_columns_f32(q, n_q, keys, ld, first, n, dim, out, ldo);
+}
+void dot_columns_f16(const float* q, int64_t n_q, const uint16_t* keys, int64_t ld, int64_t first, int64_t n,
+                     int64_t dim, float* out, int64_t ldo) {
+    ref::dot_columns_f16(q, n_q, keys, ld, first, n, dim, out, ldo);
 }
 void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
                          int64_t dim, float* out) {
     ref::accumulate_rows_f32(weights, ldw, n_q, rows, n_rows, dim, out);
-}
-void dot_rows_f16(const float* q, int64_t n_q, const uint16_t* rows, int64_t n_rows, int64_t dim, float* out,
-                  int64_t ldo) {
-    ref::dot_rows_f16(q, n_q, rows, n_rows, dim, out, ldo);
 }
 void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
                          int64_t dim, float* out) {

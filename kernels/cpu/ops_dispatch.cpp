@@ -6,22 +6,22 @@ float dot_f32(const float* a, const float* b, int64_t n) {
     return avx2::available() ? avx2::dot_f32(a, b, n) : ref::dot_f32(a, b, n);
 }
 
-void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
-                  int64_t ldo) {
-    avx2::available() ? avx2::dot_rows_f32(q, n_q, rows, n_rows, dim, out, ldo)
-                      : ref::dot_rows_f32(q, n_q, rows, n_rows, dim, out, ldo);
+void dot_columns_f32(const float* q, int64_t n_q, const float* keys, int64_t ld, int64_t first, int64_t n,
+                     int64_t dim, float* out, int64_t ldo) {
+    avx2::available() ? avx2::dot_columns_f32(q, n_q, keys, ld, first, n, dim, out, ldo)
+                      : ref::dot_columns_f32(q, n_q, keys, ld, first, n, dim, out, ldo);
+}
+
+void dot_columns_f16(const float* q, int64_t n_q, const uint16_t* keys, int64_t ld, int64_t first, int64_t n,
+                     int64_t dim, float* out, int64_t ldo) {
+    avx2::available() ? avx2::dot_columns_f16(q, n_q, keys, ld, first, n, dim, out, ldo)
+                      : ref::dot_columns_f16(q, n_q, keys, ld, first, n, dim, out, ldo);
 }
 
 void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
                          int64_t dim, float* out) {
     avx2::available() ? avx2::accumulate_rows_f32(weights, ldw, n_q, rows, n_rows, dim, out)
                       : ref::accumulate_rows_f32(weights, ldw, n_q, rows, n_rows, dim, out);
-}
-
-void dot_rows_f16(const float* q, int64_t n_q, const uint16_t* rows, int64_t n_rows, int64_t dim, float* out,
-                  int64_t ldo) {
-    avx2::available() ? avx2::dot_rows_f16(q, n_q, rows, n_rows, dim, out, ldo)
-                      : ref::dot_rows_f16(q, n_q, rows, n_rows, dim, out, ldo);
 }
 
 void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,

@@ -19,26 +19,41 @@ void axpy_f32(float a, const float* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
-void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
-                  int64_t ldo) {
-    for (int64_t h = 0; h < n_q; ++h)
-        for (int64_t j = 0; j < n_rows; ++j) out[h * ldo + j] = dot_f32(q + h * dim, rows + j * dim, dim);
+namespace {
+inline float widen(float x) { return x; }
+inline float widen(uint16_t x) { return fp16_to_fp32(x); }
+
+// Each score accumulates in its own slot of out, one d after the other (the loop over d
+// outside keeps the rows of keys in order).
+template <class E>
+void dot_columns(const float* q, int64_t n_q, const E* keys, int64_t ld, int64_t first, int64_t n, int64_t dim,
+                 float* out, int64_t ldo) {
+    for (int64_t h = 0; h < n_q; ++h) {
+        float* o = out + h * ldo;
+        std::fill(o, o + n, 0.0f);
+        for (int64_t d = 0; d < dim; ++d) {
+            const float qd = q[h * dim + d];
+            const E* row = keys + d * ld + first;
+            for (int64_t j = 0; j < n; ++j) o[j] += qd * widen(row[j]);
+        }
+    }
+}
+} // namespace
+
+void dot_columns_f32(const float* q, int64_t n_q, const float* keys, int64_t ld, int64_t first, int64_t n,
+                     int64_t dim, float* out, int64_t ldo) {
+    dot_columns(q, n_q, keys, ld, first, n, dim, out, ldo);
+}
+
+void dot_columns_f16(const float* q, int64_t n_q, const uint16_t* keys, int64_t ld, int64_t first, int64_t n,
+                     int64_t dim, float* out, int64_t ldo) {
+    dot_columns(q, n_q, keys, ld, first, n, dim, out, ldo);
 }
 
 void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
                          int64_t dim, float* out) {
     for (int64_t h = 0; h < n_q; ++h)
         for (int64_t j = 0; j < n_rows; ++j) axpy_f32(weights[h * ldw + j], rows + j * dim, out + h * dim, dim);
-}
-
-void dot_rows_f16(const float* q, int64_t n_q, const uint16_t* rows, int64_t n_rows, int64_t dim, float* out,
-                  int64_t ldo) {
-    for (int64_t h = 0; h < n_q; ++h)
-        for (int64_t j = 0; j < n_rows; ++j) {
-            double sum = 0.0;
-            for (int64_t i = 0; i < dim; ++i) sum += double(q[h * dim + i]) * double(fp16_to_fp32(rows[j * dim + i]));
-            out[h * ldo + j] = float(sum);
-        }
 }
 
 void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,

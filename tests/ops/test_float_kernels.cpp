@@ -228,54 +228,119 @@ private slots:
         QVERIFY2(diff.isEmpty(), qPrintable(diff));
     }
 
-    // The attention kernels of a KV group's query heads over a page: AVX2 against the
-    // reference, and each (head, key) result independent of the tile around it (the same
-    // bits for a head alone and for a key alone).
-    void attentionRowKernels_data() {
+    // The score kernels of a KV group's query heads over a page's key columns: the
+    // reference against a double-precision sum, AVX2 bit for bit against the contract's
+    // chain of fused multiply-adds, each score independent of the heads, columns and
+    // stride around it, F16 keys giving the bits of the same values as F32, and the
+    // columns outside [first, first + n) left alone.
+    void attentionScoreKernels_data() {
+        QTest::addColumn<int>("keys");
+        QTest::addColumn<int>("first");
+        QTest::addColumn<int>("dim");
+        QTest::addColumn<int>("heads");
+        for (int keys : {1, 5, 8, 9, 16, 23})
+            for (int first : {0, 3, 8})
+                for (int dim : {8, 64, 72, 12})
+                    for (int heads : {1, 3, 4, 7})
+                        QTest::newRow(qPrintable(
+                            QString("%1 keys from %2 x %3 dims, %4 heads").arg(keys).arg(first).arg(dim).arg(heads)))
+                            << keys << first << dim << heads;
+    }
+    void attentionScoreKernels() {
+        QFETCH(int, keys);
+        QFETCH(int, first);
+        QFETCH(int, dim);
+        QFETCH(int, heads);
+        const int64_t ld = (first + keys + 7) / 8 * 8;  // the columns of a page rounded up to eight
+        const int64_t ldo = keys + 2;                   // score rows with a gap after each
+        const auto q = normal_vector(size_t(heads * dim), 3);
+        const auto drawn = normal_vector(size_t(dim * ld), 4);
+        std::vector<uint16_t> half(drawn.size());
+        arbor::ref::f16_from_f32(drawn.data(), half.data(), int64_t(half.size()));
+        std::vector<float> columns(half.size());  // values a half holds exactly
+        for (size_t i = 0; i < half.size(); ++i) columns[i] = arbor::fp16_to_fp32(half[i]);
+        auto key = [&](int64_t d, int64_t j) { return columns[size_t(d * ld + j)]; };
+        auto scores_of = [&](auto kernel, const auto* k, int64_t n_q, const float* qh, int64_t stride, int64_t from,
+                             int64_t n) {
+            std::vector<float> out(size_t(n_q * ldo), -7.0f);
+            kernel(qh, n_q, k, stride, from, n, dim, out.data(), ldo);
+            return out;
+        };
+
+        const auto ref = scores_of(arbor::ref::dot_columns_f32, columns.data(), heads, q.data(), ld, first, keys);
+        QCOMPARE(scores_of(arbor::ref::dot_columns_f16, half.data(), heads, q.data(), ld, first, keys), ref);
+        for (int h = 0; h < heads; ++h) {
+            for (int j = 0; j < keys; ++j) {
+                double want = 0.0;
+                for (int d = 0; d < dim; ++d) want += double(q[size_t(h * dim + d)]) * double(key(d, first + j));
+                QVERIFY(close(ref[size_t(h * ldo + j)], want, dim));
+            }
+            for (int64_t j = keys; j < ldo; ++j) QCOMPARE(ref[size_t(h * ldo + j)], -7.0f);
+        }
+        if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA/F16C: only the scalar kernels run here");
+
+        const auto got = scores_of(arbor::avx2::dot_columns_f32, columns.data(), heads, q.data(), ld, first, keys);
+        QCOMPARE(scores_of(arbor::avx2::dot_columns_f16, half.data(), heads, q.data(), ld, first, keys), got);
+        for (int h = 0; h < heads; ++h) {
+            for (int j = 0; j < keys; ++j) {
+                float chain = 0.0f;
+                for (int d = 0; d < dim; ++d) chain = std::fma(q[size_t(h * dim + d)], key(d, first + j), chain);
+                QCOMPARE(std::bit_cast<uint32_t>(got[size_t(h * ldo + j)]), std::bit_cast<uint32_t>(chain));
+                QVERIFY(close(got[size_t(h * ldo + j)], ref[size_t(h * ldo + j)], dim));
+                // The same bits for this key alone, in any group of eight.
+                const auto one = scores_of(arbor::avx2::dot_columns_f16, half.data(), 1, &q[size_t(h * dim)], ld,
+                                           first + j, 1);
+                QCOMPARE(std::bit_cast<uint32_t>(one[0]), std::bit_cast<uint32_t>(chain));
+            }
+            for (int64_t j = keys; j < ldo; ++j) QCOMPARE(got[size_t(h * ldo + j)], -7.0f);
+            const auto alone = scores_of(arbor::avx2::dot_columns_f32, columns.data(), 1, &q[size_t(h * dim)], ld,
+                                         first, keys);
+            for (int j = 0; j < keys; ++j) QCOMPARE(alone[size_t(j)], got[size_t(h * ldo + j)]);
+        }
+        // A stride the AVX2 kernels cannot read in groups of eight: computed as the reference.
+        if (ld > first + keys) {
+            std::vector<float> narrow(size_t(dim * (first + keys)));
+            for (int d = 0; d < dim; ++d)
+                for (int j = 0; j < first + keys; ++j) narrow[size_t(d * (first + keys) + j)] = key(d, j);
+            QCOMPARE(scores_of(arbor::avx2::dot_columns_f32, narrow.data(), heads, q.data(), first + keys, first, keys),
+                     ref);
+        }
+    }
+
+    // The value kernels of a KV group's query heads over a page: AVX2 against the
+    // reference, and each head's result independent of the heads beside it.
+    void attentionValueKernels_data() {
         QTest::addColumn<int>("rows");
         QTest::addColumn<int>("dim");
         QTest::addColumn<int>("heads");
         for (int rows : {1, 5, 8, 9, 16, 23})
             for (int dim : {8, 64, 72, 128, 12})
                 for (int heads : {1, 3, 4, 7})
-                    QTest::newRow(qPrintable(QString("%1 keys x %2 dims, %3 heads").arg(rows).arg(dim).arg(heads)))
+                    QTest::newRow(qPrintable(QString("%1 values x %2 dims, %3 heads").arg(rows).arg(dim).arg(heads)))
                         << rows << dim << heads;
     }
-    void attentionRowKernels() {
+    void attentionValueKernels() {
         QFETCH(int, rows);
         QFETCH(int, dim);
         QFETCH(int, heads);
-        const int64_t ld = rows + 2;  // scores and weights rows with a gap after each
-        const auto q = normal_vector(size_t(heads * dim), 3), m = normal_vector(size_t(rows * dim), 4);
+        const int64_t ld = rows + 2;  // weight rows with a gap after each
+        const auto m = normal_vector(size_t(rows * dim), 4);
         const auto weights = normal_vector(size_t(heads * ld), 5);
-        std::vector<float> scores_ref(size_t(heads * ld), -7.0f), out_ref = normal_vector(size_t(heads * dim), 6);
+        auto out_ref = normal_vector(size_t(heads * dim), 6);
         const auto out_start = out_ref;
-        arbor::ref::dot_rows_f32(q.data(), heads, m.data(), rows, dim, scores_ref.data(), ld);
-        for (int h = 0; h < heads; ++h)
-            for (int j = 0; j < rows; ++j)
-                QCOMPARE(scores_ref[size_t(h * ld + j)], arbor::ref::dot_f32(&q[size_t(h * dim)], &m[size_t(j * dim)], dim));
         arbor::ref::accumulate_rows_f32(weights.data(), ld, heads, m.data(), rows, dim, out_ref.data());
+        for (int h = 0; h < heads; ++h)
+            for (int i = 0; i < dim; ++i) {
+                double want = out_start[size_t(h * dim + i)];
+                for (int j = 0; j < rows; ++j) want += double(weights[size_t(h * ld + j)]) * double(m[size_t(j * dim + i)]);
+                QVERIFY(close(out_ref[size_t(h * dim + i)], want, rows));
+            }
         if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA: only the scalar kernels run here");
 
-        std::vector<float> scores(size_t(heads * ld), -7.0f);
         auto out = out_start;
-        arbor::avx2::dot_rows_f32(q.data(), heads, m.data(), rows, dim, scores.data(), ld);
         arbor::avx2::accumulate_rows_f32(weights.data(), ld, heads, m.data(), rows, dim, out.data());
         for (int h = 0; h < heads; ++h) {
-            for (int j = 0; j < rows; ++j) QVERIFY(close(scores[size_t(h * ld + j)], scores_ref[size_t(h * ld + j)], dim));
-            for (int64_t j = rows; j < ld; ++j) QCOMPARE(scores[size_t(h * ld + j)], -7.0f);
             for (int i = 0; i < dim; ++i) QVERIFY(close(out[size_t(h * dim + i)], out_ref[size_t(h * dim + i)], rows));
-        }
-
-        for (int h = 0; h < heads; ++h) {
-            std::vector<float> alone(static_cast<size_t>(rows));
-            arbor::avx2::dot_rows_f32(&q[size_t(h * dim)], 1, m.data(), rows, dim, alone.data(), rows);
-            for (int j = 0; j < rows; ++j) {
-                QCOMPARE(std::bit_cast<uint32_t>(alone[size_t(j)]), std::bit_cast<uint32_t>(scores[size_t(h * ld + j)]));
-                float one_key = 0.0f;
-                arbor::avx2::dot_rows_f32(&q[size_t(h * dim)], 1, &m[size_t(j * dim)], 1, dim, &one_key, 1);
-                QCOMPARE(std::bit_cast<uint32_t>(one_key), std::bit_cast<uint32_t>(scores[size_t(h * ld + j)]));
-            }
             std::vector<float> head_out(out_start.begin() + h * dim, out_start.begin() + (h + 1) * dim);
             arbor::avx2::accumulate_rows_f32(&weights[size_t(h * ld)], ld, 1, m.data(), rows, dim, head_out.data());
             for (int i = 0; i < dim; ++i)
@@ -283,30 +348,22 @@ private slots:
         }
     }
 
-    // F16 K/V rows (the KV cache's default): the reference against a double-precision sum
-    // of the halves' values, and the AVX2 kernels bit for bit against the F32 kernels on
-    // the rows converted to float (the same arithmetic after an exact conversion).
-    void attentionRowKernelsOnHalfRows_data() { attentionRowKernels_data(); }
-    void attentionRowKernelsOnHalfRows() {
+    // F16 value rows (the KV cache's default): the reference against the F32 reference on
+    // the rows converted to float, and the AVX2 kernel bit for bit against the F32 kernel
+    // on them (the same arithmetic after an exact conversion).
+    void attentionValueKernelsOnHalfRows_data() { attentionValueKernels_data(); }
+    void attentionValueKernelsOnHalfRows() {
         QFETCH(int, rows);
         QFETCH(int, dim);
         QFETCH(int, heads);
         const int64_t ld = rows + 2;
-        const auto q = normal_vector(size_t(heads * dim), 13), m = normal_vector(size_t(rows * dim), 14);
+        const auto m = normal_vector(size_t(rows * dim), 14);
         const auto weights = normal_vector(size_t(heads * ld), 15);
         std::vector<uint16_t> half(m.size());
         arbor::ref::f16_from_f32(m.data(), half.data(), int64_t(m.size()));
         std::vector<float> widened(m.size());
         for (size_t i = 0; i < m.size(); ++i) widened[i] = arbor::fp16_to_fp32(half[i]);
 
-        std::vector<float> scores_ref(size_t(heads * ld), -7.0f);
-        arbor::ref::dot_rows_f16(q.data(), heads, half.data(), rows, dim, scores_ref.data(), ld);
-        for (int h = 0; h < heads; ++h)
-            for (int j = 0; j < rows; ++j) {
-                double want = 0.0;
-                for (int i = 0; i < dim; ++i) want += double(q[size_t(h * dim + i)]) * double(widened[size_t(j * dim + i)]);
-                QCOMPARE(scores_ref[size_t(h * ld + j)], float(want));
-            }
         const auto out_start = normal_vector(size_t(heads * dim), 16);
         auto out_ref = out_start, out_ref_f32 = out_start;
         arbor::ref::accumulate_rows_f16(weights.data(), ld, heads, half.data(), rows, dim, out_ref.data());
@@ -315,16 +372,9 @@ private slots:
         QVERIFY2(ref_diff.isEmpty(), qPrintable(ref_diff));
         if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA/F16C: only the scalar kernels run here");
 
-        std::vector<float> scores(size_t(heads * ld), -7.0f), scores_f32(size_t(heads * ld), -7.0f);
-        arbor::avx2::dot_rows_f16(q.data(), heads, half.data(), rows, dim, scores.data(), ld);
-        arbor::avx2::dot_rows_f32(q.data(), heads, widened.data(), rows, dim, scores_f32.data(), ld);
         auto out = out_start, out_f32 = out_start;
         arbor::avx2::accumulate_rows_f16(weights.data(), ld, heads, half.data(), rows, dim, out.data());
         arbor::avx2::accumulate_rows_f32(weights.data(), ld, heads, widened.data(), rows, dim, out_f32.data());
-        for (size_t i = 0; i < scores.size(); ++i) {
-            QCOMPARE(std::bit_cast<uint32_t>(scores[i]), std::bit_cast<uint32_t>(scores_f32[i]));
-            QVERIFY(close(scores[i], scores_ref[i], dim));
-        }
         for (size_t i = 0; i < out.size(); ++i) {
             QCOMPARE(std::bit_cast<uint32_t>(out[i]), std::bit_cast<uint32_t>(out_f32[i]));
             QVERIFY(close(out[i], out_ref[i], rows));

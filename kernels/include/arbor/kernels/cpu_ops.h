@@ -1,8 +1,8 @@
 // Float kernels of the CPU forward pass. The hot ones (dot, axpy) have a scalar
 // reference in namespace ref and an AVX2/FMA variant chosen at run time.
-// The attention row kernels read K or V rows stored as F32 or as F16 (IEEE half, the
-// KV cache's default): an F16 row is converted exactly to float on load, and then
-// computed in the same operation order as an F32 row holding those values.
+// The attention kernels read keys or values stored as F32 or as F16 (IEEE half, the KV
+// cache's default): an F16 element is converted exactly to float on load, and then
+// computed in the same operation order as an F32 element holding that value.
 #pragma once
 
 #include <cstdint>
@@ -17,15 +17,19 @@ struct SoftmaxStats {
 
 namespace ref {
 float dot_f32(const float* a, const float* b, int64_t n);
-// The attention of the n_q query heads that share a KV head, over one page:
-// out[h * ldo + j] = dot(q + h * dim, rows + j * dim) for h < n_q, j < n_rows (scores);
-void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
-                  int64_t ldo);
+// The attention scores of the n_q query heads that share a KV head, over keys stored as
+// columns (a KV page's keys transposed: element d of key j at keys[d * ld + j]), for the
+// keys j in [first, first + n):
+//   out[h * ldo + j - first] = sum over d = 0, 1, ... in order of q[h * dim + d] * key[d],
+// one rounding chain per score (here a product then a sum, in AVX2 a fused multiply-add),
+// so a score's bits do not depend on first, n, ld or the other heads.
+void dot_columns_f32(const float* q, int64_t n_q, const float* keys, int64_t ld, int64_t first, int64_t n,
+                     int64_t dim, float* out, int64_t ldo);
+void dot_columns_f16(const float* q, int64_t n_q, const uint16_t* keys, int64_t ld, int64_t first, int64_t n,
+                     int64_t dim, float* out, int64_t ldo);
 // out + h * dim += sum_j weights[h * ldw + j] * (rows + j * dim), keys in order (values).
 void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
                          int64_t dim, float* out);
-void dot_rows_f16(const float* q, int64_t n_q, const uint16_t* rows, int64_t n_rows, int64_t dim, float* out,
-                  int64_t ldo);
 void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
                          int64_t dim, float* out);
 void f16_from_f32(const float* x, uint16_t* y, int64_t n);  // IEEE half, round to nearest even
@@ -41,12 +45,15 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n, float ep
 namespace avx2 {
 bool available();
 float dot_f32(const float* a, const float* b, int64_t n);
-void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
-                  int64_t ldo);
+// The column kernels read whole groups of eight columns (from first rounded down to a
+// multiple of eight): ld must be a multiple of eight and first + n <= ld, else they
+// compute as the reference does.
+void dot_columns_f32(const float* q, int64_t n_q, const float* keys, int64_t ld, int64_t first, int64_t n,
+                     int64_t dim, float* out, int64_t ldo);
+void dot_columns_f16(const float* q, int64_t n_q, const uint16_t* keys, int64_t ld, int64_t first, int64_t n,
+                     int64_t dim, float* out, int64_t ldo);
 void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
                          int64_t dim, float* out);
-void dot_rows_f16(const float* q, int64_t n_q, const uint16_t* rows, int64_t n_rows, int64_t dim, float* out,
-                  int64_t ldo);
 void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
                          int64_t dim, float* out);
 void f16_from_f32(const float* x, uint16_t* y, int64_t n);
@@ -63,12 +70,12 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n, float ep
 
 // Dispatching entry points (AVX2 when the CPU has it, else the reference).
 float dot_f32(const float* a, const float* b, int64_t n);
-void dot_rows_f32(const float* q, int64_t n_q, const float* rows, int64_t n_rows, int64_t dim, float* out,
-                  int64_t ldo);
+void dot_columns_f32(const float* q, int64_t n_q, const float* keys, int64_t ld, int64_t first, int64_t n,
+                     int64_t dim, float* out, int64_t ldo);
+void dot_columns_f16(const float* q, int64_t n_q, const uint16_t* keys, int64_t ld, int64_t first, int64_t n,
+                     int64_t dim, float* out, int64_t ldo);
 void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
                          int64_t dim, float* out);
-void dot_rows_f16(const float* q, int64_t n_q, const uint16_t* rows, int64_t n_rows, int64_t dim, float* out,
-                  int64_t ldo);
 void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
                          int64_t dim, float* out);
 void f16_from_f32(const float* x, uint16_t* y, int64_t n);
