@@ -50,7 +50,7 @@ constexpr int32_t kAttentionRows = 8;
 struct AttentionScratch {
     std::vector<float> queries;    // the task's rows' query heads of its KV head, side by side
     std::vector<float> scores;     // per row and head: its scores over the part's positions
-    std::vector<float> page_rows;  // one page's V rows as floats
+    std::vector<float> values;     // a block's value rows of the task's part, as floats
 };
 
 // One task of a layer's attention: the query heads of one KV head, rows row .. row +
@@ -387,7 +387,7 @@ void CpuBackend::plan_attention(const ForwardBatch& batch) {
     for (AttentionScratch& a : attention_scratch_) {
         a.queries.resize(size_t(kAttentionRows) * size_t(group) * size_t(cfg_.head_dim));
         a.scores.resize(size_t(kAttentionRows) * size_t(group) * size_t(longest));
-        a.page_rows.resize(size_t(kv_.page_size()) * size_t(cfg_.head_dim));
+        a.values.resize(size_t(longest) * size_t(cfg_.head_dim));
     }
 }
 
@@ -417,10 +417,10 @@ void CpuBackend::attention(const ForwardBatch& batch, int32_t layer) {
 // part task.part: each row's output (or partial) is normalized over those positions alone.
 // Consecutive rows that see the same keys of a page score them in one call (their query
 // heads side by side, so the kernel's tiles take two rows' heads at once); a score's bits
-// do not depend on its tile. A block of rows reads a page's values once for them all: F16
-// values are converted to floats first (exactly), and the F32 kernel then computes what
-// the F16 one would (cpu_ops.h), so every row gets the same bits as a lone row reading
-// the F16 page directly.
+// do not depend on its tile. A block of rows converts the part's values once for them all:
+// F16 values are converted to floats (exactly), and the F32 kernel then computes what the
+// F16 one would (cpu_ops.h), key after key as a lone row does page by page, so every row
+// gets the same bits as a lone row reading the F16 pages directly.
 void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const AttentionTask& task,
                              AttentionScratch& scratch) {
     const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D;
@@ -433,11 +433,6 @@ void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const Atten
     // Row i's scores of head h at (i * group + h) * span: the last row has the most positions.
     const int32_t span = ends[size_t(task.rows - 1)] - begin;
     const bool half = kv_.type() == KvType::F16;
-    auto as_floats = [&](const void* rows, int32_t count) {
-        if (!half) return static_cast<const float*>(rows);
-        f32_from_f16(static_cast<const uint16_t*>(rows), scratch.page_rows.data(), int64_t(count) * D);
-        return static_cast<const float*>(scratch.page_rows.data());
-    };
     // Row i's positions of the page slice starting `at` that holds `count`.
     auto within = [&](int32_t i, int32_t at, int32_t count) {
         return std::min(count, ends[size_t(i)] - begin - at);
@@ -494,18 +489,29 @@ void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const Atten
         }
         std::fill(outs[size_t(i)], outs[size_t(i)] + group * D, 0.0f);
     }
-    const bool direct = half && task.rows == 1;
+    if (task.rows == 1) {
+        for_each_page(seq, P, begin, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t at) {
+            const void* rows = kv_.values(layer, page, task.kv_head, offset);
+            if (half)
+                accumulate_rows_f16(scores_of(0) + at, span, group, static_cast<const uint16_t*>(rows), count, D,
+                                    outs[0]);
+            else
+                accumulate_rows_f32(scores_of(0) + at, span, group, static_cast<const float*>(rows), count, D, outs[0]);
+        });
+        return;
+    }
+    // A block gathers the part's value rows once, as floats in position order; each row then
+    // adds all of its own in one call, its sums held in registers from the first to the
+    // last (called page by page, they went through memory at every page).
+    float* values = scratch.values.data();
     for_each_page(seq, P, begin, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t at) {
         const void* rows = kv_.values(layer, page, task.kv_head, offset);
-        if (direct) {
-            accumulate_rows_f16(scores_of(0) + at, span, group, static_cast<const uint16_t*>(rows), count, D, outs[0]);
-            return;
-        }
-        const float* values = as_floats(rows, count);
-        for (int32_t i = 0; i < task.rows; ++i)
-            if (const int32_t c = within(i, at, count); c > 0)
-                accumulate_rows_f32(scores_of(i) + at, span, group, values, c, D, outs[size_t(i)]);
+        float* to = values + size_t(at) * size_t(D);
+        if (half) f32_from_f16(static_cast<const uint16_t*>(rows), to, int64_t(count) * D);
+        else std::copy_n(static_cast<const float*>(rows), size_t(count) * size_t(D), to);
     });
+    for (int32_t i = 0; i < task.rows; ++i)
+        accumulate_rows_f32(scores_of(i), span, group, values, ends[size_t(i)] - begin, D, outs[size_t(i)]);
 }
 
 // The parts of one (row, KV head): each head's output is the parts' outputs weighted by
