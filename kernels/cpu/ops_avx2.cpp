@@ -21,20 +21,6 @@ bool available() {
     return ok;
 }
 
-float dot_f32(const float* a, const float* b, int64_t n) {
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
-    }
-    for (; i + 8 <= n; i += 8)
-        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
-    float sum = hsum(_mm256_add_ps(acc0, acc1));
-    for (; i < n; ++i) sum += a[i] * b[i];
-    return sum;
-}
-
 namespace {
 
 // Eight elements of a key or value as floats: F32 as they are, F16 converted exactly
@@ -314,7 +300,6 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n, float ep
 
 namespace arbor::avx2 {
 bool available() { return false; }
-float dot_f32(const float* a, const float* b, int64_t n) { return ref::dot_f32(a, b, n); }
 void f16_from_f32(const float* x, uint16_t* y, int64_t n) { ref::f16_from_f32(x, y, n); }
 void f32_from_f16(const uint16_t* x, float* y, int64_t n) { ref::f32_from_f16(x, y, n); }
 void axpy_f32(float a, const float* x, float* y, int64_t n) { ref::axpy_f32(a, x, y, n); }

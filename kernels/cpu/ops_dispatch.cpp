@@ -2,10 +2,6 @@
 
 namespace arbor {
 
-float dot_f32(const float* a, const float* b, int64_t n) {
-    return avx2::available() ? avx2::dot_f32(a, b, n) : ref::dot_f32(a, b, n);
-}
-
 void dot_columns_f32(const float* q, int64_t n_q, const float* keys, int64_t ld, int64_t first, int64_t n,
                      int64_t dim, float* out, int64_t ldo) {
     avx2::available() ? avx2::dot_columns_f32(q, n_q, keys, ld, first, n, dim, out, ldo)

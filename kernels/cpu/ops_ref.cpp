@@ -9,12 +9,6 @@ namespace arbor {
 
 namespace ref {
 
-float dot_f32(const float* a, const float* b, int64_t n) {
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; ++i) sum += double(a[i]) * double(b[i]);
-    return float(sum);
-}
-
 void axpy_f32(float a, const float* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }

@@ -34,11 +34,7 @@ private slots:
     void avx2MatchesReference() {
         if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA: only the scalar kernels run here");
         QFETCH(int, n);
-        const auto a = random_vector(size_t(n), 1), b = random_vector(size_t(n), 2);
-        const float ref = arbor::ref::dot_f32(a.data(), b.data(), n);
-        const float simd = arbor::avx2::dot_f32(a.data(), b.data(), n);
-        QVERIFY2(close(simd, ref, 1e-5f * float(n), 1e-5f), qPrintable(QString("%1 vs %2").arg(simd).arg(ref)));
-
+        const auto a = random_vector(size_t(n), 1);
         auto y_ref = random_vector(size_t(n), 3), y_simd = y_ref;
         arbor::ref::axpy_f32(0.37f, a.data(), y_ref.data(), n);
         arbor::avx2::axpy_f32(0.37f, a.data(), y_simd.data(), n);
@@ -47,11 +43,6 @@ private slots:
         arbor::ref::scale_f32(-1.5f, y_ref.data(), n);
         arbor::avx2::scale_f32(-1.5f, y_simd.data(), n);
         for (int i = 0; i < n; ++i) QVERIFY(close(y_simd[size_t(i)], y_ref[size_t(i)], 1e-6f, 1e-6f));
-    }
-
-    void referenceDotIsExact() {
-        const float a[] = {1.0f, 2.0f, 3.0f}, b[] = {4.0f, -5.0f, 6.0f};
-        QCOMPARE(arbor::ref::dot_f32(a, b, 3), 12.0f);
     }
 
     void rmsNormMatchesFormula() {

@@ -1,4 +1,4 @@
-// Float kernels of the CPU forward pass. The hot ones (dot, axpy) have a scalar
+// Float kernels of the CPU forward pass. The hot ones (attention, axpy) have a scalar
 // reference in namespace ref and an AVX2/FMA variant chosen at run time.
 // The attention kernels read keys or values stored as F32 or as F16 (IEEE half, the KV
 // cache's default): an F16 element is converted exactly to float on load, and then
@@ -16,7 +16,6 @@ struct SoftmaxStats {
 };
 
 namespace ref {
-float dot_f32(const float* a, const float* b, int64_t n);
 // The attention scores of the n_q query heads that share a KV head, over keys stored as
 // columns (a KV page's keys transposed: element d of key j at keys[d * ld + j]), for the
 // keys j in [first, first + n):
@@ -44,7 +43,6 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n, float ep
 
 namespace avx2 {
 bool available();
-float dot_f32(const float* a, const float* b, int64_t n);
 // The column kernels read whole groups of eight columns (from first rounded down to a
 // multiple of eight): ld must be a multiple of eight and first + n <= ld, else they
 // compute as the reference does.
@@ -69,7 +67,6 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n, float ep
 } // namespace avx2
 
 // Dispatching entry points (AVX2 when the CPU has it, else the reference).
-float dot_f32(const float* a, const float* b, int64_t n);
 void dot_columns_f32(const float* q, int64_t n_q, const float* keys, int64_t ld, int64_t first, int64_t n,
                      int64_t dim, float* out, int64_t ldo);
 void dot_columns_f16(const float* q, int64_t n_q, const uint16_t* keys, int64_t ld, int64_t first, int64_t n,
