@@ -438,10 +438,12 @@ void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const Atten
         return std::min(count, ends[size_t(i)] - begin - at);
     };
     // Row i's query heads at i * group * D, its scores of head h at (i * group + h) * span.
+    // The queries carry the softmax's 1 / sqrt(D), which saves a pass over the scores (for
+    // 64-element heads a power of two, so the scores' bits are those of scaling after).
     float* queries = scratch.queries.data();
     for (int32_t i = 0; i < task.rows; ++i) {
         const float* q = &q_[size_t((task.row + i) * QD + int64_t(task.kv_head) * group * D)];
-        std::copy(q, q + group * D, queries + size_t(i) * size_t(group * D));
+        std::transform(q, q + group * D, queries + size_t(i) * size_t(group * D), [&](float x) { return x * scale; });
     }
     auto scores_of = [&](int32_t i) { return &scratch.scores[size_t(i) * size_t(group) * size_t(span)]; };
     // Pages are scattered over the pool: while the key loop computes a page it asks for
@@ -482,9 +484,7 @@ void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const Atten
         outs[size_t(i)] = part_output(task.row + i, task.kv_head, task.part, stats);
         const int32_t n = ends[size_t(i)] - begin;
         for (int32_t h = 0; h < group; ++h) {
-            float* row_scores = scores_of(i) + size_t(h) * size_t(span);
-            scale_f32(scale, row_scores, n);
-            const SoftmaxStats s = softmax(row_scores, n);
+            const SoftmaxStats s = softmax(scores_of(i) + size_t(h) * size_t(span), n);
             if (stats) stats[h] = s;
         }
         std::fill(outs[size_t(i)], outs[size_t(i)] + group * D, 0.0f);
