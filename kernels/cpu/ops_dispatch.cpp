@@ -38,10 +38,6 @@ void axpy_f32(float a, const float* x, float* y, int64_t n) {
     avx2::available() ? avx2::axpy_f32(a, x, y, n) : ref::axpy_f32(a, x, y, n);
 }
 
-void scale_f32(float a, float* y, int64_t n) {
-    avx2::available() ? avx2::scale_f32(a, y, n) : ref::scale_f32(a, y, n);
-}
-
 SoftmaxStats softmax(float* x, int64_t n) { return avx2::available() ? avx2::softmax(x, n) : ref::softmax(x, n); }
 
 void silu_mul(float* x, const float* g, int64_t n) {

@@ -78,7 +78,6 @@ void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const u
 void f16_from_f32(const float* x, uint16_t* y, int64_t n);
 void f32_from_f16(const uint16_t* x, float* y, int64_t n);
 void axpy_f32(float a, const float* x, float* y, int64_t n);
-void scale_f32(float a, float* y, int64_t n);
 // In place, numerically stable (the maximum is subtracted first). n = 0 gives
 // {-infinity, 0}.
 SoftmaxStats softmax(float* x, int64_t n);
