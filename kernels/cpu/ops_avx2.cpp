@@ -53,21 +53,14 @@ void column_tile(const float* q, const E* keys, int64_t ld, int64_t g, int64_t l
         for (int c = 0; c < NG; ++c) _mm256_store_ps(lanes[h][c], acc[h][c]);
     for (int c = 0; c < NG; ++c) {
         const int64_t from = g + 8 * c;
-        if (from >= lo) {
-            // The range's first columns, or later ones: all eight, or those before hi.
-            const __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(std::min<int64_t>(8, hi - from))),
-                                                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-            for (int h = 0; h < NQ; ++h) {
-                float* to = out + h * ldo + (from - lo);
-                if (from + 8 <= hi) _mm256_storeu_ps(to, _mm256_load_ps(lanes[h][c]));
-                else _mm256_maskstore_ps(to, keep, _mm256_load_ps(lanes[h][c]));
-            }
+        if (from >= lo && from + 8 <= hi) {
+            for (int h = 0; h < NQ; ++h) _mm256_storeu_ps(out + h * ldo + (from - lo), _mm256_load_ps(lanes[h][c]));
             continue;
         }
-        // A group that starts before the range (first not a multiple of eight).
-        const int64_t b = std::min(from + 8, hi);
+        // A group at either end of the range: only its columns inside it.
+        const int64_t a = std::max(from, lo), b = std::min(from + 8, hi);
         for (int h = 0; h < NQ; ++h)
-            for (int64_t j = lo; j < b; ++j) out[h * ldo + (j - lo)] = lanes[h][c][j - from];
+            for (int64_t j = a; j < b; ++j) out[h * ldo + (j - lo)] = lanes[h][c][j - from];
     }
 }
 
