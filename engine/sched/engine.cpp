@@ -238,6 +238,7 @@ struct Engine::Impl {
         snapshot.running = scheduler.running();
         snapshot.waiting = scheduler.waiting();
         snapshot.steps = step;
+        snapshot.preemptions = scheduler.preemptions();
     }
 
     void run() {

@@ -96,6 +96,7 @@ void Scheduler::preempt(Sequence* seq, uint64_t) {
     release_pages(seq);
     seq->running = false;
     ++seq->preemptions;
+    ++preemptions_;
     // queued_at_step keeps its old value: a preempted sequence soon counts as overdue
     // and is admitted before newer arrivals.
     insert_by_arrival(waiting_, seq);

@@ -59,6 +59,7 @@ public:
 
     int32_t running() const { return int32_t(running_.size()); }
     int32_t waiting() const { return int32_t(waiting_.size()); }
+    uint64_t preemptions() const { return preemptions_; }  // since construction
     const std::deque<Sequence*>& waiting_queue() const { return waiting_; }
     // Longest prefix of `tokens` the cache could serve now (at most tokens.size() - 1
     // tokens, so that one row remains to produce logits).
@@ -81,6 +82,7 @@ private:
     std::vector<Sequence*> running_;   // in arrival order
     std::deque<Sequence*> waiting_;    // in arrival order
     std::vector<PageCopy> copies_;     // collected while planning
+    uint64_t preemptions_ = 0;
 };
 
 } // namespace arbor::sched

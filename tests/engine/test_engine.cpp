@@ -1,6 +1,6 @@
-// The serving engine on the default model: batching must not change results, the prefix
-// cache must serve follow-ups, regenerations and shared system prompts, and cancel and
-// shutdown must release everything.
+// The serving engine on the default model: neither batching nor preemption may change
+// results, the prefix cache must serve follow-ups, regenerations and shared system
+// prompts, and cancel and shutdown must release everything.
 #include "engine_test_support.h"
 #include "test_support.h"
 
@@ -43,6 +43,12 @@ class TestEngine : public QObject {
         o.backend.threads = 2;
         return o;
     }
+    // clear_cache() is carried out by the engine loop: waits up to a second for the count.
+    static int pages_used_after_clearing(arbor::Engine& engine) {
+        engine.clear_cache();
+        for (int i = 0; i < 100 && engine.stats().pages_used != 0; ++i) QTest::qWait(10);
+        return engine.stats().pages_used;
+    }
     std::vector<arbor::TokenId> encode(const std::string& text) const {
         return model_->tokenizer().encode(text, model_->tokenizer().adds_bos(), false);
     }
@@ -70,6 +76,45 @@ private slots:
             QVERIFY(c.wait(ids[i]));
             QCOMPARE(c.get(ids[i]).tokens, alone[i]);
         }
+    }
+
+    // A pool of ten pages holds about two of eight requests at once (each needs four pages
+    // by its last token): running ones are preempted, their pages freed and recomputed
+    // later, and every request still generates exactly what it generates alone.
+    void preemptedRequestsMatchSoloRuns() {
+        const int kTokens = 40;
+        auto request = [&](const char* prompt) {
+            arbor::Request r = greedy(encode(prompt), kTokens);
+            r.options.stop_at_end_of_generation = false;  // every request needs its four pages
+            return r;
+        };
+        std::vector<std::vector<arbor::TokenId>> alone;
+        {
+            arbor::Engine engine(*model_, options());
+            Collector c;
+            for (const char* p : kPrompts) {
+                const auto id = c.submit(engine, request(p));
+                QVERIFY(c.wait(id));
+                alone.push_back(c.get(id).tokens);
+                QCOMPARE(int(alone.back().size()), kTokens);
+            }
+        }
+        arbor::Engine engine(*model_, options(10 * 16));
+        Collector c;
+        std::vector<arbor::RequestId> ids;
+        for (const char* p : kPrompts) ids.push_back(c.submit(engine, request(p)));
+        for (size_t i = 0; i < ids.size(); ++i) {
+            QVERIFY(c.wait(ids[i]));
+            QCOMPARE(c.get(ids[i]).finish, arbor::FinishReason::Length);
+            QCOMPARE(c.get(ids[i]).tokens, alone[i]);
+        }
+        engine.wait_idle();
+        const arbor::EngineStats stats = engine.stats();
+        qInfo("%llu preemptions in %llu steps", static_cast<unsigned long long>(stats.preemptions),
+              static_cast<unsigned long long>(stats.steps));
+        QCOMPARE(stats.pages_total, 10);
+        QVERIFY2(stats.preemptions > 0, "ten pages for eight requests of four pages must force preemption");
+        QCOMPARE(pages_used_after_clearing(engine), 0);
     }
 
     void followUpTurnIsServedFromTheCache() {
@@ -216,9 +261,7 @@ private slots:
         }
         QVERIFY(c.get(prefilling).tokens.empty());
         engine.wait_idle();
-        engine.clear_cache();
-        for (int i = 0; i < 100 && engine.stats().pages_used != 0; ++i) QTest::qWait(10);
-        QCOMPARE(engine.stats().pages_used, 0);
+        QCOMPARE(pages_used_after_clearing(engine), 0);
         QCOMPARE(engine.stats().running + engine.stats().waiting, 0);
     }
 

@@ -66,6 +66,7 @@ struct EngineStats {
     int32_t running = 0;
     int32_t waiting = 0;
     uint64_t steps = 0;
+    uint64_t preemptions = 0;     // running sequences whose pages were freed, to be recomputed
 };
 
 class Engine {
