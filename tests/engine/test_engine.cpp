@@ -80,20 +80,27 @@ private slots:
 
     // A pool of ten pages holds about two of eight requests at once (each needs four pages
     // by its last token): running ones are preempted, their pages freed and recomputed
-    // later, and every request still generates exactly what it generates alone.
+    // later, and every request still generates exactly what it generates alone. Half of
+    // them sample (seeded, with a repetition penalty): their random sequence and token
+    // history must survive preemption too.
     void preemptedRequestsMatchSoloRuns() {
         const int kTokens = 40;
-        auto request = [&](const char* prompt) {
-            arbor::Request r = greedy(encode(prompt), kTokens);
+        auto request = [&](size_t i) {
+            arbor::Request r = greedy(encode(kPrompts[i]), kTokens);
             r.options.stop_at_end_of_generation = false;  // every request needs its four pages
+            if (i % 2) {
+                r.options.sampler.temperature = 0.9f;
+                r.options.sampler.seed = 1234 + i;
+                r.options.sampler.repetition_penalty = 1.2f;
+            }
             return r;
         };
         std::vector<std::vector<arbor::TokenId>> alone;
         {
             arbor::Engine engine(*model_, options());
             Collector c;
-            for (const char* p : kPrompts) {
-                const auto id = c.submit(engine, request(p));
+            for (size_t i = 0; i < std::size(kPrompts); ++i) {
+                const auto id = c.submit(engine, request(i));
                 QVERIFY(c.wait(id));
                 alone.push_back(c.get(id).tokens);
                 QCOMPARE(int(alone.back().size()), kTokens);
@@ -102,7 +109,7 @@ private slots:
         arbor::Engine engine(*model_, options(10 * 16));
         Collector c;
         std::vector<arbor::RequestId> ids;
-        for (const char* p : kPrompts) ids.push_back(c.submit(engine, request(p)));
+        for (size_t i = 0; i < std::size(kPrompts); ++i) ids.push_back(c.submit(engine, request(i)));
         for (size_t i = 0; i < ids.size(); ++i) {
             QVERIFY(c.wait(ids[i]));
             QCOMPARE(c.get(ids[i]).finish, arbor::FinishReason::Length);
