@@ -1,7 +1,8 @@
 // The scheduler as pure bookkeeping, without a model: a randomized simulation of
 // arrivals, steps, generated tokens, finishes and cancellations over shared prefixes,
 // checking after every step the token budget, row order, page coverage, copy plans, the
-// pool and cache invariants, waiting time, and that the pool is whole at the end.
+// pool and cache invariants, waiting time, and that the pool is whole at the end; and the
+// admission order and background warm-ups step by step.
 #include "sched/scheduler.h"
 
 #include "kv/block_table.h"
@@ -131,6 +132,65 @@ private slots:
               preemptions, static_cast<unsigned long long>(longest_wait));
         if (pages < 64) QVERIFY2(preemptions > 0, "the tight pool should force preemption");
         QVERIFY2(longest_wait < 5000, "a request waited far too long");
+        cache.clear();
+        QCOMPARE(pool.free_count(), pool.capacity());
+    }
+
+    // With room for one running sequence, the order of admission shows: the longest cached
+    // prefix first while at most short_queue wait, arrival order beyond that, and a request
+    // that waited max_wait_steps before any other either way.
+    void admissionOrderFavoursCachedPrefixesWhileTheQueueIsShort() {
+        constexpr int P = 4, kShortQueue = 3, kMaxWait = 5;
+        arbor::kv::PagePool pool(64);
+        arbor::kv::RadixCache cache(pool, P);
+        Scheduler sched(pool, cache, SchedulerOptions{P, 64, 1, kShortQueue, kMaxWait, 7});
+        std::vector<std::unique_ptr<Sequence>> all;
+        // Prompts of ten tokens: `cached` ones open with the eight the cache holds.
+        auto make = [&](bool cached) {
+            auto s = std::make_unique<Sequence>();
+            s->id = s->arrival = all.size() + 1;
+            for (int i = 0; i < 10; ++i) s->tokens.push_back(cached && i < 8 ? i + 1 : int32_t(100 * s->id) + i);
+            s->prompt_len = 10;
+            all.push_back(std::move(s));
+            return all.back().get();
+        };
+        auto admitted_first = [&](uint64_t step) {
+            const auto plan = sched.schedule(step);
+            if (plan.items.size() != 1) return static_cast<Sequence*>(nullptr);
+            Sequence* seq = plan.items[0].seq;
+            sched.complete(plan.items);
+            sched.remove(seq);
+            return seq;
+        };
+        // Puts the eight tokens in the cache (two full pages).
+        Sequence* seed = make(true);
+        sched.enqueue(seed, 0);
+        QCOMPARE(admitted_first(0), seed);
+        QCOMPARE(sched.cached_prefix(make(true)->tokens), 8);
+        all.pop_back();
+
+        // A short queue: the cached prompt overtakes an older one without a hit.
+        Sequence* plain = make(false);
+        Sequence* hit = make(true);
+        sched.enqueue(plain, 1);
+        sched.enqueue(hit, 1);
+        QCOMPARE(admitted_first(1), hit);
+        QCOMPARE(admitted_first(2), plain);
+
+        // More than short_queue waiting: first come, first served, until the queue is short.
+        std::vector<Sequence*> queue = {make(false), make(false), make(false), make(false), make(true)};
+        for (Sequence* s : queue) sched.enqueue(s, 3);
+        for (Sequence* s : {queue[0], queue[1], queue[4], queue[2], queue[3]}) QCOMPARE(admitted_first(4), s);
+
+        // Overdue: a request that waited max_wait_steps goes before a cached prompt.
+        Sequence* old = make(false);
+        sched.enqueue(old, 10);
+        Sequence* fresh = make(true);
+        sched.enqueue(fresh, 10 + kMaxWait);
+        QCOMPARE(admitted_first(10 + kMaxWait), old);
+        QCOMPARE(admitted_first(11 + kMaxWait), fresh);
+
+        QCOMPARE(sched.waiting() + sched.running(), 0);
         cache.clear();
         QCOMPARE(pool.free_count(), pool.capacity());
     }
