@@ -1,12 +1,16 @@
 // The serving engine on the default model: neither batching nor preemption may change
 // results, the prefix cache must serve follow-ups, regenerations and shared system
-// prompts, and cancel and shutdown must release everything.
+// prompts, and cancel (from any thread) and shutdown must release everything.
 #include "engine_test_support.h"
 #include "test_support.h"
 
 #include "arbor/chat_template.h"
 #include "arbor/engine.h"
 #include "arbor/model.h"
+
+#include <mutex>
+#include <random>
+#include <thread>
 
 using arbor::test::Collector;
 
@@ -48,6 +52,20 @@ class TestEngine : public QObject {
         engine.clear_cache();
         for (int i = 0; i < 100 && engine.stats().pages_used != 0; ++i) QTest::qWait(10);
         return engine.stats().pages_used;
+    }
+    // request(i) for each of kPrompts, one after another on an engine of its own: what each
+    // generates alone. An empty list when one does not finish.
+    template <class MakeRequest>
+    std::vector<std::vector<arbor::TokenId>> solo_runs(MakeRequest&& request) const {
+        arbor::Engine engine(*model_, options());
+        Collector c;
+        std::vector<std::vector<arbor::TokenId>> tokens;
+        for (size_t i = 0; i < std::size(kPrompts); ++i) {
+            const auto id = c.submit(engine, request(i));
+            if (!c.wait(id)) return {};
+            tokens.push_back(c.get(id).tokens);
+        }
+        return tokens;
     }
     std::vector<arbor::TokenId> encode(const std::string& text) const {
         return model_->tokenizer().encode(text, model_->tokenizer().adds_bos(), false);
@@ -95,17 +113,9 @@ private slots:
             }
             return r;
         };
-        std::vector<std::vector<arbor::TokenId>> alone;
-        {
-            arbor::Engine engine(*model_, options());
-            Collector c;
-            for (size_t i = 0; i < std::size(kPrompts); ++i) {
-                const auto id = c.submit(engine, request(i));
-                QVERIFY(c.wait(id));
-                alone.push_back(c.get(id).tokens);
-                QCOMPARE(int(alone.back().size()), kTokens);
-            }
-        }
+        const auto alone = solo_runs(request);
+        QCOMPARE(alone.size(), std::size(kPrompts));
+        for (const auto& tokens : alone) QCOMPARE(int(tokens.size()), kTokens);
         arbor::Engine engine(*model_, options(10 * 16));
         Collector c;
         std::vector<arbor::RequestId> ids;
@@ -121,6 +131,72 @@ private slots:
               static_cast<unsigned long long>(stats.steps));
         QCOMPARE(stats.pages_total, 10);
         QVERIFY2(stats.preemptions > 0, "ten pages for eight requests of four pages must force preemption");
+        QCOMPARE(pages_used_after_clearing(engine), 0);
+    }
+
+    // Four threads submit requests of 1-24 tokens over the eight prompts into a pool of
+    // eight pages (so the engine preempts), and cancel about a quarter of them at random
+    // moments. Each finished request holds exactly the first tokens of its prompt's solo
+    // run, each cancelled one a prefix of them, and the pool is whole afterwards.
+    void manyThreadsSubmitAndCancelIntoATightPool() {
+        const int kLongest = 24;
+        auto request = [&](size_t prompt, int tokens) {
+            arbor::Request r = greedy(encode(kPrompts[prompt]), tokens);
+            r.options.stop_at_end_of_generation = false;
+            return r;
+        };
+        const auto alone = solo_runs([&](size_t i) { return request(i, kLongest); });
+        QCOMPARE(alone.size(), std::size(kPrompts));
+        for (const auto& tokens : alone) QCOMPARE(int(tokens.size()), kLongest);
+        arbor::EngineOptions o = options(8 * 16);
+        o.max_batch_tokens = 24;  // prompts arrive in chunks beside the decoding rows
+        arbor::Engine engine(*model_, o);
+        Collector c;
+        struct Submitted {
+            arbor::RequestId id;
+            size_t prompt;
+            int tokens;
+        };
+        std::mutex mutex;
+        std::vector<Submitted> submitted;
+        std::vector<std::thread> threads;
+        for (unsigned t = 0; t < 4; ++t)
+            threads.emplace_back([&, t] {
+                std::mt19937 rng(2024 + t);
+                for (int i = 0; i < 12; ++i) {
+                    const size_t prompt = rng() % std::size(kPrompts);
+                    const int tokens = 1 + int(rng() % kLongest);
+                    const auto id = c.submit(engine, request(prompt, tokens));
+                    {
+                        std::lock_guard lock(mutex);
+                        submitted.push_back({id, prompt, tokens});
+                    }
+                    if (rng() % 4 == 0) {
+                        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 20000));
+                        engine.cancel(id);
+                    }
+                }
+            });
+        for (auto& t : threads) t.join();
+        int finished = 0, cancelled = 0;
+        for (const Submitted& s : submitted) {
+            QVERIFY(c.wait(s.id));
+            const auto out = c.get(s.id);
+            const auto& solo = alone[s.prompt];
+            if (out.finish == arbor::FinishReason::Cancelled) {
+                ++cancelled;
+                QVERIFY(int(out.tokens.size()) <= s.tokens);
+                QVERIFY(std::equal(out.tokens.begin(), out.tokens.end(), solo.begin()));
+                continue;
+            }
+            ++finished;
+            QCOMPARE(out.finish, arbor::FinishReason::Length);
+            QCOMPARE(out.tokens, std::vector<arbor::TokenId>(solo.begin(), solo.begin() + s.tokens));
+        }
+        engine.wait_idle();
+        qInfo("%d finished, %d cancelled, %llu preemptions", finished, cancelled,
+              static_cast<unsigned long long>(engine.stats().preemptions));
+        QVERIFY(finished > 0);
         QCOMPARE(pages_used_after_clearing(engine), 0);
     }
 
