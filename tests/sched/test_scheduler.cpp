@@ -145,11 +145,17 @@ private slots:
         arbor::kv::RadixCache cache(pool, P);
         Scheduler sched(pool, cache, SchedulerOptions{P, 64, 1, kShortQueue, kMaxWait, 7});
         std::vector<std::unique_ptr<Sequence>> all;
-        // Prompts of ten tokens: `cached` ones open with the eight the cache holds.
+        // Prompts of ten tokens, their last ones unique to `id`: `cached` ones open with the
+        // eight the cache holds.
+        auto prompt = [](uint64_t id, bool cached) {
+            std::vector<int32_t> tokens;
+            for (int i = 0; i < 10; ++i) tokens.push_back(cached && i < 8 ? i + 1 : int32_t(100 * id) + i);
+            return tokens;
+        };
         auto make = [&](bool cached) {
             auto s = std::make_unique<Sequence>();
             s->id = s->arrival = all.size() + 1;
-            for (int i = 0; i < 10; ++i) s->tokens.push_back(cached && i < 8 ? i + 1 : int32_t(100 * s->id) + i);
+            s->tokens = prompt(s->id, cached);
             s->prompt_len = 10;
             all.push_back(std::move(s));
             return all.back().get();
@@ -166,8 +172,7 @@ private slots:
         Sequence* seed = make(true);
         sched.enqueue(seed, 0);
         QCOMPARE(admitted_first(0), seed);
-        QCOMPARE(sched.cached_prefix(make(true)->tokens), 8);
-        all.pop_back();
+        QCOMPARE(sched.cached_prefix(prompt(99, true)), 8);
 
         // A short queue: the cached prompt overtakes an older one without a hit.
         Sequence* plain = make(false);
