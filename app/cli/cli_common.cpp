@@ -19,7 +19,7 @@ LoadedModel load_model(const CliArgs& args, bool with_backend) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
         throw Error("model file not found: " + path.string() +
-                    (args.has("--model") || args.has("-m") ? "" : " (run 'bash packaging/setup.sh run' to install the default model)"));
+                    (args.has("--model") || args.has("-m") ? "" : "; " + std::string(kDefaultModelInstallHint)));
     LoadedModel out;
     out.model = Model::load(path);
     if (with_backend) {

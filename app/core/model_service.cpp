@@ -1,6 +1,7 @@
 #include "model_service.h"
 
 #include "arbor/chat_template.h"
+#include "arbor/paths.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -119,7 +120,9 @@ void ModelService::load(const QString& path, int threads, int kvMiB) {
                 this->loaded(generation, std::move(loaded));
             }, Qt::QueuedConnection);
         } catch (const std::exception& e) {
-            const QString message = QString::fromUtf8(e.what());
+            QString message = QString::fromUtf8(e.what());
+            if (!QFileInfo::exists(path) && path == QString::fromStdString(arbor::default_model_path().string()))
+                message += QStringLiteral("; %1").arg(QLatin1StringView(arbor::kDefaultModelInstallHint));
             QMetaObject::invokeMethod(this, [this, generation, message] { failed(generation, message); },
                                       Qt::QueuedConnection);
         }

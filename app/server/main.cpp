@@ -12,12 +12,16 @@
 
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <pthread.h>
 
 namespace {
 
 int serve(const arbor::server::ServerArgs& args) {
     const std::string path = args.model.empty() ? arbor::default_model_path().string() : args.model;
+    std::error_code ec;
+    if (args.model.empty() && !std::filesystem::exists(path, ec))
+        throw arbor::Error("model file not found: " + path + "; " + std::string(arbor::kDefaultModelInstallHint));
     auto model = arbor::Model::load(path);
     arbor::EngineOptions eo;
     eo.backend.threads = args.threads;

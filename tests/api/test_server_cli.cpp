@@ -41,6 +41,19 @@ private slots:
         QVERIFY2(err.contains(message), qPrintable(err));
     }
 
+    void missingDefaultModelSaysHowToInstallIt() {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("ARBOR_MODEL", "/nonexistent/default.gguf");
+        p.setProcessEnvironment(env);
+        p.start(binary(), {"--port", "0"});
+        QVERIFY(p.waitForFinished(30000));
+        QCOMPARE(p.exitCode(), 1);
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(err.contains("not found: /nonexistent/default.gguf") && err.contains("arbor-download-model"),
+                 qPrintable(err));
+    }
+
     void printsHelp() {
         QProcess p;
         p.start(binary(), {"--help"});

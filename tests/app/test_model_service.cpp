@@ -2,6 +2,7 @@
 // it goes through, load progress, errors that name the problem, submitting to a ready
 // model (and not to one that failed), and a newer load superseding one in progress.
 #include "model_service.h"
+#include "arbor/paths.h"
 #include "test_support.h"
 
 #include <QElapsedTimer>
@@ -145,6 +146,20 @@ private slots:
         std::unique_ptr<QStringList> states(recordStates(s, this));
         expectFailure(s, dir_.filePath("no-such-model.gguf"), {"no such file"});
         QCOMPARE(*states, (QStringList{"loading", "failed"}));
+        QVERIFY2(!s.error().contains("arbor-download-model"), qPrintable(s.error()));  // not the default model
+    }
+
+    // A missing default model (a fresh package install) says how to install it.
+    void missingDefaultModelSaysHowToInstallIt() {
+        const QByteArray saved = qgetenv("ARBOR_MODEL");
+        const QString path = dir_.filePath("default-model.gguf");
+        qputenv("ARBOR_MODEL", path.toUtf8());
+        QCOMPARE(QString::fromStdString(arbor::default_model_path().string()), path);
+        ModelService s;
+        expectFailure(s, path, {"no such file"});
+        QVERIFY2(s.error().contains("arbor-download-model"), qPrintable(s.error()));
+        if (saved.isNull()) qunsetenv("ARBOR_MODEL");
+        else qputenv("ARBOR_MODEL", saved);
     }
 
     void garbageFileFails() {

@@ -106,6 +106,19 @@ private slots:
         QVERIFY2(r.err.contains(message), qPrintable(r.err));
     }
 
+    void missingDefaultModelSaysHowToInstallIt() {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("ARBOR_MODEL", "/nonexistent/default.gguf");
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(ARBOR_CLI_PATH), {"generate", "--prompt", "x"});
+        QVERIFY(p.waitForFinished(30000));
+        QCOMPARE(p.exitCode(), 1);
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(err.contains("not found: /nonexistent/default.gguf") && err.contains("arbor-download-model"),
+                 qPrintable(err));
+    }
+
     void notAModelFileFailsClearly() {
         QTemporaryFile f;
         QVERIFY(f.open());

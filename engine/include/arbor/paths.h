@@ -9,6 +9,10 @@ namespace arbor {
 // File name of the default model (SmolLM2-135M-Instruct, Q4_1) in the models directory.
 inline constexpr std::string_view kDefaultModelFile = "SmolLM2-135M-Instruct.Q4_1.gguf";
 
+// Appended to "not found" errors for the default model: how a user installs it.
+inline constexpr std::string_view kDefaultModelInstallHint =
+    "install the default model with arbor-download-model (in a source tree: bash packaging/arbor-download-model)";
+
 // $XDG_DATA_HOME/arbor, or ~/.local/share/arbor.
 std::filesystem::path data_dir();
 std::filesystem::path models_dir();

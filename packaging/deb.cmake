@@ -1,0 +1,29 @@
+# The installable Debian package (cpack -G DEB in the build directory): the programs, the
+# desktop entry and icon, and arbor-download-model for the default model, which is not
+# packaged (it is a separate download of about 100 MB).
+install(PROGRAMS ${CMAKE_CURRENT_LIST_DIR}/arbor-download-model DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME arbor)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_CONTACT "Arbor developers <arbor@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "desktop chat with local LLMs (GGUF) and a local OpenAI-compatible API")
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
+  "Arbor runs GGUF language models on the local machine with its own inference engine.\n\
+Conversations in several tabs generate at the same time; each conversation's history is\n\
+kept as reusable KV blocks, so follow-up turns compute only the new tokens. An optional\n\
+OpenAI-compatible API serves other programs on 127.0.0.1. Run arbor-download-model once\n\
+to install the default model (SmolLM2-135M-Instruct).")
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_STRIP_FILES ON)
+# Linked libraries (Qt, SQLite, spdlog, ICU) are found by dpkg-shlibdeps; QML modules and
+# the platform plugins are loaded at run time, and the model download needs a Python
+# virtual environment and unzip.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS
+  "qt6-qpa-plugins, qml6-module-qtqml, qml6-module-qtqml-models, qml6-module-qtqml-workerscript, \
+qml6-module-qtquick, qml6-module-qtquick-controls, qml6-module-qtquick-templates, \
+qml6-module-qtquick-layouts, qml6-module-qtquick-window, qml6-module-qtquick-dialogs, \
+qml6-module-qt-labs-folderlistmodel, fonts-dejavu-core, python3-venv, unzip, ca-certificates")
+include(CPack)
