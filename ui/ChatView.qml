@@ -9,6 +9,12 @@ Item {
     id: view
     required property ArborApp app
     property ChatSession session: null
+    // The session whose messages and draft the view holds: it follows `session` only after
+    // the view saved the state of the one it leaves (onSessionChanged below).
+    property ChatSession shown: null
+    // Each tab's unsent text and scroll position while another tab is shown, by
+    // conversation id (view state: not stored).
+    property var hiddenTabs: ({})
 
     ColumnLayout {
         anchors.fill: parent
@@ -47,7 +53,7 @@ Item {
             leftMargin: 16
             rightMargin: 16
             bottomMargin: 12
-            model: view.session ? view.session.messages : null
+            model: view.shown ? view.shown.messages : null
             Accessible.name: qsTr("Messages")
             ScrollBar.vertical: ScrollBar {}
             // Stay at the bottom while a reply streams in, unless the user scrolled up.
@@ -59,7 +65,7 @@ Item {
             delegate: MessageBubble {
                 width: messageList.width - messageList.leftMargin - messageList.rightMargin
                 app: view.app
-                session: view.session
+                session: view.shown
             }
         }
 
@@ -89,7 +95,29 @@ Item {
     }
 
     onSessionChanged: {
-        messageList.followEnd = true
+        if (shown) {
+            // Scroll position as the message at the top and how far into it the view is.
+            const top = messageList.indexAt(1, messageList.contentY + 1)
+            const item = top >= 0 ? messageList.itemAtIndex(top) : null
+            hiddenTabs[shown.conversationId] = {
+                draft: composer.text,
+                followEnd: messageList.followEnd || top < 0,
+                top: top,
+                offset: item ? messageList.contentY - item.y : 0
+            }
+        }
+        shown = session
+        const saved = session ? hiddenTabs[session.conversationId] : undefined
+        if (saved) delete hiddenTabs[session.conversationId]
+        composer.text = saved ? saved.draft : ""
+        messageList.followEnd = saved ? saved.followEnd : true
+        messageList.forceLayout()
+        if (messageList.followEnd) {
+            messageList.positionViewAtEnd()
+        } else {
+            messageList.positionViewAtIndex(saved.top, ListView.Beginning)
+            messageList.contentY += saved.offset
+        }
         if (session) composer.focusInput()
     }
 

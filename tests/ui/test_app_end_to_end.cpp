@@ -7,6 +7,8 @@
 
 #include "arbor/store.h"
 
+#include <cmath>
+
 #include <QAccessible>
 #include <QGuiApplication>
 #include <QQuickItem>
@@ -66,6 +68,33 @@ void typeAndSend(QQuickWindow* window, const QString& text) {
     QTest::keyClick(window, Qt::Key_Return);
 }
 
+// The message at the top of a ListView and how far (pixels) the view is scrolled into it.
+std::pair<int, double> scrollPosition(QQuickItem* list) {
+    const double y = list->property("contentY").toDouble();
+    int index = -1;
+    QMetaObject::invokeMethod(list, "indexAt", Q_RETURN_ARG(int, index), Q_ARG(qreal, 1.0), Q_ARG(qreal, y + 1.0));
+    QQuickItem* item = nullptr;
+    if (index >= 0) QMetaObject::invokeMethod(list, "itemAtIndex", Q_RETURN_ARG(QQuickItem*, item), Q_ARG(int, index));
+    return {index, item ? y - item->y() : 0.0};
+}
+
+// The real window over a fresh database.
+struct FreshApp {
+    QTemporaryDir dir;
+    ArborApp app{std::filesystem::path(dir.path().toStdString()) / "arbor.db"};
+    QQmlApplicationEngine engine;
+    QQuickWindow* window = loadMainWindow(engine, app);
+};
+
+// Shows the window (at `size` when given) and waits until the default model is ready.
+void startWithModel(FreshApp& fresh, QSize size = {}) {
+    QVERIFY(fresh.window);
+    if (size.isValid()) fresh.window->resize(size);
+    fresh.app.start(QString::fromStdString(arbor::test::model_path().string()));
+    QVERIFY(QTest::qWaitForWindowExposed(fresh.window));
+    QTRY_VERIFY_WITH_TIMEOUT(fresh.app.started() && fresh.app.model()->ready(), 60000);
+}
+
 } // namespace
 
 class TestAppEndToEnd : public QObject {
@@ -73,20 +102,18 @@ class TestAppEndToEnd : public QObject {
 private slots:
     void twoTabsGenerateAtOnce();
     void keyboardShortcuts();
+    void eachTabKeepsItsDraftAndScrollPosition();
     void modelThatFailsLeavesOldConversationsReadable();
     void corruptDatabaseIsMovedAsideAndReported();
 };
 
 void TestAppEndToEnd::keyboardShortcuts() {
     ARBOR_REQUIRE_MODEL();
-    QTemporaryDir dir;
-    ArborApp app(std::filesystem::path(dir.path().toStdString()) / "arbor.db");
-    QQmlApplicationEngine engine;
-    QQuickWindow* window = loadMainWindow(engine, app);
-    QVERIFY(window);
-    app.start(QString::fromStdString(arbor::test::model_path().string()));
-    QVERIFY(QTest::qWaitForWindowExposed(window));
-    QTRY_VERIFY_WITH_TIMEOUT(app.started() && app.model()->ready(), 60000);
+    FreshApp fresh;
+    startWithModel(fresh);
+    if (QTest::currentTestFailed()) return;
+    ArborApp& app = fresh.app;
+    QQuickWindow* window = fresh.window;
     TabListModel* tabs = app.tabs();
 
     for (int n = 1; n <= 3; ++n) {  // Ctrl+N
@@ -111,6 +138,59 @@ void TestAppEndToEnd::keyboardShortcuts() {
     QTest::keyClick(window, Qt::Key_W, Qt::ControlModifier);  // Ctrl+W
     QTRY_COMPARE(tabs->rowCount(), 2);
     QCOMPARE(tabs->currentIndex(), 1);
+}
+
+// One composer and one message list serve all tabs: switching tabs must not carry a
+// draft into another conversation, and must bring back where the user had scrolled to.
+void TestAppEndToEnd::eachTabKeepsItsDraftAndScrollPosition() {
+    ARBOR_REQUIRE_MODEL();
+    FreshApp fresh;
+    startWithModel(fresh, QSize(640, 420));  // small, so that one reply is taller than the message list
+    if (QTest::currentTestFailed()) return;
+    ArborApp& app = fresh.app;
+    QQuickWindow* window = fresh.window;
+    TabListModel* tabs = app.tabs();
+    QQuickItem* input = findItem(window, QStringLiteral("composerInput"));
+    QQuickItem* list = findItem(window, QStringLiteral("messageList"));
+    QVERIFY(input && list);
+
+    QTest::keyClick(window, Qt::Key_N, Qt::ControlModifier);
+    QTRY_COMPARE(tabs->rowCount(), 1);
+    ChatSession* first = tabs->current();
+    typeAndSend(window, QStringLiteral("Write a long story about the sea."));
+    QTRY_VERIFY(first->generating());
+    QTRY_VERIFY_WITH_TIMEOUT(!first->generating(), 180000);
+    QTRY_VERIFY(list->property("contentHeight").toDouble() > 2 * list->height());
+
+    // The user scrolls up into the reply (as a drag would leave it) and starts a draft.
+    const double top = list->property("originY").toDouble();
+    const double scrolled = std::round(top + (list->property("contentHeight").toDouble() - list->height()) / 2);
+    list->setProperty("followEnd", false);
+    list->setProperty("contentY", scrolled);
+    QCOMPARE(list->property("contentY").toDouble(), scrolled);
+    const auto [topMessage, intoIt] = scrollPosition(list);
+    QVERIFY(topMessage >= 0);
+    for (const QChar c : QStringLiteral("unsent one")) QTest::keyClick(window, c.toLatin1());
+
+    QTest::keyClick(window, Qt::Key_N, Qt::ControlModifier);  // a second tab: empty composer
+    QTRY_COMPARE(tabs->currentIndex(), 1);
+    QCOMPARE(input->property("text").toString(), QString());
+    QTRY_VERIFY(input->hasActiveFocus());
+    for (const QChar c : QStringLiteral("unsent two")) QTest::keyClick(window, c.toLatin1());
+
+    QTest::keyClick(window, Qt::Key_Tab, Qt::ControlModifier);  // back to the first
+    QCOMPARE(tabs->currentIndex(), 0);
+    QCOMPARE(input->property("text").toString(), QStringLiteral("unsent one"));
+    QCOMPARE(list->property("followEnd").toBool(), false);
+    const auto [topNow, intoNow] = scrollPosition(list);
+    QCOMPARE(topNow, topMessage);
+    QVERIFY2(std::abs(intoNow - intoIt) < 2.0, qPrintable(QString("%1 pixels into message %2, was %3")
+                                                             .arg(intoNow).arg(topNow).arg(intoIt)));
+
+    QTest::keyClick(window, Qt::Key_Tab, Qt::ControlModifier);
+    QCOMPARE(tabs->currentIndex(), 1);
+    QCOMPARE(input->property("text").toString(), QStringLiteral("unsent two"));
+    QCOMPARE(first->messages()->rowCount(), 2);  // nothing was sent on the way
 }
 
 void TestAppEndToEnd::modelThatFailsLeavesOldConversationsReadable() {
