@@ -85,6 +85,7 @@ ApplicationWindow {
             ModelStatus {
                 Layout.fillWidth: true
                 model: window.app.model
+                download: window.app.defaultModelDownload
                 onSettingsRequested: settingsDialog.open()
             }
 

@@ -16,7 +16,8 @@ ArborApp::ArborApp(std::filesystem::path database, QObject* parent)
       models_(std::make_unique<ModelService>()),
       conversations_(std::make_unique<ConversationListModel>(*store_)),
       tabs_(std::make_unique<TabListModel>(*store_, *models_)),
-      api_(std::make_unique<ApiController>(*store_)) {
+      api_(std::make_unique<ApiController>(*store_)),
+      download_(std::make_unique<DefaultModelDownload>(DefaultModelDownload::findProgram())) {
     StoreWorker* w = store_->worker();
     connect(w, &StoreWorker::failed, this, &ArborApp::setNotice, Qt::QueuedConnection);
     connect(w, &StoreWorker::opened, this, [this](const QString& problem) {
@@ -33,12 +34,17 @@ ArborApp::ArborApp(std::filesystem::path database, QObject* parent)
     });
     connect(tabs_.get(), &TabListModel::conversationActivity, conversations_.get(), &ConversationListModel::reload);
     connect(models_.get(), &ModelService::modelChanged, this, [this] { api_->setModel(models_->current()); });
+    // A finished download loads the default model, unless the user chose another meanwhile.
+    connect(download_.get(), &DefaultModelDownload::succeeded, this, [this] {
+        if (models_->missingDefaultModel()) reloadModel();
+    });
 }
 
 ArborApp::~ArborApp() {
-    // The API server stops first (it holds the engine), then the tabs cancel their
-    // replies and post their last writes, then the store finishes every posted job;
-    // the model goes last, released off this thread.
+    // A running model download is stopped; the API server stops next (it holds the
+    // engine), then the tabs cancel their replies and post their last writes, then the
+    // store finishes every posted job; the model goes last, released off this thread.
+    download_.reset();
     api_.reset();
     tabs_.reset();
     conversations_.reset();
@@ -46,7 +52,6 @@ ArborApp::~ArborApp() {
     settings_.reset();
     models_.reset();
 }
-
 
 void ArborApp::start(const QString& modelOverride) {
     if (!modelOverride.isEmpty()) settings_->overrideModelPath(modelOverride);

@@ -8,6 +8,7 @@
 #include "api_controller.h"
 #include "app_settings.h"
 #include "conversation_list_model.h"
+#include "default_model_download.h"
 #include "model_service.h"
 #include "tab_list_model.h"
 
@@ -29,6 +30,7 @@ class ArborApp : public QObject {
     Q_PROPERTY(arbor::app::ConversationListModel* conversations READ conversations CONSTANT)
     Q_PROPERTY(arbor::app::TabListModel* tabs READ tabs CONSTANT)
     Q_PROPERTY(arbor::app::ApiController* api READ api CONSTANT)
+    Q_PROPERTY(arbor::app::DefaultModelDownload* defaultModelDownload READ defaultModelDownload CONSTANT)
     Q_PROPERTY(bool started READ started NOTIFY startedChanged)  // store open, tabs restored
     // Something the user must be told (a database moved aside, a failed write); cleared
     // by dismissNotice().
@@ -43,6 +45,7 @@ public:
     ConversationListModel* conversations() const { return conversations_.get(); }
     TabListModel* tabs() const { return tabs_.get(); }
     ApiController* api() const { return api_.get(); }
+    DefaultModelDownload* defaultModelDownload() const { return download_.get(); }
     bool started() const { return started_; }
     QString notice() const { return notice_; }
     QString databasePath() const { return databasePath_; }
@@ -77,6 +80,7 @@ private:
     std::unique_ptr<ConversationListModel> conversations_;
     std::unique_ptr<TabListModel> tabs_;
     std::unique_ptr<ApiController> api_;
+    std::unique_ptr<DefaultModelDownload> download_;
     bool started_ = false;
     QString notice_;
 };

@@ -89,6 +89,7 @@ void ModelService::load(const QString& path, int threads, int kvMiB) {
     auto old = std::move(current_);
     path_ = path;
     error_.clear();
+    missingDefaultModel_ = false;
     details_.clear();
     progress_ = 0.0;
     emit progressChanged();
@@ -121,10 +122,12 @@ void ModelService::load(const QString& path, int threads, int kvMiB) {
             }, Qt::QueuedConnection);
         } catch (const std::exception& e) {
             QString message = QString::fromUtf8(e.what());
-            if (!QFileInfo::exists(path) && path == QString::fromStdString(arbor::default_model_path().string()))
-                message += QStringLiteral("; %1").arg(QLatin1StringView(arbor::kDefaultModelInstallHint));
-            QMetaObject::invokeMethod(this, [this, generation, message] { failed(generation, message); },
-                                      Qt::QueuedConnection);
+            const bool missingDefault =
+                !QFileInfo::exists(path) && path == QString::fromStdString(arbor::default_model_path().string());
+            if (missingDefault) message += QStringLiteral("; %1").arg(QLatin1StringView(arbor::kDefaultModelInstallHint));
+            QMetaObject::invokeMethod(this, [this, generation, message, missingDefault] {
+                failed(generation, message, missingDefault);
+            }, Qt::QueuedConnection);
         }
     });
 }
@@ -145,9 +148,10 @@ void ModelService::loaded(quint64 generation, std::shared_ptr<LoadedModel> model
     emit modelChanged();
 }
 
-void ModelService::failed(quint64 generation, const QString& message) {
+void ModelService::failed(quint64 generation, const QString& message, bool missingDefaultModel) {
     if (generation != generation_) return;
     error_ = message;
+    missingDefaultModel_ = missingDefaultModel;
     setState(QStringLiteral("failed"));
 }
 

@@ -30,6 +30,8 @@ class ModelService : public QObject {
     Q_PROPERTY(QString name READ name NOTIFY stateChanged)
     Q_PROPERTY(QString details READ details NOTIFY stateChanged)  // architecture, size, context
     Q_PROPERTY(QString error READ error NOTIFY stateChanged)
+    // The failed load was of the default model, and its file does not exist.
+    Q_PROPERTY(bool missingDefaultModel READ missingDefaultModel NOTIFY stateChanged)
 public:
     explicit ModelService(QObject* parent = nullptr);
     ~ModelService() override;  // waits for background loads and unloads
@@ -41,6 +43,7 @@ public:
     QString name() const;
     QString details() const { return details_; }
     QString error() const { return error_; }
+    bool missingDefaultModel() const { return missingDefaultModel_; }
 
     // Unloads the current model (aboutToUnload first), then loads `path` with an engine
     // of `threads` threads (0: one per core) and a KV budget of kvMiB. A newer call
@@ -68,13 +71,14 @@ private:
     void runInBackground(std::function<void()> job);
     void setState(const QString& state);
     void loaded(quint64 generation, std::shared_ptr<LoadedModel> model);
-    void failed(quint64 generation, const QString& message);
+    void failed(quint64 generation, const QString& message, bool missingDefaultModel);
 
     QString state_ = QStringLiteral("none");
     double progress_ = 0.0;
     QString path_, details_, error_;
     std::shared_ptr<LoadedModel> current_;
     std::unique_ptr<EngineBridge> bridge_;
+    bool missingDefaultModel_ = false;
     quint64 generation_ = 0;  // only the newest load is applied
     QList<QThread*> threads_;
 };

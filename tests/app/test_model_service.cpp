@@ -147,6 +147,7 @@ private slots:
         expectFailure(s, dir_.filePath("no-such-model.gguf"), {"no such file"});
         QCOMPARE(*states, (QStringList{"loading", "failed"}));
         QVERIFY2(!s.error().contains("arbor-download-model"), qPrintable(s.error()));  // not the default model
+        QVERIFY(!s.missingDefaultModel());
     }
 
     // A missing default model (a fresh package install) says how to install it.
@@ -158,6 +159,7 @@ private slots:
         ModelService s;
         expectFailure(s, path, {"no such file"});
         QVERIFY2(s.error().contains("arbor-download-model"), qPrintable(s.error()));
+        QVERIFY(s.missingDefaultModel());  // the window offers the download
         if (saved.isNull()) qunsetenv("ARBOR_MODEL");
         else qputenv("ARBOR_MODEL", saved);
     }

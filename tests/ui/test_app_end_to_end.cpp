@@ -5,11 +5,15 @@
 #include "main_window.h"
 #include "test_support.h"
 
+#include "arbor/paths.h"
 #include "arbor/store.h"
 
 #include <cmath>
 
 #include <QAccessible>
+#include <QDir>
+#include <QFileInfo>
+#include <QScopeGuard>
 #include <QGuiApplication>
 #include <QQuickItem>
 #include <QSignalSpy>
@@ -104,6 +108,7 @@ private slots:
     void keyboardShortcuts();
     void eachTabKeepsItsDraftAndScrollPosition();
     void modelThatFailsLeavesOldConversationsReadable();
+    void missingDefaultModelIsFetchedFromTheWindow();
     void corruptDatabaseIsMovedAsideAndReported();
 };
 
@@ -229,6 +234,48 @@ void TestAppEndToEnd::modelThatFailsLeavesOldConversationsReadable() {
     QCOMPARE(app.tabs()->current()->title(), QStringLiteral("Old notes"));
     QVERIFY(!app.tabs()->current()->send(QStringLiteral("hello")));  // refused, with a reason
     QVERIFY(!app.tabs()->current()->error().isEmpty());
+}
+
+// A first start without the default model (a fresh package install): the window offers
+// the download; the button runs arbor-download-model (the copy beside this executable)
+// and the app loads the model once it reports success. The download itself is
+// test_default_model_download's; here the file is put in place before the click, so
+// the script finds it and checks it instead of fetching it.
+void TestAppEndToEnd::missingDefaultModelIsFetchedFromTheWindow() {
+    ARBOR_REQUIRE_MODEL();
+    const QString model = QString::fromStdString(arbor::test::model_path().string());
+    QTemporaryDir data;
+    const QByteArray savedModel = qgetenv("ARBOR_MODEL"), savedData = qgetenv("XDG_DATA_HOME");
+    qunsetenv("ARBOR_MODEL");
+    qputenv("XDG_DATA_HOME", data.path().toUtf8());
+    const auto restore = qScopeGuard([&] {
+        if (!savedModel.isNull()) qputenv("ARBOR_MODEL", savedModel);
+        if (savedData.isNull()) qunsetenv("XDG_DATA_HOME");
+        else qputenv("XDG_DATA_HOME", savedData);
+    });
+    const QString expected = QString::fromStdString(arbor::default_model_path().string());
+    QVERIFY(expected.startsWith(data.path()));
+
+    FreshApp fresh;
+    QVERIFY(fresh.window);
+    fresh.app.start();
+    QVERIFY(QTest::qWaitForWindowExposed(fresh.window));
+    QTRY_COMPARE_WITH_TIMEOUT(fresh.app.model()->state(), QString("failed"), 30000);
+    QVERIFY(fresh.app.model()->missingDefaultModel());
+    QVERIFY(fresh.app.defaultModelDownload()->available());
+    QQuickItem* button = findItem(fresh.window, QStringLiteral("downloadModelButton"));
+    QVERIFY(button);
+    QTRY_VERIFY(button->isVisible());
+    const QString status = findItem(fresh.window, QStringLiteral("modelStatusText"))->property("text").toString();
+    QVERIFY2(status.contains("not installed"), qPrintable(status));
+
+    QVERIFY(QDir().mkpath(QFileInfo(expected).path()));
+    QVERIFY(QFile::link(model, expected));
+    QTest::mouseClick(fresh.window, Qt::LeftButton, {}, button->mapToScene(button->boundingRect().center()).toPoint());
+    QTRY_VERIFY_WITH_TIMEOUT(fresh.app.model()->ready(), 60000);
+    QVERIFY2(fresh.app.defaultModelDownload()->error().isEmpty(), qPrintable(fresh.app.defaultModelDownload()->error()));
+    QCOMPARE(fresh.app.model()->path(), expected);
+    QVERIFY(!button->isVisible());
 }
 
 void TestAppEndToEnd::corruptDatabaseIsMovedAsideAndReported() {
