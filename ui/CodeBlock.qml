@@ -3,12 +3,15 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import Arbor.Core
 
-// A fenced code block: monospace, its language, and a copy button.
+// A fenced code block: monospace with syntax colours for its language, and a copy button.
 Rectangle {
     id: block
     required property ArborApp app
     property string code
     property string language
+    readonly property bool highlighted: highlighter.active  // a language it colours
+
+    objectName: "codeBlock"
 
     implicitHeight: column.implicitHeight + 12
     radius: 6
@@ -37,6 +40,7 @@ Rectangle {
             }
         }
         TextEdit {
+            id: codeText
             objectName: "codeText"
             Layout.fillWidth: true
             text: block.code
@@ -48,5 +52,12 @@ Rectangle {
             textFormat: TextEdit.PlainText
             Accessible.name: qsTr("Code: %1").arg(block.code)
         }
+    }
+
+    CodeHighlighter {
+        id: highlighter
+        document: codeText.textDocument
+        language: block.language
+        dark: palette.window.hslLightness < 0.5
     }
 }

@@ -36,6 +36,19 @@ TestCase {
         mouseClick(copies[0])  // must not throw
     }
 
+    // Known fence languages get syntax colours; an unknown or missing one stays plain.
+    function test_codeBlocksInAKnownLanguageAreHighlighted() {
+        const view = createTemporaryObject(viewComponent, test, {
+            markdown: "```python\ndef f(): return 1\n```\n\n```klingon\nQapla'\n```\n\n```\nls -l\n```" })
+        waitForRendering(view)
+        const blocks = collect(view, "codeBlock", [])
+        compare(blocks.length, 3)
+        compare(blocks[0].language, "python")
+        verify(blocks[0].highlighted)
+        verify(!blocks[1].highlighted)
+        verify(!blocks[2].highlighted)
+    }
+
     function test_streamingFenceIsCode() {
         const view = createTemporaryObject(viewComponent, test, { markdown: "Here:\n```js\nlet x = 1" })
         waitForRendering(view)
