@@ -23,9 +23,13 @@ DefaultModelDownload::DefaultModelDownload(QString program, QObject* parent)
 
 DefaultModelDownload::~DefaultModelDownload() {
     if (process_) {
+        // SIGTERM first: the script's exit trap then removes its temporary files.
         process_->disconnect(this);
-        process_->kill();
-        process_->waitForFinished(5000);
+        process_->terminate();
+        if (!process_->waitForFinished(3000)) {
+            process_->kill();
+            process_->waitForFinished(3000);
+        }
     }
 }
 

@@ -145,6 +145,29 @@ private slots:
         QCOMPARE(QDir(data.filePath("arbor/models")).entryList(QDir::Files | QDir::Hidden), QStringList{});
     }
 
+    // Closing the app mid-download stops the script, whose exit trap removes its
+    // temporary directory; nothing reaches the models directory.
+    void stoppingMidDownloadLeavesNothing() {
+        QTemporaryDir data, tmp, bin;
+        const QString slowPip = bin.filePath("pip");
+        QFile f(slowPip);
+        QVERIFY(f.open(QIODevice::WriteOnly) && f.write("#!/bin/sh\nexec sleep 5\n") > 0);
+        f.close();
+        QVERIFY(f.setPermissions(f.permissions() | QFileDevice::ExeOwner));
+        ScopedEnv home("XDG_DATA_HOME", data.path().toUtf8());
+        ScopedEnv pip("ARBOR_PIP", slowPip.toUtf8());
+        ScopedEnv tmpdir("TMPDIR", tmp.path().toUtf8());
+        {
+            DefaultModelDownload d(script_);
+            d.start();
+            QVERIFY(d.running());
+            // The script made its temporary directory and is waiting for pip.
+            QTRY_COMPARE(QDir(tmp.path()).entryList(QDir::Dirs | QDir::NoDotAndDotDot).size(), 1);
+        }
+        QCOMPARE(QDir(tmp.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList{});
+        QCOMPARE(QDir(data.filePath("arbor/models")).entryList(QDir::Files | QDir::Hidden), QStringList{});
+    }
+
     void aMissingProgramFailsClearly() {
         DefaultModelDownload d(QStringLiteral("/nonexistent/arbor-download-model"));
         QVERIFY(!runDownload(d));
