@@ -17,6 +17,7 @@
 #include <QtTest>
 
 using arbor::app::DefaultModelDownload;
+using arbor::test::ScopedEnv;
 
 namespace {
 
@@ -31,22 +32,6 @@ QByteArray sha256(const QString& path) {
     return h.result().toHex();
 }
 
-// Sets an environment variable for this test (children inherit it) and restores it after.
-class ScopedEnv {
-public:
-    ScopedEnv(const char* name, const QByteArray& value) : name_(name), saved_(qgetenv(name)), had_(qEnvironmentVariableIsSet(name)) {
-        qputenv(name, value);
-    }
-    ~ScopedEnv() {
-        if (had_) qputenv(name_, saved_);
-        else qunsetenv(name_);
-    }
-
-private:
-    const char* name_;
-    QByteArray saved_;
-    bool had_;
-};
 
 // Writes a wheel like the PyPI package's: the model as its one data member (stored, not
 // compressed) and the metadata pip checks.

@@ -152,16 +152,13 @@ private slots:
 
     // A missing default model (a fresh package install) says how to install it.
     void missingDefaultModelSaysHowToInstallIt() {
-        const QByteArray saved = qgetenv("ARBOR_MODEL");
         const QString path = dir_.filePath("default-model.gguf");
-        qputenv("ARBOR_MODEL", path.toUtf8());
+        const arbor::test::ScopedEnv model("ARBOR_MODEL", path.toUtf8());
         QCOMPARE(QString::fromStdString(arbor::default_model_path().string()), path);
         ModelService s;
         expectFailure(s, path, {"no such file"});
         QVERIFY2(s.error().contains("arbor-download-model"), qPrintable(s.error()));
         QVERIFY(s.missingDefaultModel());  // the window offers the download
-        if (saved.isNull()) qunsetenv("ARBOR_MODEL");
-        else qputenv("ARBOR_MODEL", saved);
     }
 
     void garbageFileFails() {

@@ -4,6 +4,7 @@
 #include <QtTest>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace arbor::test {
@@ -16,6 +17,28 @@ std::filesystem::path test_data_dir();
 std::filesystem::path model_path();
 // Empty when the model is present, else a message telling how to install it.
 std::string missing_model_message();
+
+// Sets an environment variable (or unsets it, for nullopt) for the scope's lifetime;
+// child processes started meanwhile inherit it. Restores the previous state after.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const std::optional<QByteArray>& value)
+        : name_(name), saved_(qgetenv(name)), had_(qEnvironmentVariableIsSet(name)) {
+        if (value) qputenv(name, *value);
+        else qunsetenv(name);
+    }
+    ~ScopedEnv() {
+        if (had_) qputenv(name_, saved_);
+        else qunsetenv(name_);
+    }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    const char* name_;
+    QByteArray saved_;
+    bool had_;
+};
 
 } // namespace arbor::test
 

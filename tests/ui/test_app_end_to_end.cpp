@@ -13,7 +13,6 @@
 #include <QAccessible>
 #include <QDir>
 #include <QFileInfo>
-#include <QScopeGuard>
 #include <QGuiApplication>
 #include <QQuickItem>
 #include <QSignalSpy>
@@ -245,14 +244,8 @@ void TestAppEndToEnd::missingDefaultModelIsFetchedFromTheWindow() {
     ARBOR_REQUIRE_MODEL();
     const QString model = QString::fromStdString(arbor::test::model_path().string());
     QTemporaryDir data;
-    const QByteArray savedModel = qgetenv("ARBOR_MODEL"), savedData = qgetenv("XDG_DATA_HOME");
-    qunsetenv("ARBOR_MODEL");
-    qputenv("XDG_DATA_HOME", data.path().toUtf8());
-    const auto restore = qScopeGuard([&] {
-        if (!savedModel.isNull()) qputenv("ARBOR_MODEL", savedModel);
-        if (savedData.isNull()) qunsetenv("XDG_DATA_HOME");
-        else qputenv("XDG_DATA_HOME", savedData);
-    });
+    const arbor::test::ScopedEnv noOverride("ARBOR_MODEL", std::nullopt);
+    const arbor::test::ScopedEnv dataHome("XDG_DATA_HOME", data.path().toUtf8());
     const QString expected = QString::fromStdString(arbor::default_model_path().string());
     QVERIFY(expected.startsWith(data.path()));
 
