@@ -3,12 +3,14 @@
 #include "arbor/error.h"
 #include "arbor/paths.h"
 
+#include <spdlog/spdlog.h>
+
 #include <filesystem>
 #include <random>
 
 namespace arbor::cli {
 
-std::set<std::string> model_options() { return {"--model", "-m", "--threads", "-t", "--ctx"}; }
+std::set<std::string> model_options() { return {"--model", "-m", "--threads", "-t", "--ctx", "--device"}; }
 
 std::set<std::string> sampling_options() {
     return {"--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--seed"};
@@ -26,7 +28,10 @@ LoadedModel load_model(const CliArgs& args, bool with_backend) {
         BackendOptions options;
         options.threads = int(args.get_int("--threads", args.get_int("-t", 0, 0, 1024), 0, 1024));
         options.kv_tokens = int32_t(args.get_int("--ctx", 4096, 16, 1 << 20));
-        out.backend = make_cpu_backend(*out.model, options);
+        options.device = args.get("--device").value_or("auto");
+        std::string fallback;
+        out.backend = make_backend(*out.model, options, &fallback);
+        if (!fallback.empty() && args.has("--device")) spdlog::warn("no GPU used: {}", fallback);
     }
     return out;
 }

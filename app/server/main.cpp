@@ -25,14 +25,17 @@ int serve(const arbor::server::ServerArgs& args) {
     auto model = arbor::Model::load(path);
     arbor::EngineOptions eo;
     eo.backend.threads = args.threads;
+    eo.backend.device = args.device;
     eo.backend.kv_budget_bytes = size_t(args.kv_mib) << 20;
     arbor::Engine engine(*model, eo);
     arbor::api::ApiServer server(engine, *model, args.api);
     server.start();
     const std::string& host = args.api.host;
     const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;  // IPv6
-    std::printf("arbor-server: serving %s on http://%s:%u (context %d tokens)%s\n", server.model_id().c_str(),
-                shown.c_str(), unsigned(server.port()), engine.context_size(),
+    if (!engine.device_fallback().empty())
+        std::printf("arbor-server: no GPU used: %s\n", engine.device_fallback().c_str());
+    std::printf("arbor-server: serving %s on http://%s:%u (context %d tokens, %s)%s\n", server.model_id().c_str(),
+                shown.c_str(), unsigned(server.port()), engine.context_size(), engine.device().c_str(),
                 args.api.api_key.empty() ? "" : ", API key required");
     std::fflush(stdout);
 

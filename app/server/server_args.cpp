@@ -7,7 +7,7 @@ namespace arbor::server {
 
 const char* const kServerUsage =
     "usage: arbor-server [--model PATH] [--host H] [--port P] [--api-key K] [--threads N]\n"
-    "                    [--kv-mib N] [--cors-origin ORIGIN]... [--verbose]\n"
+    "                    [--device D] [--kv-mib N] [--cors-origin ORIGIN]... [--verbose]\n"
     "Serves the OpenAI-compatible API (/v1/models, /v1/chat/completions, /v1/completions,\n"
     "/health) with one engine on the model.\n"
     "  --model PATH          GGUF file (default: the installed default model)\n"
@@ -15,6 +15,7 @@ const char* const kServerUsage =
     "  --port P              TCP port (default 8080; 0 picks a free one)\n"
     "  --api-key K           require 'Authorization: Bearer K' (or set ARBOR_API_KEY)\n"
     "  --threads N           CPU threads (default: one per core)\n"
+    "  --device D            auto, cpu, cuda or cuda:N (default auto: the GPU when usable)\n"
     "  --kv-mib N            KV cache memory in MiB (default 512)\n"
     "  --cors-origin ORIGIN  allow browser requests from ORIGIN ('*': any); repeatable\n"
     "Ctrl+C or SIGTERM stops the server.\n";
@@ -61,6 +62,7 @@ ServerArgs parse_server_args(const std::vector<std::string>& args) {
             if (out.api.api_key.empty()) throw ServerUsageError("--api-key needs a non-empty key");
             key_given = true;
         } else if (a == "--threads") out.threads = int(to_int(a, value(), 0, 1024));
+        else if (a == "--device") out.device = value();
         else if (a == "--kv-mib") out.kv_mib = to_int(a, value(), 16, 1 << 20);
         else if (a == "--cors-origin") {
             out.api.allowed_origins.push_back(value());

@@ -19,6 +19,7 @@ struct ServerArgs {
     std::string model;           // empty: the installed default model
     api::ApiServerOptions api;   // host, port, key, CORS origins
     int threads = 0;             // 0: one per core
+    std::string device = "auto"; // BackendOptions::device
     int64_t kv_mib = 512;
     bool help = false;
     bool verbose = false;

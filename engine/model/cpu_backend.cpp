@@ -26,13 +26,6 @@
 
 namespace arbor {
 
-int32_t ForwardBatch::logit_rows() const {
-    int32_t n = 0;
-    for (const auto& s : sequences)
-        n += s.logits == SequenceRows::Logits::All ? s.n_rows : (s.logits == SequenceRows::Logits::Last ? 1 : 0);
-    return n;
-}
-
 namespace {
 
 // Row-wise work below this many rows runs on the calling thread: waking the pool
@@ -92,6 +85,9 @@ public:
     }
 
     std::string name() const override { return "cpu"; }
+    std::string description() const override {
+        return "CPU (" + std::string(isa_name(best_isa())) + ", " + std::to_string(pool_.size()) + " threads)";
+    }
     int32_t page_size() const override { return kv_.page_size(); }
     int32_t page_count() const override { return kv_.page_count(); }
     size_t page_bytes() const override { return kv_.page_bytes(); }
@@ -108,7 +104,6 @@ private:
         const auto it = panels_.find(w.data);
         return {w, y, ldy, bias.empty() ? nullptr : bias.data(), it == panels_.end() ? nullptr : &it->second};
     }
-    void validate(const ForwardBatch& batch) const;
     void resize(int64_t rows);
     template <class F>
     void for_rows(int64_t rows, F&& fn) {
@@ -198,23 +193,6 @@ void CpuBackend::pack_panels() {
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
 }
 
-void CpuBackend::validate(const ForwardBatch& batch) const {
-    int32_t expect_row = 0;
-    for (const auto& s : batch.sequences) {
-        if (s.first_row != expect_row || s.n_rows <= 0 || s.start_pos < 0)
-            throw Error("forward batch: sequences must cover the rows in order, each with at least one row");
-        expect_row += s.n_rows;
-        const int64_t last_pos = int64_t(s.start_pos) + s.n_rows - 1;
-        if (last_pos / kv_.page_size() >= int64_t(s.block_table.size()))
-            throw Error("forward batch: block table too short for position " + std::to_string(last_pos));
-        for (int32_t page : s.block_table)
-            if (page < 0 || page >= kv_.page_count()) throw Error("forward batch: page id out of range");
-    }
-    if (size_t(expect_row) != batch.tokens.size()) throw Error("forward batch: rows do not match tokens");
-    for (TokenId t : batch.tokens)
-        if (t < 0 || t >= cfg_.n_vocab) throw Error("forward batch: token id " + std::to_string(t) + " out of range");
-}
-
 void CpuBackend::resize(int64_t rows) {
     const size_t r = size_t(rows);
     const size_t q_dim = size_t(cfg_.n_head) * size_t(cfg_.head_dim);
@@ -233,7 +211,7 @@ void CpuBackend::resize(int64_t rows) {
 }
 
 void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) {
-    validate(batch);
+    validate_batch(batch, kv_.page_size(), kv_.page_count(), cfg_.n_vocab);
     const int64_t rows = int64_t(batch.tokens.size());
     const int64_t E = cfg_.n_embd, D = cfg_.head_dim, KV = cfg_.kv_dim();
     const int64_t QD = int64_t(cfg_.n_head) * D;

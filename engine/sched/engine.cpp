@@ -54,6 +54,7 @@ struct Active {
 struct Engine::Impl {
     const Model& model;
     EngineOptions options;
+    std::string device_fallback;  // why options.backend.device "auto" runs on the CPU
     std::unique_ptr<Backend> backend;
     kv::PagePool pool;
     kv::RadixCache cache;
@@ -77,7 +78,7 @@ struct Engine::Impl {
     std::thread loop;
 
     Impl(const Model& m, EngineOptions o)
-        : model(m), options(o), backend(make_cpu_backend(m, o.backend)), pool(backend->page_count()),
+        : model(m), options(o), backend(make_backend(m, o.backend, &device_fallback)), pool(backend->page_count()),
           cache(pool, backend->page_size()),
           scheduler(pool, cache,
                     sched::SchedulerOptions{backend->page_size(), o.max_batch_tokens, o.max_running, o.short_queue,
@@ -372,5 +373,9 @@ void Engine::wait_idle() {
 const Model& Engine::model() const { return impl_->model; }
 
 int32_t Engine::context_size() const { return impl_->context; }
+
+std::string Engine::device() const { return impl_->backend->description(); }
+
+const std::string& Engine::device_fallback() const { return impl_->device_fallback; }
 
 } // namespace arbor

@@ -1,124 +1,207 @@
-// Matrix-vector products on quantized weights: one warp per output row, each lane
-// dequantizing its share of the row's blocks on the fly.
+// Products of quantized weights with a few activation rows (decode steps), the
+// dequantization of weight rows to halves for cuBLAS (steps of many rows), and
+// embedding lookups. One warp per weight row, its lanes over the row in a fixed pattern
+// (lane_dot), so a row's sum is always taken in the same order.
 #include "arbor/kernels/cuda_kernels.h"
-#include "arbor/kernels/quant_blocks.h"
+#include "quant_units.cuh"
 
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 namespace arbor::cuda {
 namespace {
 
-__device__ inline float half_to_float(uint16_t h) { return __half2float(__ushort_as_half(h)); }
+constexpr int kWarps = 4;  // weight rows per block of the matvec
 
-__device__ inline float warp_sum(float v) {
-    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
     return v;
 }
 
-struct RowF32 {
-    static constexpr int block = 1;
-    __device__ static float dot(const void* row, int64_t b, const float* x) {
-        return static_cast<const float*>(row)[b] * x[b];
-    }
-};
-
-struct RowF16 {
-    static constexpr int block = 1;
-    __device__ static float dot(const void* row, int64_t b, const float* x) {
-        return half_to_float(static_cast<const uint16_t*>(row)[b]) * x[b];
-    }
-};
-
-struct RowQ8_0 {
-    static constexpr int block = QK8_0;
-    __device__ static float dot(const void* row, int64_t b, const float* x) {
-        const BlockQ8_0& blk = static_cast<const BlockQ8_0*>(row)[b];
-        const float* xb = x + b * QK8_0;
-        float s = 0.0f;
-        for (int i = 0; i < QK8_0; ++i) s += float(blk.qs[i]) * xb[i];
-        return s * half_to_float(blk.d);
-    }
-};
-
-struct RowQ4_1 {
-    static constexpr int block = QK4_1;
-    __device__ static float dot(const void* row, int64_t b, const float* x) {
-        const BlockQ4_1& blk = static_cast<const BlockQ4_1*>(row)[b];
-        const float* xb = x + b * QK4_1;
-        float s = 0.0f, sx = 0.0f;
-        for (int i = 0; i < QK4_1 / 2; ++i) {
-            s += float(blk.qs[i] & 0x0f) * xb[i] + float(blk.qs[i] >> 4) * xb[i + QK4_1 / 2];
-            sx += xb[i] + xb[i + QK4_1 / 2];
+// acc[t] += the lane's share of dot(row, x row t). The warp takes four units a step:
+// lane (sub, q) = (lane / 8, lane % 8) elements 4q .. 4q + 3 of unit u + sub, so that
+// neighbouring lanes read neighbouring weight bytes and activations (a lane per unit
+// strided them 128 bytes apart and ran at a tenth of the memory's speed). The order of
+// a lane's sums depends only on the row's length, never on n_x.
+template <class U, int NX>
+__device__ __forceinline__ void lane_dot(const uint8_t* row, int units, const float* x, int64_t ldx, int n_x,
+                                         float (&acc)[NX]) {
+    const int lane = threadIdx.x % 32, sub = lane / 8, q = lane % 8;
+#pragma unroll 4
+    for (int u = sub; u < units; u += 4) {
+        float v[4];
+        U::load4(row, u, q, v);
+#pragma unroll
+        for (int t = 0; t < NX; ++t) {
+            if (t >= n_x) break;
+            const float4 xv = __ldg(reinterpret_cast<const float4*>(x + t * ldx + int64_t(u) * 32 + 4 * q));
+            float s = v[0] * xv.x;
+            s = fmaf(v[1], xv.y, s);
+            s = fmaf(v[2], xv.z, s);
+            s = fmaf(v[3], xv.w, s);
+            acc[t] += s;
         }
-        return s * half_to_float(blk.d) + sx * half_to_float(blk.m);
+    }
+}
+
+// Up to three matrices of one type and width as one launch (a layer's Q, K and V): warp
+// r takes row r of the stacked rows. Gated: two matrices of equal rows (gate and up),
+// and the output is silu(gate . x) * (up . x) in segment 0.
+struct Segments {
+    const uint8_t* weight[3];
+    float* y[3];
+    const float* bias[3];
+    int64_t end[3];  // stacked rows before the end of each segment
+    int n;
+};
+
+template <class U, int NX, bool GATED>
+__global__ void matvec_kernel(Segments seg, size_t row_bytes, int units, const float* x, int64_t ldx, int n_x) {
+    const int64_t r = int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
+    if (r >= seg.end[seg.n - 1]) return;
+    const int i = r < seg.end[0] ? 0 : (r < seg.end[1] ? 1 : 2);
+    const int64_t begin = i == 0 ? 0 : seg.end[i - 1], local = r - begin, rows = seg.end[i] - begin;
+    float acc[NX], up[NX];
+#pragma unroll
+    for (int t = 0; t < NX; ++t) acc[t] = 0.0f, up[t] = 0.0f;
+    lane_dot<U, NX>(seg.weight[i] + size_t(local) * row_bytes, units, x, ldx, n_x, acc);
+    if (GATED) lane_dot<U, NX>(seg.weight[1] + size_t(local) * row_bytes, units, x, ldx, n_x, up);
+#pragma unroll
+    for (int t = 0; t < NX; ++t) {
+        if (t >= n_x) break;
+        float s = warp_sum(acc[t]);
+        if (GATED) {
+            const float u = warp_sum(up[t]);
+            s = s / (1.0f + expf(-s)) * u;  // silu_mul's expression
+        }
+        if (threadIdx.x % 32 == 0) seg.y[i][t * rows + local] = seg.bias[i] ? s + seg.bias[i][local] : s;
+    }
+}
+
+template <class U>
+__global__ void dequantize_f16_kernel(const uint8_t* weight, size_t row_bytes, int64_t first, int64_t rows,
+                                      int units, __half* out) {
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= rows * units) return;
+    const int64_t r = i / units;
+    const int u = int(i % units);
+    float v[32];
+    U::load(weight + size_t(first + r) * row_bytes, u, v);
+    uint4* to = reinterpret_cast<uint4*>(out + r * int64_t(units) * 32 + int64_t(u) * 32);
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+        uint4 w;
+        __half2* h = reinterpret_cast<__half2*>(&w);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) h[j] = __floats2half2_rn(v[8 * c + 2 * j], v[8 * c + 2 * j + 1]);
+        to[c] = w;
+    }
+}
+
+template <class U>
+__global__ void get_rows_kernel(const uint8_t* weight, size_t row_bytes, int units, const int32_t* ids, int n,
+                                float* out) {
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= int64_t(n) * units) return;
+    const int t = int(i / units), u = int(i % units);
+    float v[32];
+    U::load(weight + size_t(ids[t]) * row_bytes, u, v);
+    float4* to = reinterpret_cast<float4*>(out + int64_t(t) * units * 32 + int64_t(u) * 32);
+#pragma unroll
+    for (int c = 0; c < 8; ++c) to[c] = make_float4(v[4 * c], v[4 * c + 1], v[4 * c + 2], v[4 * c + 3]);
+}
+
+unsigned blocks_for(int64_t n, int per_block) { return unsigned((n + per_block - 1) / per_block); }
+
+template <class U>
+struct Nothing {
+    static void run() {}
+};
+
+template <class U>
+struct Matvec {
+    static void run(const Segments& seg, bool gated, size_t rb, int units, const float* x, int64_t ldx, int n_x,
+                    cudaStream_t s) {
+        const unsigned grid = blocks_for(seg.end[seg.n - 1], kWarps);
+        const unsigned threads = kWarps * 32;
+        if (gated) {
+            if (n_x == 1) matvec_kernel<U, 1, true><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
+            else if (n_x == 2) matvec_kernel<U, 2, true><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
+            else if (n_x <= 4) matvec_kernel<U, 4, true><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
+            else matvec_kernel<U, 8, true><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
+        } else {
+            if (n_x == 1) matvec_kernel<U, 1, false><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
+            else if (n_x == 2) matvec_kernel<U, 2, false><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
+            else if (n_x <= 4) matvec_kernel<U, 4, false><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
+            else matvec_kernel<U, 8, false><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
+        }
     }
 };
 
-template <class Row>
-__global__ void matvec_kernel(const uint8_t* weight, size_t row_bytes, int64_t rows, int64_t cols, const float* x,
-                              float* y) {
-    const int64_t r = int64_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
-    if (r >= rows) return;
-    const int lane = threadIdx.x % 32;
-    const void* row = weight + size_t(r) * row_bytes;
-    float s = 0.0f;
-    for (int64_t b = lane; b < cols / Row::block; b += 32) s += Row::dot(row, b, x);
-    s = warp_sum(s);
-    if (lane == 0) y[r] = s;
-}
-
-template <class Row>
-void launch(const void* weight, int64_t rows, int64_t cols, const float* x, float* y, cudaStream_t stream, DType type) {
-    constexpr int warps = 4;
-    const unsigned grid = unsigned((rows + warps - 1) / warps);
-    matvec_kernel<Row><<<grid, warps * 32, 0, stream>>>(static_cast<const uint8_t*>(weight), row_bytes(type, cols),
-                                                        rows, cols, x, y);
-}
-
-__global__ void rms_norm_kernel(const float* x, const float* w, float* y, int64_t n, float eps) {
-    __shared__ float partial[32];
-    float s = 0.0f;
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += x[i] * x[i];
-    s = warp_sum(s);
-    if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = s;
-    __syncthreads();
-    if (threadIdx.x < 32) {
-        s = threadIdx.x < blockDim.x / 32 ? partial[threadIdx.x] : 0.0f;
-        s = warp_sum(s);
-        if (threadIdx.x == 0) partial[0] = rsqrtf(s / float(n) + eps);
+template <class U>
+struct DequantizeF16 {
+    static void run(const uint8_t* w, size_t rb, int64_t first, int64_t rows, int units, __half* out, cudaStream_t s) {
+        dequantize_f16_kernel<U><<<blocks_for(rows * units, 256), 256, 0, s>>>(w, rb, first, rows, units, out);
     }
-    __syncthreads();
-    const float scale = partial[0];
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) y[i] = x[i] * scale * w[i];
-}
+};
+
+template <class U>
+struct GetRows {
+    static void run(const uint8_t* w, size_t rb, int units, const int32_t* ids, int n, float* out, cudaStream_t s) {
+        get_rows_kernel<U><<<blocks_for(int64_t(n) * units, 256), 256, 0, s>>>(w, rb, units, ids, n, out);
+    }
+};
 
 } // namespace
 
-int device_count(std::string* why_not) {
-    int n = 0;
-    const cudaError_t err = cudaGetDeviceCount(&n);
-    if (err != cudaSuccess) {
-        if (why_not) *why_not = cudaGetErrorString(err);
-        return 0;
+bool supports(DType type) { return with_units<Nothing>(type); }
+
+bool matvec_multi(DType type, int64_t cols, const MatvecOut* outs, int n_outs, const float* x, int n_x,
+                  void* stream) {
+    if (n_x <= 0 || n_x > kMatvecRows || n_outs < 1 || n_outs > 3 || !supports(type)) return false;
+    Segments seg{};
+    seg.n = n_outs;
+    int64_t end = 0;
+    for (int i = 0; i < n_outs; ++i) {
+        seg.weight[i] = static_cast<const uint8_t*>(outs[i].weight);
+        seg.y[i] = outs[i].y;
+        seg.bias[i] = outs[i].bias;
+        seg.end[i] = end += outs[i].rows;
     }
-    if (n == 0 && why_not) *why_not = "no CUDA device present";
-    return n;
+    return with_units<Matvec>(type, seg, false, row_bytes(type, cols), int(cols / 32), x, cols, n_x,
+                              static_cast<cudaStream_t>(stream));
 }
 
-bool matvec(DType type, const void* weight, int64_t rows, int64_t cols, const float* x, float* y, void* stream) {
-    const auto s = static_cast<cudaStream_t>(stream);
-    switch (type) {
-    case DType::F32: launch<RowF32>(weight, rows, cols, x, y, s, type); return true;
-    case DType::F16: launch<RowF16>(weight, rows, cols, x, y, s, type); return true;
-    case DType::Q8_0: launch<RowQ8_0>(weight, rows, cols, x, y, s, type); return true;
-    case DType::Q4_1: launch<RowQ4_1>(weight, rows, cols, x, y, s, type); return true;
-    default: return false;
-    }
+bool matvec(DType type, const void* weight, int64_t rows, int64_t cols, const float* x, int n_x, float* y,
+            const float* bias, void* stream) {
+    const MatvecOut out{weight, rows, y, bias};
+    return matvec_multi(type, cols, &out, 1, x, n_x, stream);
 }
 
-void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps, void* stream) {
-    rms_norm_kernel<<<1, 256, 0, static_cast<cudaStream_t>(stream)>>>(x, w, y, n, eps);
+bool matvec_gated(DType type, int64_t cols, const void* gate, const void* up, int64_t rows, const float* x, int n_x,
+                  float* y, void* stream) {
+    if (n_x <= 0 || n_x > kMatvecRows || !supports(type)) return false;
+    Segments seg{};
+    seg.n = 1;
+    seg.weight[0] = static_cast<const uint8_t*>(gate);
+    seg.weight[1] = static_cast<const uint8_t*>(up);
+    seg.y[0] = y;
+    seg.end[0] = rows;
+    return with_units<Matvec>(type, seg, true, row_bytes(type, cols), int(cols / 32), x, cols, n_x,
+                              static_cast<cudaStream_t>(stream));
+}
+
+bool dequantize_f16(DType type, const void* weight, int64_t first, int64_t rows, int64_t cols, uint16_t* out,
+                    void* stream) {
+    if (!supports(type)) return false;
+    return with_units<DequantizeF16>(type, static_cast<const uint8_t*>(weight), row_bytes(type, cols), first, rows,
+                                     int(cols / 32), reinterpret_cast<__half*>(out), static_cast<cudaStream_t>(stream));
+}
+
+bool get_rows(DType type, const void* weight, int64_t cols, const int32_t* ids, int n, float* out, void* stream) {
+    if (!supports(type)) return false;
+    return with_units<GetRows>(type, static_cast<const uint8_t*>(weight), row_bytes(type, cols), int(cols / 32), ids, n,
+                               out, static_cast<cudaStream_t>(stream));
 }
 
 } // namespace arbor::cuda

@@ -40,6 +40,7 @@ struct Options {
     arbor::KvType kv_type = arbor::BackendOptions{}.kv_type;
     bool panel_weights = arbor::BackendOptions{}.panel_weights;
     std::string workload = "single";
+    std::string device = "auto";   // BackendOptions::device
     int kv_mib = 2048;
     std::vector<int> chats = {1, 4, 8, 16};  // concurrent workload only
 };
@@ -49,7 +50,7 @@ void usage() {
                "                   [--depth N] [--attention-part N] [--repetitions N] [--int8-activations] [--json]\n"
                "                   [--workload single|concurrent|multiturn|shared-prefix|matmul] [--kv-mib N]\n"
                "                   [--chats N[,N...]] [--kv-type f16|f32]\n"
-               "                   [--weights panels|gguf]\n",
+               "                   [--weights panels|gguf] [--device auto|cpu|cuda[:N]]\n",
                stderr);
 }
 
@@ -84,6 +85,7 @@ bool parse(int argc, char** argv, Options& o) {
         else if (a == "--int8-activations") o.int8 = true;
         else if (a == "--model" && i + 1 < argc) o.model = argv[++i];
         else if (a == "--workload" && i + 1 < argc) o.workload = argv[++i];
+        else if (a == "--device" && i + 1 < argc) o.device = argv[++i];
         else if (a == "--kv-type" && i + 1 < argc) {
             const std::string t = argv[++i];
             if (t != "f16" && t != "f32") return false;
@@ -119,6 +121,7 @@ arbor::bench::Measurement summarize(std::string test, int threads, std::vector<d
 int run_workload(const Options& o, const arbor::Model& model) {
     arbor::EngineOptions eo;
     eo.backend.threads = o.threads;
+    eo.backend.device = o.device;
     eo.backend.int8_activations = o.int8;
     eo.backend.kv_type = o.kv_type;
     eo.backend.panel_weights = o.panel_weights;
@@ -158,12 +161,15 @@ int main(int argc, char** argv) {
         if (o.workload != "single") return run_workload(o, *model);
         arbor::BackendOptions bo;
         bo.threads = o.threads;
+        bo.device = o.device;
         bo.int8_activations = o.int8;
         bo.kv_type = o.kv_type;
         bo.panel_weights = o.panel_weights;
         if (o.attention_part >= 0) bo.attention_part = o.attention_part;
         bo.kv_tokens = std::max(o.prompt_tokens, o.depth) + o.gen_tokens + 16;
-        auto backend = arbor::make_cpu_backend(*model, bo);
+        std::string fallback;
+        auto backend = arbor::make_backend(*model, bo, &fallback);
+        if (!fallback.empty()) std::fprintf(stderr, "arbor-bench: no GPU used: %s\n", fallback.c_str());
         arbor::Generator gen(*model, *backend, o.prompt_tokens);
 
         // Random ids like llama-bench: the content does not change the work done.
@@ -174,7 +180,9 @@ int main(int argc, char** argv) {
         std::vector<arbor::TokenId> context(size_t(o.depth));
         for (auto& id : context) id = pick(rng);
 
-        gen.prefill(std::span(prompt.data(), std::min<size_t>(16, prompt.size())));  // warm-up: page in weights
+        // Warm-up: pages in the weights (and on a GPU, loads the prompt path's kernels).
+        const size_t warm = backend->name() == "cpu" ? std::min<size_t>(16, prompt.size()) : prompt.size();
+        gen.prefill(std::span(prompt.data(), warm));
         std::vector<double> pp, tg;
         for (int r = 0; r < o.repetitions; ++r) {
             gen.reset();
@@ -194,7 +202,7 @@ int main(int argc, char** argv) {
             tg.push_back(o.gen_tokens / std::chrono::duration<double>(Clock::now() - t0).count());
         }
         arbor::bench::Report report{std::filesystem::path(o.model).filename().string(),
-                                    backend->name() + (o.int8 ? ", int8 activations" : "") +
+                                    backend->description() + (o.int8 ? ", int8 activations" : "") +
                                         (o.kv_type == arbor::KvType::F32 ? ", F32 KV" : ", F16 KV") +
                                         (o.panel_weights ? "" : ", GGUF-order weights"),
                                     std::string(arbor::isa_name(arbor::best_isa())), {}};

@@ -58,12 +58,18 @@ struct BackendOptions {
     // Positions per attention task: a row that attends to more is split into parts of
     // this many, computed in parallel and merged (0: never split).
     int32_t attention_part = 256;
+    // Where the forward pass runs: "cpu", "cuda" or "cuda:N" (device N), or "auto" (the
+    // first CUDA device when its driver, the CUDA backend library and enough device memory
+    // are there, else the CPU). See make_backend.
+    std::string device = "cpu";
 };
 
 class Backend {
 public:
     virtual ~Backend() = default;
     virtual std::string name() const = 0;
+    // What runs it, for people: e.g. "CPU (AVX2, 2 threads)" or "CUDA: NVIDIA H100 (79.1 GiB free)".
+    virtual std::string description() const { return name(); }
     virtual int32_t page_size() const = 0;
     virtual int32_t page_count() const = 0;
     virtual size_t page_bytes() const = 0;
@@ -79,5 +85,18 @@ public:
 
 // The CPU backend: weights stay in the model's mapping, KV pages in host memory.
 std::unique_ptr<Backend> make_cpu_backend(const Model& model, const BackendOptions& options);
+
+// The backend options.device names (backend_factory.cpp). The CUDA backend lives in a
+// library of its own, loaded only here, so that binaries built with CUDA start on
+// machines without its libraries. "cuda" that cannot be had throws arbor::Error with the
+// reason; "auto" then falls back to the CPU and, when fallback is given, puts the reason
+// there (empty when the GPU was taken or no CUDA was asked for).
+std::unique_ptr<Backend> make_backend(const Model& model, const BackendOptions& options,
+                                      std::string* fallback = nullptr);
+
+// Throws arbor::Error when batch is not a valid step for a pool of page_count pages of
+// page_size positions and a vocabulary of n_vocab (forward's precondition, one check for
+// every backend).
+void validate_batch(const ForwardBatch& batch, int32_t page_size, int32_t page_count, int32_t n_vocab);
 
 } // namespace arbor

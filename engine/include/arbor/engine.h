@@ -94,6 +94,10 @@ public:
 
     const Model& model() const;
     int32_t context_size() const;   // longest sequence the engine accepts
+    // What runs the forward pass (Backend::description), and why the CPU runs it when
+    // EngineOptions::backend.device was "auto" and no GPU could be used (else empty).
+    std::string device() const;
+    const std::string& device_fallback() const;
 
 private:
     struct Impl;

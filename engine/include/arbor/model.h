@@ -64,6 +64,9 @@ public:
 
     // cos/sin pairs (head_dim/2 of them) for position pos.
     void rope_table(int32_t pos, float* cos_sin) const;
+    // The angle per position of each rotated pair (head_dim/2), scaling factors included:
+    // rope_table's pair i is at pos * rope_inv_freq()[i].
+    const std::vector<float>& rope_inv_freq() const { return inv_freq_; }
 
 private:
     Model() = default;

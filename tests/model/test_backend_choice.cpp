@@ -1,0 +1,94 @@
+// BackendOptions::device through make_backend and the engine: "cpu", "auto" falling back
+// to the CPU with its reason where no GPU can be used, "cuda" refused with the reason
+// there, and names that are no device refused. (On a GPU machine, "auto" and "cuda" give
+// the CUDA backend; tests/cuda covers it.)
+#include "test_support.h"
+
+#include "arbor/backend.h"
+#include "arbor/engine.h"
+#include "arbor/error.h"
+#include "arbor/model.h"
+
+namespace {
+
+std::string refusal(const arbor::Model& model, const std::string& device) {
+    arbor::BackendOptions options;
+    options.device = device;
+    options.kv_tokens = 64;
+    try {
+        arbor::make_backend(model, options);
+    } catch (const arbor::Error& e) {
+        return e.what();
+    }
+    return {};
+}
+
+} // namespace
+
+class TestBackendChoice : public QObject {
+    Q_OBJECT
+    std::unique_ptr<arbor::Model> model_;
+
+private slots:
+    void initTestCase() { model_ = arbor::Model::load(arbor::test::model_path()); }
+
+    void cpuIsTheCpuBackend() {
+        arbor::BackendOptions options;
+        options.kv_tokens = 64;
+        std::string fallback = "stale";
+        const auto backend = arbor::make_backend(*model_, options, &fallback);
+        QCOMPARE(backend->name(), std::string("cpu"));
+        QVERIFY(backend->description().rfind("CPU (", 0) == 0);
+        QVERIFY(fallback.empty());
+    }
+
+    void autoFallsBackWithItsReason() {
+        arbor::BackendOptions options;
+        options.device = "auto";
+        options.kv_tokens = 64;
+        std::string fallback;
+        const auto backend = arbor::make_backend(*model_, options, &fallback);
+        if (backend->name() == "cuda") {
+            QVERIFY(fallback.empty());
+            QSKIP("a CUDA device is present: auto took it (tests/cuda checks that backend)");
+        }
+        QCOMPARE(backend->name(), std::string("cpu"));
+        QVERIFY2(!fallback.empty(), "auto on the CPU says why no GPU was used");
+        qInfo("auto fell back to the CPU: %s", fallback.c_str());
+    }
+
+    void cudaWithoutAGpuIsRefusedWithTheReason() {
+        arbor::BackendOptions options;
+        options.device = "auto";
+        options.kv_tokens = 64;
+        std::string fallback;
+        if (arbor::make_backend(*model_, options, &fallback)->name() == "cuda") QSKIP("a CUDA device is present");
+        const std::string why = refusal(*model_, "cuda");
+        QVERIFY2(why.find("device cuda unavailable: " + fallback) == 0, why.c_str());
+        QVERIFY(refusal(*model_, "cuda:3").find("device cuda:3 unavailable") == 0);
+    }
+
+    void namesThatAreNoDeviceAreRefused() {
+        for (const std::string bad : {"gpu", "cuda:", "cuda:x", "cuda:-1", "CPU", " cpu"})
+            QVERIFY2(refusal(*model_, bad).find("unknown device '" + bad + "'") == 0, bad.c_str());
+    }
+
+    void theEngineSaysWhatRunsIt() {
+        arbor::EngineOptions options;
+        options.backend.device = "auto";
+        options.backend.kv_tokens = 64;
+        arbor::Engine engine(*model_, options);
+        if (engine.device().rfind("CUDA", 0) == 0) {
+            QVERIFY(engine.device_fallback().empty());
+            return;
+        }
+        QVERIFY(engine.device().rfind("CPU (", 0) == 0);
+        QVERIFY(!engine.device_fallback().empty());
+        options.backend.device = "cpu";
+        arbor::Engine on_cpu(*model_, options);
+        QVERIFY(on_cpu.device_fallback().empty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestBackendChoice)
+#include "test_backend_choice.moc"
