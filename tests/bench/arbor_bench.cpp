@@ -3,7 +3,9 @@
 // throughput of one sequence, like llama-bench's pp512 and tg128 (and its -d).
 // --workload concurrent|multiturn|shared-prefix runs the serving workloads through the
 // engine instead, --workload matmul the matrix product alone (workloads.h).
+// --synthetic SHAPE:TYPE benchmarks a synthetic model (synthetic_cache.h) instead of --model.
 #include "bench_report.h"
+#include "synthetic_cache.h"
 #include "workloads.h"
 
 #include "arbor/error.h"
@@ -29,6 +31,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Options {
     std::string model = arbor::default_model_path().string();
+    std::string synthetic;         // SHAPE:TYPE, replaces model
     int threads = int(std::max(1u, std::thread::hardware_concurrency()));
     int prompt_tokens = 512;
     int gen_tokens = 128;
@@ -46,8 +49,9 @@ struct Options {
 };
 
 void usage() {
-    std::fputs("usage: arbor-bench [--model PATH] [--threads N] [--prompt-tokens N] [--gen-tokens N]\n"
-               "                   [--depth N] [--attention-part N] [--repetitions N] [--int8-activations] [--json]\n"
+    std::fputs("usage: arbor-bench [--model PATH | --synthetic SHAPE:TYPE] [--threads N]\n"
+               "                   [--prompt-tokens N] [--gen-tokens N] [--depth N] [--attention-part N]\n"
+               "                   [--repetitions N] [--int8-activations] [--json]\n"
                "                   [--workload single|concurrent|multiturn|shared-prefix|matmul] [--kv-mib N]\n"
                "                   [--chats N[,N...]] [--kv-type f16|f32]\n"
                "                   [--weights panels|gguf] [--device auto|cpu|cuda[:N]]\n",
@@ -84,6 +88,7 @@ bool parse(int argc, char** argv, Options& o) {
         if (a == "--json") o.json = true;
         else if (a == "--int8-activations") o.int8 = true;
         else if (a == "--model" && i + 1 < argc) o.model = argv[++i];
+        else if (a == "--synthetic" && i + 1 < argc) o.synthetic = argv[++i];
         else if (a == "--workload" && i + 1 < argc) o.workload = argv[++i];
         else if (a == "--device" && i + 1 < argc) o.device = argv[++i];
         else if (a == "--kv-type" && i + 1 < argc) {
@@ -156,6 +161,16 @@ int main(int argc, char** argv) {
         return 2;
     }
     spdlog::set_level(spdlog::level::warn);
+    if (!o.synthetic.empty()) {
+        try {
+            o.model = arbor::synth::cached_synthetic_model(o.synthetic, [](const std::filesystem::path& path) {
+                std::fprintf(stderr, "arbor-bench: writing %s\n", path.string().c_str());
+            }).string();
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "arbor-bench: error: %s\n", e.what());
+            return 1;
+        }
+    }
     try {
         auto model = arbor::Model::load(o.model);
         if (o.workload != "single") return run_workload(o, *model);

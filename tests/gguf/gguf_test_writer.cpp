@@ -136,7 +136,7 @@ std::vector<uint64_t> GgufWriter::tensor_offsets() const {
     for (const auto& t : tensors_) {
         const uint64_t off = t.offset.value_or(next);
         offsets.push_back(off);
-        if (!t.offset) next = align_up(off + t.data.size(), alignment);
+        if (!t.offset) next = align_up(off + t.n_bytes(), alignment);
     }
     return offsets;
 }
@@ -159,6 +159,12 @@ Bytes GgufWriter::header_and_tables() const {
 
 size_t GgufWriter::data_start() const {
     return size_t(align_up(header_and_tables().buf.size(), alignment));
+}
+
+std::vector<uint8_t> GgufWriter::header_bytes() const {
+    Bytes out = header_and_tables();
+    out.buf.resize(size_t(align_up(out.buf.size(), alignment)), 0);
+    return out.buf;
 }
 
 std::vector<uint8_t> GgufWriter::bytes() const {

@@ -1,5 +1,7 @@
-// A small GGUF writer used only by the tests: builds valid files and, through its
-// overrides and raw entries, files that are broken in one precise way.
+// A small GGUF writer for the tests and the synthetic model generator: builds valid files
+// and, through its overrides and raw entries, files that are broken in one precise way.
+// Large files stream: tensors declare streamed_bytes, the caller writes header_bytes()
+// and then each tensor's data, padded to the alignment, in order.
 #pragma once
 
 #include "arbor/gguf.h"
@@ -58,6 +60,9 @@ struct TestTensor {
     std::vector<uint8_t> data;
     std::optional<uint64_t> offset;    // default: the next aligned offset
     bool write_data = true;            // false leaves the data out of the file
+    uint64_t streamed_bytes = 0;       // size of data the caller streams (data stays empty)
+
+    uint64_t n_bytes() const { return data.empty() ? streamed_bytes : data.size(); }
 };
 
 class GgufWriter {
@@ -76,6 +81,8 @@ public:
     void add_tensor(TestTensor tensor);
 
     std::vector<uint8_t> bytes() const;
+    // What bytes() holds before the tensor data: header, metadata, tensor table, padding.
+    std::vector<uint8_t> header_bytes() const;
     // Offset of the tensor data section in bytes(); valid when there are tensors.
     size_t data_start() const;
     // Offsets the tensors get in the data section.

@@ -1,0 +1,20 @@
+// Synthetic models kept between runs: arbor-bench --synthetic SHAPE:TYPE benchmarks the
+// file of that name in the cache, written on first use.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string_view>
+
+namespace arbor::synth {
+
+// $XDG_CACHE_HOME/arbor/synthetic, or ~/.cache/arbor/synthetic.
+std::filesystem::path synthetic_cache_dir();
+
+// The llama model of `shape_and_type` ("1b:q4_k", seed 1) in the cache, at
+// SHAPE-TYPE-seed1-vVERSION.gguf; written first when absent (`on_write` is told the path
+// before). Throws std::invalid_argument for an unknown shape or type.
+std::filesystem::path cached_synthetic_model(std::string_view shape_and_type,
+                                             const std::function<void(const std::filesystem::path&)>& on_write = {});
+
+} // namespace arbor::synth

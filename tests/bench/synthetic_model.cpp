@@ -1,0 +1,326 @@
+#include "synthetic_model.h"
+
+#include "synthetic_blocks.h"
+#include "synthetic_vocab.h"
+#include "../gguf/gguf_test_writer.h"
+
+#include "arbor/kernels/quant_blocks.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+namespace arbor::synth {
+namespace {
+
+using test::gv::f32;
+using test::gv::str;
+using test::gv::u32;
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+// Shapes of the published models (their config.json); the vocabulary is ours.
+const std::vector<Shape>& shapes() {
+    static const std::vector<Shape> all = {
+        {"tiny", 2, 256, 4, 2, 64, 512, 512, true, 4096, 10000.0},
+        {"135m", 30, 576, 9, 3, 64, 1536, 32000, true, 8192, 100000.0},
+        {"1b", 16, 2048, 32, 8, 64, 8192, 32000, true, 131072, 500000.0},
+        {"3b", 28, 3072, 24, 8, 128, 8192, 32000, true, 131072, 500000.0},
+        {"8b", 32, 4096, 32, 8, 128, 14336, 32000, false, 131072, 500000.0},
+    };
+    return all;
+}
+
+struct TypeName {
+    const char* name;
+    DType type;
+    uint32_t file_type;  // general.file_type, as llama.cpp numbers them
+};
+constexpr TypeName kTypes[] = {
+    {"f32", DType::F32, 0},   {"f16", DType::F16, 1},   {"bf16", DType::BF16, 32}, {"q8_0", DType::Q8_0, 7},
+    {"q4_0", DType::Q4_0, 2}, {"q4_1", DType::Q4_1, 3}, {"q5_0", DType::Q5_0, 8},  {"q5_1", DType::Q5_1, 9},
+    {"q4_k", DType::Q4_K, 14}, {"q5_k", DType::Q5_K, 16}, {"q6_k", DType::Q6_K, 18},
+};
+constexpr uint32_t kFileTypeQ4_K_M = 15;
+
+bool is_k_quant(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K; }
+
+// llama.cpp's choice of the layers whose attn_v and ffn_down get more bits in Q4_K_M.
+bool more_bits(int layer, int n_layer) {
+    return layer < n_layer / 8 || layer >= 7 * n_layer / 8 || (layer - n_layer / 8) % 3 == 2;
+}
+
+// One tensor of the file: what to write and how to draw it.
+struct Plan {
+    std::string name;
+    DType type;
+    std::vector<uint64_t> dims;  // dims[0] is the row length
+    double mean = 0.0;
+    double sigma = 0.0;
+
+    uint64_t n_elements() const {
+        uint64_t n = 1;
+        for (uint64_t d : dims) n *= d;
+        return n;
+    }
+    uint64_t n_blocks() const { return n_elements() / uint64_t(dtype_info(type).block_size); }
+    uint64_t n_bytes() const { return n_blocks() * dtype_info(type).block_bytes; }
+};
+
+std::vector<Plan> plan_tensors(const SyntheticSpec& spec) {
+    const Shape& s = spec.shape;
+    const uint64_t embd = uint64_t(s.n_embd), ff = uint64_t(s.n_ff), vocab = uint64_t(s.n_vocab);
+    const uint64_t q_dim = uint64_t(s.n_head) * uint64_t(s.head_dim), kv_dim = uint64_t(s.n_head_kv) * uint64_t(s.head_dim);
+    std::vector<Plan> plans;
+    auto matrix = [&](std::string name, int layer, uint64_t cols, uint64_t rows, double sigma) {
+        const DType t = matrix_type(spec.types, name, layer, s.n_layer, int64_t(cols), s.tied);
+        plans.push_back({std::move(name), t, {cols, rows}, 0.0, sigma});
+    };
+    auto vector = [&](std::string name, uint64_t n, double mean, double sigma) {
+        plans.push_back({std::move(name), DType::F32, {n}, mean, sigma});
+    };
+    // Inputs to a projection have unit scale after RMSNorm, so 1/sqrt(cols) keeps each
+    // output near unit scale; the residual branches (o, down) add half of that.
+    const double unit = 1.0 / std::sqrt(double(embd));
+    matrix("token_embd.weight", -1, embd, vocab, unit);
+    vector("output_norm.weight", embd, 1.0, 0.05);
+    if (!s.tied) matrix("output.weight", -1, embd, vocab, unit);
+    for (int i = 0; i < s.n_layer; ++i) {
+        const std::string p = "blk." + std::to_string(i) + ".";
+        vector(p + "attn_norm.weight", embd, 1.0, 0.05);
+        matrix(p + "attn_q.weight", i, embd, q_dim, unit);
+        matrix(p + "attn_k.weight", i, embd, kv_dim, unit);
+        matrix(p + "attn_v.weight", i, embd, kv_dim, unit);
+        if (spec.arch == Arch::Qwen2) {
+            vector(p + "attn_q.bias", q_dim, 0.0, 0.1);
+            vector(p + "attn_k.bias", kv_dim, 0.0, 0.1);
+            vector(p + "attn_v.bias", kv_dim, 0.0, 0.1);
+        }
+        matrix(p + "attn_output.weight", i, q_dim, embd, 0.5 / std::sqrt(double(q_dim)));
+        vector(p + "ffn_norm.weight", embd, 1.0, 0.05);
+        matrix(p + "ffn_gate.weight", i, embd, ff, unit);
+        matrix(p + "ffn_up.weight", i, embd, ff, unit);
+        matrix(p + "ffn_down.weight", i, ff, embd, 0.5 / std::sqrt(double(ff)));
+    }
+    return plans;
+}
+
+void add_metadata(test::GgufWriter& w, const SyntheticSpec& spec) {
+    const Shape& s = spec.shape;
+    const std::string arch(arch_name(spec.arch));
+    const std::string a = arch + ".";
+    uint32_t file_type = kFileTypeQ4_K_M;
+    for (const auto& t : kTypes)
+        if (!spec.types.q4_k_m && t.type == spec.types.base) file_type = t.file_type;
+    w.add("general.architecture", str(arch));
+    w.add("general.name", str("synthetic " + s.name + " " + spec.types.name + " seed " + std::to_string(spec.seed)));
+    w.add("general.file_type", u32(file_type));
+    w.add(a + "block_count", u32(uint32_t(s.n_layer)));
+    w.add(a + "context_length", u32(uint32_t(s.n_ctx_train)));
+    w.add(a + "embedding_length", u32(uint32_t(s.n_embd)));
+    w.add(a + "feed_forward_length", u32(uint32_t(s.n_ff)));
+    w.add(a + "attention.head_count", u32(uint32_t(s.n_head)));
+    w.add(a + "attention.head_count_kv", u32(uint32_t(s.n_head_kv)));
+    w.add(a + "attention.key_length", u32(uint32_t(s.head_dim)));
+    w.add(a + "attention.value_length", u32(uint32_t(s.head_dim)));
+    w.add(a + "rope.dimension_count", u32(uint32_t(s.head_dim)));
+    w.add(a + "rope.freq_base", f32(float(s.rope_base)));
+    w.add(a + "attention.layer_norm_rms_epsilon", f32(spec.arch == Arch::Qwen2 ? 1e-6f : 1e-5f));
+    add_vocabulary(w, s.n_vocab);
+}
+
+// Tensor data is drawn in chunks of about this many bytes, each from its own seed, so
+// that threads can share a tensor and the bytes do not depend on how they do.
+constexpr uint64_t kChunkBytes = 1 << 20;
+// Chunks drawn between two writes: bounds the memory in use.
+constexpr uint64_t kChunksPerSlab = 64;
+
+class Output {
+public:
+    explicit Output(const std::filesystem::path& path) : path_(path), f_(std::fopen(path.c_str(), "wb")) {
+        if (!f_) fail("cannot create");
+    }
+    ~Output() {
+        if (f_) std::fclose(f_);
+    }
+    void write(const uint8_t* data, size_t n) {
+        if (n && std::fwrite(data, 1, n, f_) != n) fail("cannot write");
+    }
+    void close() {
+        const int rc = std::fclose(f_);
+        f_ = nullptr;
+        if (rc != 0) fail("cannot write");
+    }
+
+private:
+    [[noreturn]] void fail(const char* what) const {
+        throw std::runtime_error(std::string(what) + " '" + path_.string() + "': " + std::strerror(errno));
+    }
+    std::filesystem::path path_;
+    std::FILE* f_;
+};
+
+// Draws chunks [first, last) of one tensor into `buf` with `threads` threads.
+void draw_chunks(const Plan& p, uint64_t seed, uint64_t tensor_index, uint64_t blocks_per_chunk, uint64_t first,
+                 uint64_t last, int threads, uint8_t* buf) {
+    const size_t block_bytes = dtype_info(p.type).block_bytes;
+    std::atomic<uint64_t> next{first};
+    auto work = [&] {
+        for (uint64_t c = next++; c < last; c = next++) {
+            const uint64_t b0 = c * blocks_per_chunk;
+            const uint64_t nb = std::min(blocks_per_chunk, p.n_blocks() - b0);
+            Rng rng(chunk_seed(seed, tensor_index, c));
+            fill_random_blocks(p.type, p.mean, p.sigma, rng, buf + (b0 - first * blocks_per_chunk) * block_bytes,
+                               int64_t(nb));
+        }
+    };
+    const int n = int(std::min<uint64_t>(uint64_t(threads), last - first));
+    std::vector<std::thread> pool;
+    for (int t = 1; t < n; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+}
+
+} // namespace
+
+std::optional<Shape> shape_named(std::string_view name) {
+    const std::string n = lower(name);
+    for (const auto& s : shapes())
+        if (s.name == n) return s;
+    return std::nullopt;
+}
+
+std::vector<std::string> shape_names() {
+    std::vector<std::string> out;
+    for (const auto& s : shapes()) out.push_back(s.name);
+    return out;
+}
+
+std::string_view arch_name(Arch arch) { return arch == Arch::Qwen2 ? "qwen2" : "llama"; }
+
+std::optional<Arch> arch_named(std::string_view name) {
+    const std::string n = lower(name);
+    if (n == "llama") return Arch::Llama;
+    if (n == "qwen2") return Arch::Qwen2;
+    return std::nullopt;
+}
+
+std::optional<WeightTypes> weight_types_named(std::string_view name) {
+    const std::string n = lower(name);
+    if (n == "q4_k_m") return WeightTypes{n, DType::Q4_K, true};
+    for (const auto& t : kTypes)
+        if (n == t.name) return WeightTypes{n, t.type, false};
+    return std::nullopt;
+}
+
+std::vector<std::string> weight_type_names() {
+    std::vector<std::string> out;
+    for (const auto& t : kTypes) out.emplace_back(t.name);
+    out.emplace_back("q4_k_m");
+    return out;
+}
+
+DType matrix_type(const WeightTypes& types, std::string_view tensor, int layer, int n_layer, int64_t cols,
+                  bool tied) {
+    DType t = types.base;
+    if (types.q4_k_m) {
+        const bool is_output = tensor == "output.weight" || (tied && tensor == "token_embd.weight");
+        const bool layer_more_bits = (tensor.ends_with("attn_v.weight") || tensor.ends_with("ffn_down.weight")) &&
+                                     more_bits(layer, n_layer);
+        if (is_output || layer_more_bits) t = DType::Q6_K;
+    }
+    if (is_k_quant(t) && cols % QK_K != 0)
+        t = t == DType::Q4_K ? DType::Q5_0 : t == DType::Q5_K ? DType::Q5_1 : DType::Q8_0;
+    return t;
+}
+
+void validate(const SyntheticSpec& spec) {
+    const Shape& s = spec.shape;
+    auto fail = [&](const std::string& what) {
+        throw std::invalid_argument("synthetic model " + s.name + ": " + what);
+    };
+    for (auto [value, what] : {std::pair{s.n_layer, "layers"}, {s.n_embd, "embedding size"}, {s.n_head, "heads"},
+                               {s.n_head_kv, "kv heads"}, {s.head_dim, "head size"}, {s.n_ff, "feed-forward size"}})
+        if (value < 1 || value > (1 << 20)) fail(std::string(what) + " " + std::to_string(value) + " is outside 1..2^20");
+    if (s.n_head % s.n_head_kv != 0)
+        fail(std::to_string(s.n_head) + " heads are not a multiple of " + std::to_string(s.n_head_kv) + " kv heads");
+    if (s.head_dim % 2 != 0) fail("head size " + std::to_string(s.head_dim) + " is odd (RoPE rotates pairs)");
+    // Every matrix row (n_embd, n_ff or n_head * head_dim long) must hold whole blocks of
+    // 32; K-quant rows that do not hold whole blocks of 256 fall back (matrix_type).
+    const int64_t q_dim = int64_t(s.n_head) * s.head_dim;
+    for (auto [cols, what] : {std::pair{int64_t(s.n_embd), "embedding size"}, {int64_t(s.n_ff), "feed-forward size"},
+                              {q_dim, "heads x head size"}})
+        if (cols % 32 != 0) fail(std::string(what) + " " + std::to_string(cols) + " is not a multiple of 32");
+    if (s.n_vocab < kMinVocab || s.n_vocab > kMaxVocab)
+        fail("vocabulary " + std::to_string(s.n_vocab) + " is outside " + std::to_string(kMinVocab) + ".." +
+             std::to_string(kMaxVocab));
+    if (spec.threads < 0) fail("negative thread count");
+}
+
+WriteResult write_synthetic_model(const SyntheticSpec& spec, const std::filesystem::path& path) {
+    validate(spec);
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<Plan> plans = plan_tensors(spec);
+    test::GgufWriter w;
+    add_metadata(w, spec);
+    for (const auto& p : plans) {
+        test::TestTensor t;
+        t.name = p.name;
+        t.type = uint32_t(p.type);
+        t.dims = p.dims;
+        t.streamed_bytes = p.n_bytes();
+        w.add_tensor(std::move(t));
+    }
+    const int threads = spec.threads > 0 ? spec.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+
+    const std::filesystem::path partial = path.string() + ".partial";
+    WriteResult result;
+    try {
+        Output out(partial);
+        const std::vector<uint8_t> header = w.header_bytes();
+        out.write(header.data(), header.size());
+        result.bytes = header.size();
+        std::vector<uint8_t> buf;
+        for (size_t k = 0; k < plans.size(); ++k) {
+            const Plan& p = plans[k];
+            const size_t block_bytes = dtype_info(p.type).block_bytes;
+            const uint64_t blocks_per_chunk = std::max<uint64_t>(1, kChunkBytes / block_bytes);
+            const uint64_t n_chunks = (p.n_blocks() + blocks_per_chunk - 1) / blocks_per_chunk;
+            for (uint64_t c = 0; c < n_chunks; c += kChunksPerSlab) {
+                const uint64_t last = std::min(n_chunks, c + kChunksPerSlab);
+                const uint64_t bytes = (std::min(p.n_blocks(), last * blocks_per_chunk) - c * blocks_per_chunk) * block_bytes;
+                buf.resize(bytes);
+                draw_chunks(p, spec.seed, k, blocks_per_chunk, c, last, threads, buf.data());
+                out.write(buf.data(), bytes);
+            }
+            result.bytes += p.n_bytes();
+            if (k + 1 < plans.size()) {  // padding to the next tensor's aligned offset
+                const uint64_t pad = (w.alignment - p.n_bytes() % w.alignment) % w.alignment;
+                const uint8_t zeros[64] = {};
+                out.write(zeros, size_t(pad));
+                result.bytes += pad;
+            }
+        }
+        out.close();
+        std::filesystem::rename(partial, path);
+    } catch (...) {
+        std::error_code ignored;
+        std::filesystem::remove(partial, ignored);
+        throw;
+    }
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+}
+
+} // namespace arbor::synth

@@ -1,0 +1,86 @@
+// Synthetic models: GGUF files of a real model's shape with seeded random weights and a
+// small byte-level BPE vocabulary, so that tests and benchmarks need no download.
+// The weights are random blocks of the asked type (random codes, scales chosen so that a
+// weight has a standard deviation near 1/sqrt(row length)): activations stay bounded
+// and logits finite, but the model says nothing meaningful.
+#pragma once
+
+#include "arbor/kernels/dtype.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace arbor::synth {
+
+// Bumped whenever the bytes written for a given spec change, so that cached files of an
+// older generator are not reused (arbor-bench --synthetic names its files with it).
+inline constexpr int kGeneratorVersion = 1;
+
+struct Shape {
+    std::string name;
+    int n_layer = 0;
+    int n_embd = 0;
+    int n_head = 0;
+    int n_head_kv = 0;
+    int head_dim = 0;
+    int n_ff = 0;
+    int n_vocab = 0;
+    bool tied = true;          // output projection is token_embd
+    int n_ctx_train = 4096;
+    double rope_base = 10000.0;
+};
+
+// The named shapes: tiny (2 layers, 256 embd, for tests), 135m (SmolLM2-135M), 1b
+// (Llama-3.2-1B), 3b (Llama-3.2-3B), 8b (Llama-3.1-8B). Vocabulary 32000 (tiny: 512).
+std::optional<Shape> shape_named(std::string_view name);
+std::vector<std::string> shape_names();
+
+enum class Arch { Llama, Qwen2 };  // qwen2: Q/K/V biases, NEOX RoPE
+std::string_view arch_name(Arch arch);
+std::optional<Arch> arch_named(std::string_view name);
+
+// The weight types of a file: one type for every matrix, or a mix like llama.cpp's
+// Q4_K_M (Q4_K, with Q6_K for the output and some layers' attn_v and ffn_down).
+struct WeightTypes {
+    std::string name;  // "q4_k", "q4_k_m", ...
+    DType base = DType::F32;
+    bool q4_k_m = false;
+};
+// f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k q4_k_m (any case).
+std::optional<WeightTypes> weight_types_named(std::string_view name);
+std::vector<std::string> weight_type_names();
+
+// The type of one weight matrix. `layer` is -1 for token_embd and output. K-quant
+// matrices whose rows are not a multiple of 256 take llama.cpp's fallback (Q4_K -> Q5_0,
+// Q5_K -> Q5_1, Q6_K -> Q8_0). Norms and biases are always F32.
+DType matrix_type(const WeightTypes& types, std::string_view tensor, int layer, int n_layer, int64_t cols,
+                  bool tied);
+
+struct SyntheticSpec {
+    Shape shape;
+    Arch arch = Arch::Llama;
+    WeightTypes types;
+    uint64_t seed = 1;
+    int threads = 0;  // 0: every core; never changes the bytes written
+};
+
+// Checks the spec (head counts, sizes that the block types divide); throws
+// std::invalid_argument naming the problem.
+void validate(const SyntheticSpec& spec);
+
+struct WriteResult {
+    uint64_t bytes = 0;
+    double seconds = 0.0;
+};
+
+// Writes the model to `path` tensor by tensor (memory use does not grow with the
+// model), through a temporary file renamed at the end so that `path` never holds a
+// partial model. The same spec gives the same bytes, whatever `threads`.
+// Throws std::invalid_argument for a bad spec, std::runtime_error for I/O errors.
+WriteResult write_synthetic_model(const SyntheticSpec& spec, const std::filesystem::path& path);
+
+} // namespace arbor::synth
