@@ -9,6 +9,7 @@
 #include "api/http_server.h"
 #include "api/openai_request.h"
 #include "api/reply_memory.h"
+#include "api/request_guard.h"
 #include "arbor/chat_template.h"
 
 #include <functional>
@@ -36,6 +37,7 @@ struct ApiServer::Impl final : HttpHandler {
     void send_json(const HttpRequest& request, ResponseWriter& out, int status, const Json& body);
     void send_error(const HttpRequest& request, ResponseWriter& out, const ApiError& error);
     bool authorized(const HttpRequest& request) const;
+    // The body as a JSON object: 415 unless sent as application/json, 400 unless an object.
     Json parse_body(const HttpRequest& request) const;
     void check_model(const std::string& requested) const;
     void preflight(const HttpRequest& request, ResponseWriter& out);
@@ -56,6 +58,7 @@ struct ApiServer::Impl final : HttpHandler {
     Engine& engine;
     const Model& model;
     ApiServerOptions options;
+    HostGuard host_guard;
     std::string model_id;
     int64_t created;
     ChatFormatter chat;

@@ -286,7 +286,7 @@ private slots:
         body.set("max_tokens", 4000);
         body.set("stream", true);
         arbor::test::HttpTestClient c(server->port());
-        QVERIFY(c.send_request("POST", "/v1/completions", body.dump()));
+        QVERIFY(c.send_request("POST", "/v1/completions", body.dump(), {"Content-Type: application/json"}));
         QVERIFY(c.read_head());
         QTRY_VERIFY_WITH_TIMEOUT(f_.engine->stats().running == 1, 5000);
         const auto t0 = std::chrono::steady_clock::now();
