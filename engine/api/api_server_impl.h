@@ -54,6 +54,9 @@ struct ApiServer::Impl final : HttpHandler {
     std::optional<std::vector<ChoiceResult>> drive(Generation& generation, size_t count, ResponseWriter& out,
                                                    const std::function<bool(size_t, std::string_view)>& on_text);
     HttpHeaders stream_headers(const HttpRequest& request) const;
+    // After drive() gave up: nothing when the client left; else (the server is stopping)
+    // a 503, or for a stream a final error event and [DONE].
+    void answer_abandoned(const HttpRequest& request, ResponseWriter& out, bool stream);
 
     Engine& engine;
     const Model& model;

@@ -293,6 +293,14 @@ private slots:
         server.reset();
         QVERIFY(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3));
         QVERIFY(wait_until_idle(std::chrono::seconds(5)));
+        // The stream was told why it ended, then closed.
+        const auto rest = c.read_chunked_body();
+        QVERIFY2(rest, "the stream was cut off");
+        const auto events = arbor::test::sse_payloads(*rest);
+        QVERIFY(events.size() >= 2);
+        QCOMPARE(events.back(), std::string("[DONE]"));
+        const Json error = Json::parse(events[events.size() - 2]);
+        QCOMPARE(error.find("error")->find("message")->as_string(), std::string("the server is shutting down"));
     }
 };
 

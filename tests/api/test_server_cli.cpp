@@ -6,6 +6,7 @@
 #include <QProcess>
 #include <QRegularExpression>
 
+#include <chrono>
 #include <csignal>
 
 class TestServerCli : public QObject {
@@ -96,14 +97,26 @@ private slots:
         QVERIFY(r);
         QCOMPARE(r->status, 200);
         QVERIFY(r->body.find("SmolLM2-135M-Instruct.Q4_1") != std::string::npos);
-        // A client mid-request when the signal comes does not hold the shutdown up.
+        // A stream open when the signal comes ends with an error event and [DONE] within
+        // 2 s, and does not hold the shutdown up.
         arbor::test::HttpTestClient busy(port);
         QVERIFY(busy.send_request("POST", "/v1/completions",
                                   "{\"model\":\"SmolLM2-135M-Instruct.Q4_1\",\"prompt\":\"1, 2, 3,\",\"max_tokens\":3000,"
                                   "\"temperature\":0,\"stream\":true}",
                                   {"Content-Type: application/json"}));
         QVERIFY(busy.read_head());
+        const auto signalled = std::chrono::steady_clock::now();
         ::kill(pid_t(p.processId()), signal);
+        const auto rest = busy.read_chunked_body();
+        const auto ended = std::chrono::steady_clock::now();
+        QVERIFY2(rest, "the stream was cut off");
+        const auto events = arbor::test::sse_payloads(*rest);
+        QVERIFY(events.size() >= 2);
+        QCOMPARE(events.back(), std::string("[DONE]"));
+        const std::string& last = events[events.size() - 2];
+        QVERIFY2(last.find("\"error\"") != std::string::npos && last.find("shutting down") != std::string::npos,
+                 last.c_str());
+        QVERIFY(ended - signalled < std::chrono::seconds(2));
         QVERIFY(p.waitForFinished(10000));
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);
         QCOMPARE(p.exitCode(), 0);
