@@ -1,5 +1,8 @@
 #include "server_args.h"
 
+#include "api/request_guard.h"
+
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 
@@ -7,7 +10,7 @@ namespace arbor::server {
 
 const char* const kServerUsage =
     "usage: arbor-server [--model PATH] [--host H] [--port P] [--api-key K] [--threads N]\n"
-    "                    [--device D] [--kv-mib N] [--cors-origin ORIGIN]... [--verbose]\n"
+    "                    [--device D] [--kv-mib N] [--cors-origin ORIGIN]... [--allowed-hosts H,...] [--verbose]\n"
     "Serves the OpenAI-compatible API (/v1/models, /v1/chat/completions, /v1/completions,\n"
     "/health) with one engine on the model.\n"
     "  --model PATH          GGUF file (default: the installed default model)\n"
@@ -18,6 +21,8 @@ const char* const kServerUsage =
     "  --device D            auto, cpu, cuda or cuda:N (default auto: the GPU when usable)\n"
     "  --kv-mib N            KV cache memory in MiB (default 512)\n"
     "  --cors-origin ORIGIN  allow browser requests from ORIGIN ('*': any); repeatable\n"
+    "  --allowed-hosts H,... also answer requests whose Host names H (besides localhost and\n"
+    "                        the server's addresses); '*': any name (unsafe); repeatable\n"
     "Ctrl+C or SIGTERM stops the server.\n";
 
 namespace {
@@ -31,6 +36,23 @@ int64_t to_int(const std::string& name, const std::string& value, int64_t lo, in
         throw ServerUsageError(name + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
                                ", got " + value);
     return v;
+}
+
+// "a.example, b.example": each a name or address without a port, or "*".
+void append_allowed_hosts(const std::string& option, const std::string& list, std::vector<std::string>& out) {
+    size_t start = 0;
+    for (;;) {
+        const size_t comma = std::min(list.find(',', start), list.size());
+        std::string host = list.substr(start, comma - start);
+        host.erase(0, host.find_first_not_of(' '));
+        host.erase(host.find_last_not_of(' ') + 1);
+        if (!api::valid_allowed_host(host))
+            throw ServerUsageError(option + " needs host names or IP addresses without ports, separated by commas; got '" +
+                                   host + "'");
+        out.push_back(std::move(host));
+        if (comma == list.size()) return;
+        start = comma + 1;
+    }
 }
 
 } // namespace
@@ -67,6 +89,8 @@ ServerArgs parse_server_args(const std::vector<std::string>& args) {
         else if (a == "--cors-origin") {
             out.api.allowed_origins.push_back(value());
             if (out.api.allowed_origins.back().empty()) throw ServerUsageError("--cors-origin needs an origin");
+        } else if (a == "--allowed-hosts") {
+            append_allowed_hosts(a, value(), out.api.allowed_hosts);
         } else throw ServerUsageError("unknown option '" + a + "'");
     }
     if (!key_given)

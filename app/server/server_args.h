@@ -17,7 +17,7 @@ struct ServerUsageError : std::runtime_error {
 
 struct ServerArgs {
     std::string model;           // empty: the installed default model
-    api::ApiServerOptions api;   // host, port, key, CORS origins
+    api::ApiServerOptions api;   // host, port, key, CORS origins, allowed hosts
     int threads = 0;             // 0: one per core
     std::string device = "auto"; // BackendOptions::device
     int64_t kv_mib = 512;

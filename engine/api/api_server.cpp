@@ -43,7 +43,7 @@ std::string model_id_from_path(const std::string& path) {
 }
 
 ApiServer::Impl::Impl(Engine& e, const Model& m, ApiServerOptions o)
-    : engine(e), model(m), options(std::move(o)),
+    : engine(e), model(m), options(std::move(o)), host_guard(options.host, options.allowed_hosts),
       model_id(options.model_id.empty() ? model_id_from_path(m.file().path().string()) : options.model_id),
       created(int64_t(std::time(nullptr))), chat(m.tokenizer(), detect_chat_template(m.chat_template_source())),
       replies(options.reply_memory_entries), http(http_options(options), *this) {}
@@ -95,6 +95,7 @@ bool ApiServer::Impl::authorized(const HttpRequest& request) const {
 }
 
 Json ApiServer::Impl::parse_body(const HttpRequest& request) const {
+    if (auto error = check_json_content_type(request)) throw *error;
     try {
         JsonParseLimits limits;
         limits.max_bytes = options.max_body_bytes;
@@ -131,6 +132,7 @@ void ApiServer::Impl::handle(const HttpRequest& request, ResponseWriter& out) {
     if (path == "/health" || path == "/v1/models" || is_models_item) allowed = "GET";
     else if (path == "/v1/chat/completions" || path == "/v1/completions") allowed = "POST";
     try {
+        if (auto error = host_guard.check(request)) throw *error;
         if (!allowed)
             throw ApiError(404, "unknown request URL: " + request.method + " " + path, {}, "unknown_url");
         if (request.method == "OPTIONS") return preflight(request, out);

@@ -4,7 +4,8 @@
 //   GET  /v1/models/{id}
 //   POST /v1/chat/completions    roles system/user/assistant; streamed as SSE or not
 //   POST /v1/completions         prompt: a string, a list of strings, or token ids
-// Errors use OpenAI's body ({"error": {"message", "type", "param", "code"}}). The
+// Requests must name this server in their Host and send POST bodies as application/json
+// (see request_guard.h). Errors use OpenAI's body ({"error": {"message", "type", "param", "code"}}). The
 // server borrows the Engine and the Model: the app and the headless arbor-server both
 // own them and may use the engine for other work at the same time.
 #pragma once
@@ -23,6 +24,9 @@ struct ApiServerOptions {
     std::string host = "127.0.0.1";
     uint16_t port = 8080;                      // 0: any free port (see ApiServer::port())
     std::string api_key;                       // empty: no key required
+    // Host names answered besides localhost, 127.0.0.1, [::1] and `host` (any IP address
+    // when `host` is a wildcard); others get 421. "*" answers any (unsafe: DNS rebinding).
+    std::vector<std::string> allowed_hosts;
     std::vector<std::string> allowed_origins;  // CORS; "*" allows any origin; empty: none
     std::string model_id;                      // empty: the model file's name without .gguf
     size_t max_body_bytes = 4u << 20;          // larger bodies are refused with 413

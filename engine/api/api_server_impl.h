@@ -9,6 +9,7 @@
 #include "api/http_server.h"
 #include "api/openai_request.h"
 #include "api/reply_memory.h"
+#include "api/request_guard.h"
 #include "arbor/chat_template.h"
 
 #include <functional>
@@ -36,6 +37,7 @@ struct ApiServer::Impl final : HttpHandler {
     void send_json(const HttpRequest& request, ResponseWriter& out, int status, const Json& body);
     void send_error(const HttpRequest& request, ResponseWriter& out, const ApiError& error);
     bool authorized(const HttpRequest& request) const;
+    // The body as a JSON object: 415 unless sent as application/json, 400 unless an object.
     Json parse_body(const HttpRequest& request) const;
     void check_model(const std::string& requested) const;
     void preflight(const HttpRequest& request, ResponseWriter& out);
@@ -52,10 +54,14 @@ struct ApiServer::Impl final : HttpHandler {
     std::optional<std::vector<ChoiceResult>> drive(Generation& generation, size_t count, ResponseWriter& out,
                                                    const std::function<bool(size_t, std::string_view)>& on_text);
     HttpHeaders stream_headers(const HttpRequest& request) const;
+    // After drive() gave up: nothing when the client left; else (the server is stopping)
+    // a 503, or for a stream a final error event and [DONE].
+    void answer_abandoned(const HttpRequest& request, ResponseWriter& out, bool stream);
 
     Engine& engine;
     const Model& model;
     ApiServerOptions options;
+    HostGuard host_guard;
     std::string model_id;
     int64_t created;
     ChatFormatter chat;

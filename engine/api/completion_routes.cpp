@@ -27,7 +27,21 @@ std::optional<ApiError> failure_of(const std::vector<ChoiceResult>& results) {
     return std::nullopt;
 }
 
+// Ends an SSE stream that cannot finish normally: an error event, then [DONE], so the
+// client knows the reply is incomplete but the stream ended on purpose.
+void end_stream_with_error(ResponseWriter& out, const ApiError& error) {
+    out.write(sse_event(error.body()));
+    out.write(kSseDone);
+    out.end_stream();
+}
+
 } // namespace
+
+void ApiServer::Impl::answer_abandoned(const HttpRequest& request, ResponseWriter& out, bool stream) {
+    if (out.client_gone()) return;
+    if (!stream) return send_error(request, out, stopping_error());
+    end_stream_with_error(out, stopping_error());
+}
 
 Request ApiServer::Impl::make_request(std::vector<TokenId> prompt, const SamplingRequest& sampling, const char* param) const {
     const int64_t context = engine.context_size();
@@ -117,18 +131,13 @@ void ApiServer::Impl::chat_completions(const HttpRequest& request, ResponseWrite
         };
     }
     auto results = drive(generation, 1, out, on_text);
-    if (!results) {
-        if (!stream && !out.client_gone()) send_error(request, out, stopping_error());
-        return;
-    }
+    if (!results) return answer_abandoned(request, out, stream);
     const ChoiceResult& r = (*results)[0];
     Usage usage;
     usage.add(r.stats);
     if (auto failure = failure_of(*results)) {
         if (!stream) return send_error(request, out, *failure);
-        out.write(sse_event(failure->body()));
-        out.end_stream();
-        return;
+        return end_stream_with_error(out, *failure);
     }
     // Remember the ids only when they spell exactly the text the client saw (a stop
     // string cuts the text short of the ids).
@@ -163,17 +172,12 @@ void ApiServer::Impl::completions(const HttpRequest& request, ResponseWriter& ou
         };
     }
     auto results = drive(generation, count, out, on_text);
-    if (!results) {
-        if (!stream && !out.client_gone()) send_error(request, out, stopping_error());
-        return;
-    }
+    if (!results) return answer_abandoned(request, out, stream);
     Usage usage;
     for (const auto& r : *results) usage.add(r.stats);
     if (auto failure = failure_of(*results)) {
         if (!stream) return send_error(request, out, *failure);
-        out.write(sse_event(failure->body()));
-        out.end_stream();
-        return;
+        return end_stream_with_error(out, *failure);
     }
     if (!stream) {
         Json choices = Json::array();

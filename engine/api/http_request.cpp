@@ -11,19 +11,6 @@ bool is_tchar(char c) {
     return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
 }
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
-    return out;
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
-
 HeadResult failed(int status, std::string message) {
     HeadResult r;
     r.state = HeadResult::State::Failed;
@@ -53,6 +40,19 @@ bool parse_request_line(std::string_view line, HttpRequest& req) {
 
 } // namespace
 
+std::string ascii_lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+    return out;
+}
+
+std::string_view trim_whitespace(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+}
+
 const std::string* HttpRequest::header(std::string_view name) const {
     for (const auto& [k, v] : headers)
         if (k == name) return &v;
@@ -61,7 +61,7 @@ const std::string* HttpRequest::header(std::string_view name) const {
 
 bool HttpRequest::keep_alive() const {
     const std::string* c = header("connection");
-    const std::string v = c ? lower(*c) : std::string();
+    const std::string v = c ? ascii_lower(*c) : std::string();
     if (minor_version == 0) return v.find("keep-alive") != std::string::npos;
     return v.find("close") == std::string::npos;
 }
@@ -90,12 +90,12 @@ HeadResult parse_request_head(std::string_view buf, size_t max_bytes, HttpReques
         if (colon == std::string_view::npos || colon == 0) return failed(400, "malformed header line");
         const auto name = line.substr(0, colon);
         if (!std::all_of(name.begin(), name.end(), is_tchar)) return failed(400, "malformed header name");
-        const auto value = trim(line.substr(colon + 1));
+        const auto value = trim_whitespace(line.substr(colon + 1));
         for (char c : value)
             if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7F)
                 return failed(400, "control character in a header value");
         if (req.headers.size() >= 100) return failed(431, "too many header fields");
-        req.headers.emplace_back(lower(name), std::string(value));
+        req.headers.emplace_back(ascii_lower(name), std::string(value));
     }
     HeadResult r;
     r.state = HeadResult::State::Complete;
@@ -108,12 +108,12 @@ std::optional<HttpParseError> body_framing(const HttpRequest& req, BodyFraming& 
     bool has_length = false;
     for (const auto& [k, v] : req.headers) {
         if (k == "transfer-encoding") {
-            if (lower(trim(v)) != "chunked")
+            if (ascii_lower(trim_whitespace(v)) != "chunked")
                 return HttpParseError{501, "Transfer-Encoding '" + v + "' is not supported"};
             out.chunked = true;
         } else if (k == "content-length") {
             uint64_t n = 0;
-            const auto t = trim(v);
+            const auto t = trim_whitespace(v);
             auto r = std::from_chars(t.data(), t.data() + t.size(), n);
             if (t.empty() || r.ec != std::errc() || r.ptr != t.data() + t.size())
                 return HttpParseError{400, "malformed Content-Length"};
@@ -158,7 +158,7 @@ ChunkedDecoder::State ChunkedDecoder::feed(std::string& buf, std::string& body) 
             phase_ = Phase::Size;
         } else if (phase_ == Phase::Size) {
             line = line.substr(0, line.find(';'));  // chunk extensions are ignored
-            line = trim(line);
+            line = trim_whitespace(line);
             uint64_t n = 0;
             auto r = std::from_chars(line.data(), line.data() + line.size(), n, 16);
             if (line.empty() || r.ec != std::errc() || r.ptr != line.data() + line.size()) {
@@ -194,6 +194,7 @@ const char* http_reason(int status) {
     case 413: return "Content Too Large";
     case 415: return "Unsupported Media Type";
     case 417: return "Expectation Failed";
+    case 421: return "Misdirected Request";
     case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";

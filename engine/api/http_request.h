@@ -69,4 +69,9 @@ private:
 
 const char* http_reason(int status);
 
+// Header values: ASCII lowercase (names and tokens are case-insensitive), and without
+// the optional whitespace (spaces, tabs) around them.
+std::string ascii_lower(std::string_view s);
+std::string_view trim_whitespace(std::string_view s);
+
 } // namespace arbor::api

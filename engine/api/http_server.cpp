@@ -202,10 +202,11 @@ struct HttpServer::Impl {
             if (stopping) return false;
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
             if (left.count() <= 0) return false;
-            pollfd p{fd, POLLIN, 0};
-            const int rc = ::poll(&p, 1, int(std::min<int64_t>(left.count(), 500)));
+            // stop() writes to the wake pipe and nobody drains it: it wakes every reader.
+            pollfd p[2] = {{fd, POLLIN, 0}, {wake_pipe[0], POLLIN, 0}};
+            const int rc = ::poll(p, 2, int(std::min<int64_t>(left.count(), 500)));
             if (rc < 0 && errno != EINTR) return false;
-            if (rc <= 0) continue;
+            if (rc <= 0 || !(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             char tmp[16384];
             const ssize_t n = ::recv(fd, tmp, sizeof tmp, 0);
             if (n > 0) {
@@ -314,19 +315,23 @@ void HttpServer::stop() {
         [[maybe_unused]] auto n = ::write(impl_->wake_pipe[1], &c, 1);
     }
     if (impl_->acceptor.joinable()) impl_->acceptor.join();
-    {
-        // Wakes every connection thread blocked in poll or recv; they see `stopping`.
-        std::lock_guard lock(impl_->mutex);
-        for (auto& c : impl_->connections)
-            if (c.fd >= 0) ::shutdown(c.fd, SHUT_RDWR);
-    }
+    // Connections waiting for a request were woken by the pipe and close; handlers see
+    // `stopping` and finish their answers. Whatever still runs after the grace period
+    // (a handler that ignores `stopping`, a client that does not read) is cut off.
+    const auto grace_end = std::chrono::steady_clock::now() + impl_->options.stop_grace;
+    bool cut_off = false;
     for (;;) {
+        impl_->reap_finished();
         {
             std::lock_guard lock(impl_->mutex);
             if (impl_->connections.empty()) break;
+            if (!cut_off && std::chrono::steady_clock::now() >= grace_end) {
+                for (auto& c : impl_->connections)
+                    if (c.fd >= 0) ::shutdown(c.fd, SHUT_RDWR);
+                cut_off = true;
+            }
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        impl_->reap_finished();
     }
     for (int* fd : {&impl_->listen_fd, &impl_->wake_pipe[0], &impl_->wake_pipe[1]})
         if (*fd >= 0) {

@@ -69,6 +69,9 @@ struct HttpServerOptions {
     std::chrono::seconds idle_timeout{60};     // keep-alive wait for the next request
     std::chrono::seconds request_timeout{30};  // to receive one whole request once it began
     std::chrono::seconds write_timeout{30};
+    // How long stop() lets handlers that are answering finish (a stream sends its last
+    // event) before it closes their connections.
+    std::chrono::milliseconds stop_grace{1000};
 };
 
 class HttpServer {
@@ -81,7 +84,9 @@ public:
 
     // Binds and starts accepting. Throws arbor::Error when the address cannot be used.
     void start();
-    // Stops accepting, closes every connection and waits for their threads.
+    // Stops accepting and closes idle connections at once; handlers still answering see
+    // stopping() and get options.stop_grace to finish before their connections close.
+    // Returns when every connection thread has ended.
     void stop();
     uint16_t port() const;
     bool stopping() const;

@@ -2,9 +2,11 @@
 
 #include "api/utf8.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <system_error>
 
@@ -58,10 +60,51 @@ private:
         if (depth > limits_.max_depth) fail("nesting deeper than " + std::to_string(limits_.max_depth) + " levels");
     }
 
+    // Objects up to this many members compare each new key with the ones before it; a
+    // larger one is checked once at its end by sorting its keys, so the cost stays
+    // O(n log n) whatever the keys are (a hash set could be flooded with colliding keys).
+    static constexpr size_t kKeyScanLimit = 16;
+
+    // Fails at the first key, in document order, that repeats an earlier key of the
+    // object. The first kKeyScanLimit keys are already known to differ, so a repeat is a
+    // later member; late_key_offsets[i] is where member kKeyScanLimit + i's key starts.
+    void check_unique_keys(const Json::Object& members, const std::vector<size_t>& late_key_offsets) {
+        // Sorted by (first 8 bytes, key, member index): equal keys end up side by side,
+        // the first one first, so each later one is a repeat. The 8-byte prefix settles
+        // most comparisons without a call to memcmp.
+        struct Entry {
+            uint64_t prefix;
+            std::string_view key;
+            size_t index;
+            bool operator<(const Entry& o) const {
+                if (prefix != o.prefix) return prefix < o.prefix;
+                if (const int c = key.compare(o.key)) return c < 0;
+                return index < o.index;
+            }
+        };
+        std::vector<Entry> order;
+        order.reserve(members.size());
+        for (size_t i = 0; i < members.size(); ++i) {
+            const std::string& key = members[i].first;
+            uint64_t prefix = 0;
+            std::memcpy(&prefix, key.data(), std::min(key.size(), sizeof prefix));
+            order.push_back({prefix, key, i});
+        }
+        std::sort(order.begin(), order.end());
+        size_t first_repeat = members.size();
+        for (size_t i = 1; i < order.size(); ++i)
+            if (order[i].prefix == order[i - 1].prefix && order[i].key == order[i - 1].key)
+                first_repeat = std::min(first_repeat, order[i].index);
+        if (first_repeat == members.size()) return;
+        pos_ = late_key_offsets[first_repeat - kKeyScanLimit];
+        fail("duplicate key \"" + members[first_repeat].first + "\"");
+    }
+
     Json object(int depth) {
         enter(depth);
         ++pos_;  // '{'
         Json::Object members;
+        std::vector<size_t> late_key_offsets;  // see check_unique_keys
         skip_space();
         if (peek() == '}') {
             ++pos_;
@@ -72,11 +115,15 @@ private:
             if (peek() != '"') fail("expected a string key");
             const size_t key_pos = pos_;
             std::string key = string();
-            for (const auto& m : members)
-                if (m.first == key) {
-                    pos_ = key_pos;
-                    fail("duplicate key \"" + key + "\"");
-                }
+            if (members.size() < kKeyScanLimit) {
+                for (const auto& m : members)
+                    if (m.first == key) {
+                        pos_ = key_pos;
+                        fail("duplicate key \"" + key + "\"");
+                    }
+            } else {
+                late_key_offsets.push_back(key_pos);
+            }
             skip_space();
             if (peek() != ':') fail("expected ':'");
             ++pos_;
@@ -89,7 +136,9 @@ private:
                 continue;
             }
             if (peek() == '}') {
-                ++pos_;
+                const size_t end = pos_ + 1;
+                if (members.size() > kKeyScanLimit) check_unique_keys(members, late_key_offsets);
+                pos_ = end;
                 return Json(std::move(members));
             }
             fail("expected ',' or '}'");
@@ -191,6 +240,9 @@ private:
         return v;
     }
 
+    // A string byte that stands for itself: no quote, backslash, control or UTF-8 byte.
+    static bool is_plain_ascii(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+
     std::string string() {
         ++pos_;  // opening quote
         std::string out;
@@ -207,9 +259,11 @@ private:
                 escape(out);
                 continue;
             }
-            if (c < 0x80) {
-                out.push_back(char(c));
-                ++pos_;
+            if (c < 0x80) {  // a run of plain ASCII, appended at once
+                size_t end = pos_ + 1;
+                while (end < s_.size() && is_plain_ascii(static_cast<unsigned char>(s_[end]))) ++end;
+                out.append(s_.substr(pos_, end - pos_));
+                pos_ = end;
                 continue;
             }
             const size_t len = utf8_sequence_length(s_.substr(pos_));

@@ -47,6 +47,7 @@ struct Active {
     std::unique_ptr<ReplyStream> reply;
     Clock::time_point submitted, first_token, last_token;
     RequestStats stats;
+    bool finished = false;  // its Finished event was sent
 };
 
 } // namespace
@@ -92,7 +93,11 @@ struct Engine::Impl {
         if (a.sink) a.sink(e);
     }
 
+    // Sends the request's one Finished event. A step that fails after finishing some of
+    // its requests (a sink that throws, say) calls this again for them: a no-op.
     void finish(Active& a, FinishReason reason, std::string error = {}) {
+        if (a.finished) return;
+        a.finished = true;
         if (reason != FinishReason::Cancelled && reason != FinishReason::Error && a.reply) {
             if (std::string tail = a.reply->flush(); !tail.empty()) {
                 Event e;

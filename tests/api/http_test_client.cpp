@@ -84,6 +84,22 @@ std::optional<HttpResponse> HttpTestClient::read_head() {
     return r;
 }
 
+std::optional<std::string> HttpTestClient::read_chunked_body() {
+    std::string body;
+    for (;;) {
+        size_t eol;
+        while ((eol = buf_.find("\r\n")) == std::string::npos)
+            if (!fill()) return std::nullopt;
+        const size_t n = std::stoul(buf_.substr(0, eol), nullptr, 16);
+        while (buf_.size() < eol + 2 + n + 2)
+            if (!fill()) return std::nullopt;
+        if (buf_.compare(eol + 2 + n, 2, "\r\n") != 0) return std::nullopt;
+        body += buf_.substr(eol + 2, n);
+        buf_.erase(0, eol + 2 + n + 2);
+        if (n == 0) return body;
+    }
+}
+
 std::string HttpTestClient::read_some() {
     if (buf_.empty()) fill();
     std::string out;
@@ -103,18 +119,9 @@ std::optional<HttpResponse> HttpTestClient::read_response() {
         r->body = buf_.substr(0, n);
         buf_.erase(0, n);
     } else if (r->header("transfer-encoding") == "chunked") {
-        for (;;) {
-            size_t eol;
-            while ((eol = buf_.find("\r\n")) == std::string::npos)
-                if (!fill()) return std::nullopt;
-            const size_t n = std::stoul(buf_.substr(0, eol), nullptr, 16);
-            while (buf_.size() < eol + 2 + n + 2)
-                if (!fill()) return std::nullopt;
-            if (buf_.compare(eol + 2 + n, 2, "\r\n") != 0) return std::nullopt;
-            r->body += buf_.substr(eol + 2, n);
-            buf_.erase(0, eol + 2 + n + 2);
-            if (n == 0) break;
-        }
+        auto body = read_chunked_body();
+        if (!body) return std::nullopt;
+        r->body = std::move(*body);
     } else {
         while (fill()) {
         }

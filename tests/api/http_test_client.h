@@ -40,6 +40,9 @@ public:
     // The status line and headers only; then read_some() returns raw body bytes.
     std::optional<HttpResponse> read_head();
     std::string read_some();
+    // After read_head() of a chunked response: the rest of its body, de-chunked; nullopt
+    // when the connection ends before the last chunk.
+    std::optional<std::string> read_chunked_body();
     // True when the server closed the connection (reads EOF within the timeout).
     bool wait_closed();
     void close();

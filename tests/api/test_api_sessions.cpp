@@ -286,13 +286,21 @@ private slots:
         body.set("max_tokens", 4000);
         body.set("stream", true);
         arbor::test::HttpTestClient c(server->port());
-        QVERIFY(c.send_request("POST", "/v1/completions", body.dump()));
+        QVERIFY(c.send_request("POST", "/v1/completions", body.dump(), {"Content-Type: application/json"}));
         QVERIFY(c.read_head());
         QTRY_VERIFY_WITH_TIMEOUT(f_.engine->stats().running == 1, 5000);
         const auto t0 = std::chrono::steady_clock::now();
         server.reset();
         QVERIFY(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3));
         QVERIFY(wait_until_idle(std::chrono::seconds(5)));
+        // The stream was told why it ended, then closed.
+        const auto rest = c.read_chunked_body();
+        QVERIFY2(rest, "the stream was cut off");
+        const auto events = arbor::test::sse_payloads(*rest);
+        QVERIFY(events.size() >= 2);
+        QCOMPARE(events.back(), std::string("[DONE]"));
+        const Json error = Json::parse(events[events.size() - 2]);
+        QCOMPARE(error.find("error")->find("message")->as_string(), std::string("the server is shutting down"));
     }
 };
 

@@ -23,6 +23,7 @@ namespace {
 class EchoHandler : public arbor::api::HttpHandler {
 public:
     std::atomic<bool> saw_gone{false};
+    std::atomic<HttpServer*> server{nullptr};
     std::atomic<int> refusals{0};
 
     void handle(const HttpRequest& req, ResponseWriter& out) override {
@@ -35,6 +36,14 @@ public:
             for (int i = 0; i < 1000 && !out.client_gone(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
             saw_gone = out.client_gone();
             out.send(200, {}, "late");
+        } else if (req.path == "/until-stop") {
+            // Streams until the server stops, then ends its answer as an API stream would.
+            out.begin_stream(200, {{"Content-Type", "text/plain"}});
+            out.write("started ");
+            for (int i = 0; i < 1000 && !server.load()->stopping(); ++i)
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            out.write(server.load()->stopping() ? "stopped" : "never stopped");
+            out.end_stream();
         } else if (req.path == "/silent") {
             // Produces no response: the server must answer 500 itself.
         } else {
@@ -63,6 +72,7 @@ class TestHttpServer : public QObject {
         o.max_head_bytes = 2000;
         o.max_connections = max_connections;
         server_ = std::make_unique<HttpServer>(o, handler_);
+        handler_.server = server_.get();
         server_->start();
         port_ = server_->port();
     }
@@ -229,6 +239,25 @@ private slots:
         server_->stop();
         QVERIFY(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3));
         QVERIFY(idle.wait_closed());
+    }
+
+    // A handler answering when stop() comes may finish its answer (within the grace
+    // period); a connection waiting for its next request is closed.
+    void stopLetsAnsweringHandlersFinish() {
+        HttpTestClient idle(port_), streaming(port_);
+        QVERIFY(idle.send_request("GET", "/x"));
+        QVERIFY(idle.read_response());
+        QVERIFY(streaming.send_request("GET", "/until-stop"));
+        const auto head = streaming.read_head();
+        QVERIFY(head);
+        QCOMPARE(head->status, 200);
+        std::thread stopper([this] { server_->stop(); });
+        const auto rest = streaming.read_chunked_body();
+        stopper.join();
+        QVERIFY(rest);
+        QCOMPARE(*rest, std::string("started stopped"));
+        QVERIFY(idle.wait_closed());
+        QVERIFY(streaming.wait_closed());
     }
 };
 

@@ -87,6 +87,58 @@ private slots:
         }
     }
 
+    // Duplicate keys are found in small objects as each key arrives and in large ones
+    // when the object ends; either way the error names the first repeat in document
+    // order and where it is.
+    void manyKeys() {
+        const int n = 300000;
+        std::string text = "{";
+        for (int i = 0; i < n; ++i) text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+        const Json v = Json::parse(text + "}");
+        QCOMPARE(v.as_object().size(), size_t(n));
+        QCOMPARE(v.as_object()[123456].first, std::string("k123456"));
+        QCOMPARE(*v.find("k299999")->as_integer(), int64_t(299999));
+
+        // "k9" repeats before "k10" does, though "k10" sorts first.
+        const std::string repeated = text + ",\"k9\":0,\"k10\":0}";
+        try {
+            Json::parse(repeated);
+            QFAIL("parsed an object with duplicate keys");
+        } catch (const JsonError& e) {
+            QVERIFY2(std::string(e.what()).find("duplicate key \"k9\"") != std::string::npos, e.what());
+            QCOMPARE(e.offset(), text.size() + 1);
+        }
+    }
+
+    void duplicateKeysAtEverySize_data() {
+        QTest::addColumn<int>("members");  // before the repeated key
+        QTest::addColumn<int>("repeats");  // which of them is repeated
+        for (int members : {1, 2, 15, 16, 17, 40})
+            for (int repeats : {0, members / 2, members - 1})
+                QTest::addRow("%d members, key %d", members, repeats) << members << repeats;
+    }
+
+    void duplicateKeysAtEverySize() {
+        QFETCH(int, members);
+        QFETCH(int, repeats);
+        std::string object = "{";
+        for (int i = 0; i < members; ++i) object += "\"key" + std::to_string(i) + "\":[" + std::to_string(i) + "],";
+        QVERIFY(!rejects(object + "\"other\":{}}"));
+        const size_t offset = object.size();
+        object += "\"key" + std::to_string(repeats) + "\":null";
+        // As the last member or not, alone or nested, the repeat is found at its place.
+        for (const char* end : {"}", ",\"last\":true}"}) {
+            for (const std::string& prefix : {std::string(), std::string("[{\"a\":1,\"b\":"), std::string("[1,{\"x\":")}) {
+                try {
+                    Json::parse(prefix + object + end + (prefix.empty() ? "" : "}]"));
+                    QFAIL("parsed an object with duplicate keys");
+                } catch (const JsonError& e) {
+                    QCOMPARE(e.offset(), prefix.size() + offset);
+                }
+            }
+        }
+    }
+
     void enforcesDepthAndSize() {
         JsonParseLimits limits;
         limits.max_depth = 8;

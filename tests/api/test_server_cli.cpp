@@ -6,12 +6,26 @@
 #include <QProcess>
 #include <QRegularExpression>
 
+#include <chrono>
 #include <csignal>
 
 class TestServerCli : public QObject {
     Q_OBJECT
 
     static QString binary() { return QStringLiteral(ARBOR_SERVER_PATH); }
+
+    // Starts arbor-server on the default model and a free port; returns the port it
+    // printed, 0 when it did not come up.
+    static uint16_t start_server(QProcess& p, const QStringList& extra_args = {}) {
+        p.start(binary(), QStringList{"--model", QString::fromStdString(arbor::test::model_path().string()), "--port",
+                                      "0", "--threads", "2", "--kv-mib", "64"} + extra_args);
+        if (!p.waitForStarted()) return 0;
+        QString line;
+        while (!line.contains('\n') && p.waitForReadyRead(60000)) line += QString::fromUtf8(p.readAllStandardOutput());
+        const auto m = QRegularExpression("serving SmolLM2-135M-Instruct.Q4_1 on http://127\\.0\\.0\\.1:(\\d+)").match(line);
+        if (!m.hasMatch()) qWarning("arbor-server did not start: %s", qPrintable(line + p.readAllStandardError()));
+        return m.hasMatch() ? uint16_t(m.captured(1).toUInt()) : 0;
+    }
 
 private slots:
     void refusesBadArguments_data() {
@@ -25,6 +39,10 @@ private slots:
         QTest::newRow("threads negative") << QStringList{"--threads", "-1"} << 2 << "--threads must be between";
         QTest::newRow("kv too small") << QStringList{"--kv-mib", "1"} << 2 << "--kv-mib must be between";
         QTest::newRow("empty key") << QStringList{"--api-key", ""} << 2 << "--api-key needs a non-empty key";
+        QTest::newRow("allowed host with a port") << QStringList{"--allowed-hosts", "a.example:8080"} << 2
+                                                  << "--allowed-hosts needs host names or IP addresses without ports";
+        QTest::newRow("empty allowed host") << QStringList{"--allowed-hosts", "a.example,,b.example"} << 2
+                                            << "--allowed-hosts needs host names";
         QTest::newRow("missing model file") << QStringList{"--model", "/nonexistent/model.gguf"} << 1 << "error:";
     }
 
@@ -73,30 +91,57 @@ private slots:
         QFETCH(int, signal);
         ARBOR_REQUIRE_MODEL();
         QProcess p;
-        p.start(binary(), {"--model", QString::fromStdString(arbor::test::model_path().string()), "--port", "0",
-                           "--threads", "2", "--kv-mib", "64"});
-        QVERIFY(p.waitForStarted());
-        QString line;
-        while (!line.contains('\n') && p.waitForReadyRead(60000)) line += QString::fromUtf8(p.readAllStandardOutput());
-        const auto m = QRegularExpression("serving (\\S+) on http://127\\.0\\.0\\.1:(\\d+)").match(line);
-        QVERIFY2(m.hasMatch(), qPrintable(line + QString::fromUtf8(p.readAllStandardError())));
-        QCOMPARE(m.captured(1), QString("SmolLM2-135M-Instruct.Q4_1"));
-        const uint16_t port = uint16_t(m.captured(2).toUInt());
+        const uint16_t port = start_server(p);
+        QVERIFY(port != 0);
         auto r = arbor::test::http_request(port, "GET", "/v1/models");
         QVERIFY(r);
         QCOMPARE(r->status, 200);
         QVERIFY(r->body.find("SmolLM2-135M-Instruct.Q4_1") != std::string::npos);
-        // A client mid-request when the signal comes does not hold the shutdown up.
+        // A stream open when the signal comes ends with an error event and [DONE] within
+        // 2 s, and does not hold the shutdown up.
         arbor::test::HttpTestClient busy(port);
         QVERIFY(busy.send_request("POST", "/v1/completions",
                                   "{\"model\":\"SmolLM2-135M-Instruct.Q4_1\",\"prompt\":\"1, 2, 3,\",\"max_tokens\":3000,"
-                                  "\"temperature\":0,\"stream\":true}"));
+                                  "\"temperature\":0,\"stream\":true}",
+                                  {"Content-Type: application/json"}));
         QVERIFY(busy.read_head());
+        const auto signalled = std::chrono::steady_clock::now();
         ::kill(pid_t(p.processId()), signal);
+        const auto rest = busy.read_chunked_body();
+        const auto ended = std::chrono::steady_clock::now();
+        QVERIFY2(rest, "the stream was cut off");
+        const auto events = arbor::test::sse_payloads(*rest);
+        QVERIFY(events.size() >= 2);
+        QCOMPARE(events.back(), std::string("[DONE]"));
+        const std::string& last = events[events.size() - 2];
+        QVERIFY2(last.find("\"error\"") != std::string::npos && last.find("shutting down") != std::string::npos,
+                 last.c_str());
+        QVERIFY(ended - signalled < std::chrono::seconds(2));
         QVERIFY(p.waitForFinished(10000));
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);
         QCOMPARE(p.exitCode(), 0);
         QVERIFY(QString::fromUtf8(p.readAllStandardOutput()).contains("shutting down"));
+    }
+
+    void answersAllowedHosts() {
+        ARBOR_REQUIRE_MODEL();
+        QProcess p;
+        const uint16_t port = start_server(p, {"--allowed-hosts", "my.example, Other.Example", "--allowed-hosts", "fe80::1"});
+        QVERIFY(port != 0);
+        const auto status_for = [port](const std::string& host) {
+            arbor::test::HttpTestClient c(port);
+            c.send_raw("GET /v1/models HTTP/1.1\r\nHost: " + host + "\r\n\r\n");
+            const auto r = c.read_response();
+            return r ? r->status : 0;
+        };
+        QCOMPARE(status_for("my.example:" + std::to_string(port)), 200);
+        QCOMPARE(status_for("other.example"), 200);
+        QCOMPARE(status_for("[fe80::1]"), 200);
+        QCOMPARE(status_for("localhost"), 200);
+        QCOMPARE(status_for("evil.example"), 421);
+        ::kill(pid_t(p.processId()), SIGTERM);
+        QVERIFY(p.waitForFinished(10000));
+        QCOMPARE(p.exitCode(), 0);
     }
 };
 

@@ -4,10 +4,6 @@
 
 namespace arbor::test {
 
-std::filesystem::path fixtures_dir() {
-    return std::filesystem::path(ARBOR_SHARED_DIR) / "fixtures";
-}
-
 std::filesystem::path test_data_dir() { return ARBOR_TEST_DATA_DIR; }
 
 std::filesystem::path model_path() { return arbor::default_model_path(); }

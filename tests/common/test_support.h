@@ -9,9 +9,7 @@
 
 namespace arbor::test {
 
-// ../shared/fixtures (configurable with ARBOR_SHARED_DIR at configure time).
-std::filesystem::path fixtures_dir();
-// tests/data in the source tree.
+// tests/data in the source tree: everything the tests read lives there.
 std::filesystem::path test_data_dir();
 // The default model as installed by set-up ($ARBOR_MODEL overrides).
 std::filesystem::path model_path();

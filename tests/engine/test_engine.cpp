@@ -361,6 +361,36 @@ private slots:
         }
     }
 
+    // A step that fails after one of its requests finished (here: that request's own
+    // sink throws on the Finished event) fails the others and retires it, without a
+    // second Finished event; the engine goes on serving.
+    void failedStepFinishesEachRequestOnce() {
+        arbor::Engine engine(*model_, options());
+        std::mutex m;
+        int finished_events = 0;
+        arbor::FinishReason first_reason = arbor::FinishReason::Error;
+        engine.submit(greedy(encode("The sky is"), 2), [&](const arbor::Event& e) {
+            if (e.kind != arbor::Event::Kind::Finished) return;
+            std::lock_guard lock(m);
+            if (++finished_events == 1) {
+                first_reason = e.finish;
+                throw std::runtime_error("the sink failed");
+            }
+        });
+        engine.wait_idle();
+        {
+            std::lock_guard lock(m);
+            QCOMPARE(finished_events, 1);
+            QCOMPARE(first_reason, arbor::FinishReason::Length);
+        }
+        Collector c;
+        const auto next = c.submit(engine, greedy(encode("The sky is"), 2));
+        QVERIFY(c.wait(next));
+        QCOMPARE(c.get(next).finish, arbor::FinishReason::Length);
+        QCOMPARE(c.get(next).tokens.size(), size_t(2));
+        QCOMPARE(engine.stats().running, 0);
+    }
+
     void shutdownCancelsEverything() {
         auto engine = std::make_unique<arbor::Engine>(*model_, options());
         Collector c;

@@ -1,5 +1,5 @@
 // The GGUF reader on real files: the default model, checked against facts read with the
-// independent `gguf` Python package, and the shared vocab-only fixtures.
+// independent `gguf` Python package, and the vocab-only fixtures of tests/data/tokenizer.
 #include "arbor/gguf.h"
 #include "test_support.h"
 
@@ -70,7 +70,7 @@ void TestGgufModel::defaultModel() {
 }
 
 void TestGgufModel::fixtureVocabFiles() {
-    const auto dir = test::fixtures_dir() / "tokenizer";
+    const auto dir = test::test_data_dir() / "tokenizer";
     QVERIFY2(std::filesystem::is_directory(dir), dir.c_str());
     int opened = 0;
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
@@ -85,7 +85,7 @@ void TestGgufModel::fixtureVocabFiles() {
         }
         ++opened;
     }
-    QVERIFY2(opened >= 9, "expected the nine shared vocab files");
+    QVERIFY2(opened >= 9, "expected the nine vocab files of tests/data/tokenizer");
 }
 
 QTEST_APPLESS_MAIN(TestGgufModel)

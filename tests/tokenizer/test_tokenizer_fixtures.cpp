@@ -1,4 +1,4 @@
-// The shared tokenizer vectors: every string of every ggml-vocab-NAME.gguf.inp must
+// The tokenizer vectors of tests/data/tokenizer: every string of every ggml-vocab-NAME.gguf.inp must
 // tokenize (no BOS, no special-token parsing) to exactly the ids on its line of .out.
 #include "test_support.h"
 
@@ -14,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path fixture_dir() { return arbor::test::fixtures_dir() / "tokenizer"; }
+fs::path fixture_dir() { return arbor::test::test_data_dir() / "tokenizer"; }
 
 std::string read_file(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
