@@ -4,10 +4,11 @@
 # every core, writes synthetic models, runs the GPU test suites and the GPU benchmarks,
 # and ends with one summary. Meant to finish within 8 minutes on a 16-core machine.
 #
-#   bash tests/cuda/device_check.sh [--quick] [--model FILE.gguf]...
+#   bash tests/cuda/device_check.sh [--quick | --tests-only] [--model FILE.gguf]...
 #
-# --quick: tests and the small benchmarks only (no 8B model). --model: also test and
-# benchmark these GGUF files (e.g. the default model, where it is on the machine).
+# --quick: tests and the small benchmarks only (no 8B model); --tests-only: no
+# benchmarks. --model: also test and benchmark these GGUF files (e.g. the default model,
+# where it is on the machine).
 # Needs nvcc, cmake, a C++20 compiler and the development files of spdlog, fmt and ICU;
 # where the system lacks them, set ARBOR_DEPS_PREFIX to a prefix that has them (for
 # example Debian 12's libspdlog-dev, libfmt-dev, libicu-dev and their libraries unpacked
@@ -18,12 +19,14 @@ readonly REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 readonly BUILD="${ARBOR_CHECK_BUILD:-$REPO_ROOT/build-gpu}"
 readonly MODELS="${ARBOR_CHECK_MODELS:-$BUILD/models}"
 quick=0
+tests_only=0
 extra_models=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --quick) quick=1 ;;
+        --tests-only) tests_only=1 ;;
         --model) extra_models+=("$2"); shift ;;
-        *) echo "usage: bash tests/cuda/device_check.sh [--quick] [--model FILE.gguf]..." >&2; exit 2 ;;
+        *) echo "usage: bash tests/cuda/device_check.sh [--quick | --tests-only] [--model FILE.gguf]..." >&2; exit 2 ;;
     esac
     shift
 done
@@ -105,6 +108,10 @@ if [[ ${#extra_models[@]} -gt 0 ]]; then
 fi
 note "tests done ($(elapsed))"
 
+if [[ $tests_only -eq 1 ]]; then
+    printf '\n%s\n' "${summary[@]}"
+    exit $failed
+fi
 echo "==> GPU benchmarks"
 kernels_out="$(timeout 120 "$bin/cuda/arbor-bench-cuda" 2>&1)" || { note "FAILED: arbor-bench-cuda"; failed=1; }
 note "arbor-bench-cuda (the kernels alone)"
