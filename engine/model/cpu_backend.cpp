@@ -1,10 +1,12 @@
-// The CPU backend: a batched forward pass of llama-family models over paged KV.
+// The CPU backend: a batched forward pass of llama-family models (llama, qwen2, qwen3,
+// gemma3) over paged KV.
 // Every matrix product covers all rows of the batch at once (each weight read once per
 // step); attention reads K/V through each sequence's block table.
 #include "arbor/backend.h"
 #include "arbor/error.h"
 #include "arbor/kernels/aligned_floats.h"
 #include "arbor/kernels/cpu_ops.h"
+#include "arbor/kernels/gelu_tanh_mul.h"
 #include "arbor/kernels/matmul.h"
 #include "arbor/kernels/panel_weights.h"
 #include "arbor/kernels/quant.h"
@@ -145,6 +147,7 @@ private:
     int32_t attention_part_;
     // Activations of the current step, rows x width.
     AlignedFloats x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, rope_;
+    AlignedFloats rope_local_;  // the sliding-window layers' RoPE table, rows x head_dim
     std::vector<int32_t> row_pos_, row_seq_;
     std::vector<AttentionScratch> attention_scratch_;  // per thread
     std::vector<AttentionTask> attention_tasks_;  // the step's, the same in every layer
@@ -206,6 +209,7 @@ void CpuBackend::resize(int64_t rows) {
     gate_.resize(r * size_t(cfg_.n_ff));
     up_.resize(r * size_t(cfg_.n_ff));
     rope_.resize(r * size_t(cfg_.head_dim));
+    if (!cfg_.local_layers.empty()) rope_local_.resize(r * size_t(cfg_.head_dim));
     row_pos_.resize(r);
     row_seq_.resize(r);
 }
@@ -231,7 +235,10 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
         // Panels hold exactly the GGUF rows' values (PanelWeights::dequantize_row).
         if (embd_panels != panels_.end()) embd_panels->second.dequantize_row(token, &x_[size_t(t * E)]);
         else dequantize_row(w.token_embd.type, w.token_embd.row(token), &x_[size_t(t * E)], E);
+        if (cfg_.embd_scale != 1.0f)
+            for (float* x = &x_[size_t(t * E)]; x != &x_[size_t((t + 1) * E)]; ++x) *x *= cfg_.embd_scale;
         model_.rope_table(row_pos_[size_t(t)], &rope_[size_t(t * D)]);
+        if (!cfg_.local_layers.empty()) model_.rope_table(row_pos_[size_t(t)], &rope_local_[size_t(t * D)], true);
     });
 
     // The row-wise pass before a product also quantizes each row it computes for the
@@ -250,10 +257,25 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
         rms_norm(&x_[size_t(t * E)], weight.data(), &xn_[size_t(t * E)], E, cfg_.rms_eps);
         quantized(t, &xn_[size_t(t * E)]);
     };
-    auto add_row = [&](int64_t t) {
+    // x += the branch's output in tmp_, normed first where the layer has a post-norm.
+    auto add_row = [&](int64_t t, const std::vector<float>& post_norm) {
         float* x = &x_[size_t(t * E)];
-        const float* add = &tmp_[size_t(t * E)];
+        float* add = &tmp_[size_t(t * E)];
+        if (!post_norm.empty()) rms_norm(add, post_norm.data(), add, E, cfg_.rms_eps);
         for (int64_t i = 0; i < E; ++i) x[i] += add[i];
+    };
+    // Per-head RMSNorm of a row's query and key heads (qwen3, gemma3), then RoPE.
+    auto position_heads = [&](int64_t t, const LayerWeights& lw, const float* cs) {
+        for (int32_t h = 0; h < cfg_.n_head; ++h) {
+            float* q = &q_[size_t(t * QD + h * D)];
+            if (!lw.attn_q_norm.empty()) rms_norm(q, lw.attn_q_norm.data(), q, D, cfg_.rms_eps);
+            rope_apply(q, cs, D, cfg_.rope_neox);
+        }
+        for (int32_t h = 0; h < cfg_.n_head_kv; ++h) {
+            float* k = &k_[size_t(t * KV + h * D)];
+            if (!lw.attn_k_norm.empty()) rms_norm(k, lw.attn_k_norm.data(), k, D, cfg_.rms_eps);
+            rope_apply(k, cs, D, cfg_.rope_neox);
+        }
     };
     auto product_rows = [&](const float* x, std::span<const MatmulOutput> outputs) {
         matmul(pool_, x, rows, outputs, scratch_, activations_, ready ? PanelRows::Ready : PanelRows::Quantize);
@@ -270,10 +292,9 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
     for (int32_t l = 0; l < cfg_.n_layer; ++l) {
         const LayerWeights& lw = w.layers[size_t(l)];
         product_rows(xn_.data(), qkv);
+        const AlignedFloats& rope = cfg_.is_local(l) ? rope_local_ : rope_;
         for_rows(rows, [&](int64_t t) {
-            const float* cs = &rope_[size_t(t * D)];
-            for (int32_t h = 0; h < cfg_.n_head; ++h) rope_apply(&q_[size_t(t * QD + h * D)], cs, D, cfg_.rope_neox);
-            for (int32_t h = 0; h < cfg_.n_head_kv; ++h) rope_apply(&k_[size_t(t * KV + h * D)], cs, D, cfg_.rope_neox);
+            position_heads(t, lw, &rope[size_t(t * D)]);
             const auto& seq = batch.sequences[size_t(row_seq_[size_t(t)])];
             kv_.store(l, seq.block_table, row_pos_[size_t(t)], &k_[size_t(t * KV)], &v_[size_t(t * KV)]);
         });
@@ -285,7 +306,7 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
                                         product(lw.w_up, up_.data(), cfg_.n_ff)};
         expect_rows(gate_up, E);
         for_rows(rows, [&](int64_t t) {
-            add_row(t);
+            add_row(t, lw.attn_post_norm);
             norm_row(t, lw.ffn_norm);
         });
         product_rows(xn_.data(), gate_up);
@@ -293,7 +314,10 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
         expect_rows(down, cfg_.n_ff);
         for_rows(rows, [&](int64_t t) {
             float* gate = &gate_[size_t(t * cfg_.n_ff)];
-            silu_mul(gate, &up_[size_t(t * cfg_.n_ff)], cfg_.n_ff);
+            if (cfg_.ffn_activation == ModelConfig::Activation::GeluTanh)
+                gelu_tanh_mul(gate, &up_[size_t(t * cfg_.n_ff)], cfg_.n_ff);
+            else
+                silu_mul(gate, &up_[size_t(t * cfg_.n_ff)], cfg_.n_ff);
             quantized(t, gate);
         });
         product_rows(gate_.data(), down);
@@ -303,7 +327,7 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
             expect_rows(qkv, E);
         }
         for_rows(rows, [&](int64_t t) {
-            add_row(t);
+            add_row(t, lw.ffn_post_norm);
             if (next) norm_row(t, next->attn_norm);
         });
     }
@@ -323,6 +347,8 @@ void CpuBackend::forward(const ForwardBatch& batch, std::vector<float>& logits) 
         rms_norm(&x_[size_t(out_rows[size_t(i)] * E)], w.output_norm.data(), &xn_[size_t(i * E)], E, cfg_.rms_eps);
     const MatmulOutput out[] = {product(w.output, logits.data(), cfg_.n_vocab)};
     matmul(pool_, xn_.data(), n_out, out, scratch_, activations_);
+    if (const float cap = cfg_.final_logit_softcap; cap > 0.0f)
+        for (float& z : logits) z = std::tanh(z * (1.0f / cap)) * cap;
 }
 
 // One task per (block of up to kAttentionRows rows of a sequence, KV head, part): the
@@ -399,17 +425,29 @@ void CpuBackend::attention(const ForwardBatch& batch, int32_t layer) {
 // F16 values are converted to floats (exactly), and the F32 kernel then computes what the
 // F16 one would (cpu_ops.h), key after key as a lone row does page by page, so every row
 // gets the same bits as a lone row reading the F16 pages directly.
+// In a sliding-window layer a row sees only its last sliding_window positions: its scores
+// before them are computed with the block's (whose first row reaches furthest back) but
+// left out of its softmax and sum; a part wholly before its window gives the row zeros
+// with softmax statistics {-inf, 0}, which the merge weighs by 0.
 void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const AttentionTask& task,
                              AttentionScratch& scratch) {
     const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D;
     const int32_t P = kv_.page_size();
     const int32_t group = cfg_.n_head / cfg_.n_head_kv;
-    const float scale = 1.0f / std::sqrt(float(D));
+    const float scale = cfg_.query_scale();
     const int32_t begin = part_begin(task.part);
-    std::array<int32_t, kAttentionRows> ends{};
-    for (int32_t i = 0; i < task.rows; ++i) ends[size_t(i)] = part_end(task.row + i, task.part);
+    // Row i attends to positions [starts[i], ends[i]) of the part (none when they cross).
+    std::array<int32_t, kAttentionRows> starts{}, ends{};
+    const bool local = cfg_.is_local(layer);
+    for (int32_t i = 0; i < task.rows; ++i) {
+        ends[size_t(i)] = part_end(task.row + i, task.part);
+        const int32_t window_start = local ? row_pos_[size_t(task.row + i)] - cfg_.sliding_window + 1 : 0;
+        starts[size_t(i)] = std::max(begin, window_start);
+    }
     // Row i's scores of head h at (i * group + h) * span: the last row has the most positions.
     const int32_t span = ends[size_t(task.rows - 1)] - begin;
+    // The block's positions start where its first row's do (positions ascend).
+    const int32_t from = std::min(starts[0], begin + span);
     const bool half = kv_.type() == KvType::F16;
     // Row i's positions of the page slice starting `at` that holds `count`.
     auto within = [&](int32_t i, int32_t at, int32_t count) {
@@ -437,7 +475,8 @@ void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const Atten
         for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(at + b);
     };
     const int32_t key_stride = kv_.key_stride();
-    for_each_page(seq, P, begin, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t at) {
+    for_each_page(seq, P, from, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t at) {
+        at += from - begin;
         // Any slot of a page's keys needs every row of its columns.
         if (const int32_t next = begin + at + count; next < begin + span)
             prefetch(kv_.keys(layer, seq.block_table[size_t(next / P)], task.kv_head), kv_.key_head_bytes());
@@ -460,36 +499,38 @@ void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const Atten
     for (int32_t i = 0; i < task.rows; ++i) {
         SoftmaxStats* stats = nullptr;
         outs[size_t(i)] = part_output(task.row + i, task.kv_head, task.part, stats);
-        const int32_t n = ends[size_t(i)] - begin;
+        const int32_t n = std::max(0, ends[size_t(i)] - starts[size_t(i)]);
         for (int32_t h = 0; h < group; ++h) {
-            const SoftmaxStats s = softmax(scores_of(i) + size_t(h) * size_t(span), n);
+            const SoftmaxStats s = softmax(scores_of(i) + size_t(h) * size_t(span) + (starts[size_t(i)] - begin), n);
             if (stats) stats[h] = s;
         }
         std::fill(outs[size_t(i)], outs[size_t(i)] + group * D, 0.0f);
     }
     if (task.rows == 1) {
-        for_each_page(seq, P, begin, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t at) {
+        for_each_page(seq, P, from, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t at) {
             const void* rows = kv_.values(layer, page, task.kv_head, offset);
+            const float* weights = scores_of(0) + (from - begin) + at;
             if (half)
-                accumulate_rows_f16(scores_of(0) + at, span, group, static_cast<const uint16_t*>(rows), count, D,
-                                    outs[0]);
+                accumulate_rows_f16(weights, span, group, static_cast<const uint16_t*>(rows), count, D, outs[0]);
             else
-                accumulate_rows_f32(scores_of(0) + at, span, group, static_cast<const float*>(rows), count, D, outs[0]);
+                accumulate_rows_f32(weights, span, group, static_cast<const float*>(rows), count, D, outs[0]);
         });
         return;
     }
     // A block gathers the part's value rows once, as floats in position order; each row then
     // adds all of its own in one call, its sums held in registers from the first to the
     // last (called page by page, they went through memory at every page).
-    float* values = scratch.values.data();
-    for_each_page(seq, P, begin, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t at) {
+    float* values = scratch.values.data();  // from position `from` on
+    for_each_page(seq, P, from, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t at) {
         const void* rows = kv_.values(layer, page, task.kv_head, offset);
         float* to = values + size_t(at) * size_t(D);
         if (half) f32_from_f16(static_cast<const uint16_t*>(rows), to, int64_t(count) * D);
         else std::copy_n(static_cast<const float*>(rows), size_t(count) * size_t(D), to);
     });
     for (int32_t i = 0; i < task.rows; ++i)
-        accumulate_rows_f32(scores_of(i), span, group, values, ends[size_t(i)] - begin, D, outs[size_t(i)]);
+        if (const int32_t n = ends[size_t(i)] - starts[size_t(i)]; n > 0)
+            accumulate_rows_f32(scores_of(i) + (starts[size_t(i)] - begin), span, group,
+                                values + size_t(starts[size_t(i)] - from) * size_t(D), n, D, outs[size_t(i)]);
 }
 
 // The parts of one (row, KV head): each head's output is the parts' outputs weighted by

@@ -12,7 +12,11 @@
 namespace arbor {
 namespace {
 
-const char* const kSupported = "llama, qwen2";
+const char* const kSupported = "llama, qwen2, qwen3, gemma3";
+
+bool supported(const std::string& arch) {
+    return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "gemma3";
+}
 
 class Binder {
 public:
@@ -68,10 +72,56 @@ int32_t positive(const GgufFile& file, const std::string& key, std::optional<uin
     return int32_t(*v);
 }
 
+// Which layers of n_layer slide: the metadata's sliding_window_pattern, either one flag
+// per layer or a period N whose last layer is global (llama.cpp's reading, default 6).
+std::vector<bool> local_layer_pattern(const GgufFile& file, const std::string& key, int32_t n_layer) {
+    std::vector<bool> local(static_cast<size_t>(n_layer));
+    const GgufValue* v = file.find(key);
+    if (const auto* flags = v ? v->as_array() : nullptr) {
+        if (flags->size() != size_t(n_layer))
+            throw Error("model metadata '" + key + "' has " + std::to_string(flags->size()) + " entries for " +
+                        std::to_string(n_layer) + " layers");
+        for (size_t i = 0; i < flags->size(); ++i) {
+            const auto flag = (*flags)[i].as_bool();
+            if (!flag) throw Error("model metadata '" + key + "' is not an array of booleans");
+            local[i] = *flag;
+        }
+        return local;
+    }
+    const uint64_t period = v ? file.get_uint(key).value_or(0) : 6;
+    for (int32_t i = 0; i < n_layer; ++i) local[size_t(i)] = period == 0 || uint64_t(i) % period < period - 1;
+    return local;
+}
+
+// Gemma 3's differences from llama, as llama.cpp reads them (src/models/gemma3.cpp). Its
+// RMSNorm multiplies by (1 + w); GGUF files hold 1 + w already (the converter adds it),
+// so the norms are applied as stored.
+void read_gemma3(const GgufFile& file, ModelConfig& c) {
+    const std::string a = c.architecture + ".";
+    c.embd_scale = std::sqrt(float(c.n_embd));
+    c.ffn_activation = ModelConfig::Activation::GeluTanh;
+    // Gemma 3 27B (62 layers) scales queries by n_embd / n_head instead of the head size.
+    if (c.n_layer == 62) c.attn_scale = 1.0f / std::sqrt(float(c.n_embd / c.n_head));
+    c.final_logit_softcap = float(file.get_float(a + "final_logit_softcapping").value_or(0.0));
+    if (!(c.final_logit_softcap >= 0.0f) || !std::isfinite(c.final_logit_softcap))
+        throw Error("invalid final_logit_softcapping " + std::to_string(c.final_logit_softcap));
+    // Gemma 2 capped attention scores; Gemma 3 does not, and llama.cpp's gemma3 ignores
+    // the key. A file carrying it is not one we know how to run.
+    if (file.find(a + "attn_logit_softcapping"))
+        throw Error("attention logit soft-capping (" + a + "attn_logit_softcapping) is not supported");
+    const uint64_t window = file.get_uint(a + "attention.sliding_window").value_or(0);
+    if (window == 0) return;
+    if (window > (1u << 24)) throw Error("invalid sliding window " + std::to_string(window));
+    c.sliding_window = int32_t(window);
+    c.local_layers = local_layer_pattern(file, a + "attention.sliding_window_pattern", c.n_layer);
+    c.rope_base_local = float(file.get_float(a + "rope.freq_base_swa").value_or(10000.0));
+    if (!(c.rope_base_local > 0.0f)) throw Error("invalid rope.freq_base_swa in metadata");
+}
+
 ModelConfig read_config(const GgufFile& file) {
     ModelConfig c;
     c.architecture = file.require_string("general.architecture");
-    if (c.architecture != "llama" && c.architecture != "qwen2")
+    if (!supported(c.architecture))
         throw Error("unsupported model architecture '" + c.architecture + "' (supported: " + kSupported + ")");
     c.name = file.get_string("general.name").value_or(c.architecture);
     const std::string a = c.architecture + ".";
@@ -105,8 +155,9 @@ ModelConfig read_config(const GgufFile& file) {
     } else if (scaling != "none") {
         spdlog::warn("RoPE scaling type '{}' is not supported; positions are not scaled", scaling);
     }
-    c.rope_neox = c.architecture == "qwen2";
+    c.rope_neox = c.architecture != "llama";
     if (!(c.rms_eps > 0.0f) || !(c.rope_base > 0.0f)) throw Error("invalid rms epsilon or rope base in metadata");
+    if (c.architecture == "gemma3") read_gemma3(file, c);
     return c;
 }
 
@@ -150,9 +201,19 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
         l.w_gate = bind.matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff);
         l.w_up = bind.matrix(p + "ffn_up.weight", c.n_embd, c.n_ff);
         l.w_down = bind.matrix(p + "ffn_down.weight", c.n_ff, c.n_embd);
+        if (c.architecture == "qwen3" || c.architecture == "gemma3") {
+            l.attn_q_norm = bind.vector(p + "attn_q_norm.weight", c.head_dim);
+            l.attn_k_norm = bind.vector(p + "attn_k_norm.weight", c.head_dim);
+        }
+        if (c.architecture == "gemma3") {
+            l.attn_post_norm = bind.vector(p + "post_attention_norm.weight", c.n_embd);
+            l.ffn_post_norm = bind.vector(p + "post_ffw_norm.weight", c.n_embd);
+        }
     }
     w.rope_freq_factors = bind.vector("rope_freqs.weight", c.head_dim / 2, false);
 
+    // Sliding-window layers rotate with their own base and are never scaled (llama.cpp's
+    // rope_freq_scale_train_swa is 1).
     const int32_t half = c.head_dim / 2;
     m->inv_freq_.resize(size_t(half));
     for (int32_t i = 0; i < half; ++i) {
@@ -160,14 +221,20 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
         if (!w.rope_freq_factors.empty()) f /= w.rope_freq_factors[size_t(i)];
         m->inv_freq_[size_t(i)] = float(f);
     }
+    if (!c.local_layers.empty()) {
+        m->inv_freq_local_.resize(size_t(half));
+        for (int32_t i = 0; i < half; ++i)
+            m->inv_freq_local_[size_t(i)] = float(std::pow(double(c.rope_base_local), -2.0 * i / c.head_dim));
+    }
     spdlog::info("loaded {} ({}): {} layers, {} embd, {} heads ({} kv), vocab {}", c.name, c.architecture,
                  c.n_layer, c.n_embd, c.n_head, c.n_head_kv, c.n_vocab);
     return m;
 }
 
-void Model::rope_table(int32_t pos, float* cos_sin) const {
-    for (size_t i = 0; i < inv_freq_.size(); ++i) {
-        const double angle = double(pos) * double(inv_freq_[i]);
+void Model::rope_table(int32_t pos, float* cos_sin, bool local) const {
+    const std::vector<float>& inv_freq = rope_inv_freq(local);
+    for (size_t i = 0; i < inv_freq.size(); ++i) {
+        const double angle = double(pos) * double(inv_freq[i]);
         cos_sin[2 * i] = float(std::cos(angle));
         cos_sin[2 * i + 1] = float(std::sin(angle));
     }

@@ -24,9 +24,9 @@ std::string joined(const std::vector<std::string>& names) {
 void usage() {
     std::fprintf(stderr,
                  "usage: arbor-synth --shape %s --type %s --out FILE.gguf\n"
-                 "                   [--arch llama|qwen2] [--seed N] [--tied|--untied] [--threads N]\n"
+                 "                   [--arch llama|qwen2|qwen3|gemma3] [--seed N] [--tied|--untied] [--threads N]\n"
                  "                   [--layers N] [--embd N] [--heads N] [--kv-heads N] [--head-dim N] [--ff N]\n"
-                 "                   [--vocab N]\n",
+                 "                   [--vocab N] [--window N (gemma3's sliding window)]\n",
                  joined(arbor::synth::shape_names()).c_str(), joined(arbor::synth::weight_type_names()).c_str());
 }
 
@@ -35,7 +35,7 @@ const std::pair<std::string_view, int arbor::synth::Shape::*> kSizeOptions[] = {
     {"--layers", &arbor::synth::Shape::n_layer}, {"--embd", &arbor::synth::Shape::n_embd},
     {"--heads", &arbor::synth::Shape::n_head},   {"--kv-heads", &arbor::synth::Shape::n_head_kv},
     {"--head-dim", &arbor::synth::Shape::head_dim}, {"--ff", &arbor::synth::Shape::n_ff},
-    {"--vocab", &arbor::synth::Shape::n_vocab},
+    {"--vocab", &arbor::synth::Shape::n_vocab},     {"--window", &arbor::synth::Shape::sliding_window},
 };
 
 // Returns an empty string on success, else what was wrong.

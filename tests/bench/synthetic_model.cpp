@@ -33,11 +33,11 @@ std::string lower(std::string_view s) {
 // Shapes of the published models (their config.json); the vocabulary is ours.
 const std::vector<Shape>& shapes() {
     static const std::vector<Shape> all = {
-        {"tiny", 2, 256, 4, 2, 64, 512, 512, true, 4096, 10000.0},
-        {"135m", 30, 576, 9, 3, 64, 1536, 32000, true, 8192, 100000.0},
-        {"1b", 16, 2048, 32, 8, 64, 8192, 32000, true, 131072, 500000.0},
-        {"3b", 28, 3072, 24, 8, 128, 8192, 32000, true, 131072, 500000.0},
-        {"8b", 32, 4096, 32, 8, 128, 14336, 32000, false, 131072, 500000.0},
+        {"tiny", 2, 256, 4, 2, 64, 512, 512, true, 4096, 10000.0, 512},
+        {"135m", 30, 576, 9, 3, 64, 1536, 32000, true, 8192, 100000.0, 512},
+        {"1b", 16, 2048, 32, 8, 64, 8192, 32000, true, 131072, 500000.0, 512},
+        {"3b", 28, 3072, 24, 8, 128, 8192, 32000, true, 131072, 500000.0, 512},
+        {"8b", 32, 4096, 32, 8, 128, 14336, 32000, false, 131072, 500000.0, 512},
     };
     return all;
 }
@@ -107,11 +107,17 @@ std::vector<Plan> plan_tensors(const SyntheticSpec& spec) {
             vector(p + "attn_k.bias", kv_dim, 0.0, 0.1);
             vector(p + "attn_v.bias", kv_dim, 0.0, 0.1);
         }
+        if (spec.arch == Arch::Qwen3 || spec.arch == Arch::Gemma3) {
+            vector(p + "attn_q_norm.weight", uint64_t(s.head_dim), 1.0, 0.05);
+            vector(p + "attn_k_norm.weight", uint64_t(s.head_dim), 1.0, 0.05);
+        }
         matrix(p + "attn_output.weight", i, q_dim, embd, 0.5 / std::sqrt(double(q_dim)));
+        if (spec.arch == Arch::Gemma3) vector(p + "post_attention_norm.weight", embd, 1.0, 0.05);
         vector(p + "ffn_norm.weight", embd, 1.0, 0.05);
         matrix(p + "ffn_gate.weight", i, embd, ff, unit);
         matrix(p + "ffn_up.weight", i, embd, ff, unit);
         matrix(p + "ffn_down.weight", i, ff, embd, 0.5 / std::sqrt(double(ff)));
+        if (spec.arch == Arch::Gemma3) vector(p + "post_ffw_norm.weight", embd, 1.0, 0.05);
     }
     return plans;
 }
@@ -135,8 +141,14 @@ void add_metadata(test::GgufWriter& w, const SyntheticSpec& spec) {
     w.add(a + "attention.key_length", u32(uint32_t(s.head_dim)));
     w.add(a + "attention.value_length", u32(uint32_t(s.head_dim)));
     w.add(a + "rope.dimension_count", u32(uint32_t(s.head_dim)));
-    w.add(a + "rope.freq_base", f32(float(s.rope_base)));
-    w.add(a + "attention.layer_norm_rms_epsilon", f32(spec.arch == Arch::Qwen2 ? 1e-6f : 1e-5f));
+    w.add(a + "rope.freq_base", f32(spec.arch == Arch::Gemma3 ? 1e6f : float(s.rope_base)));
+    w.add(a + "attention.layer_norm_rms_epsilon", f32(spec.arch == Arch::Llama ? 1e-5f : 1e-6f));
+    if (spec.arch == Arch::Gemma3) {
+        // The local layers' RoPE base is llama.cpp's default (no rope.freq_base_swa key).
+        w.add(a + "rope.scaling.type", str("linear"));
+        w.add(a + "rope.scaling.factor", f32(8.0f));
+        w.add(a + "attention.sliding_window", u32(uint32_t(s.sliding_window)));
+    }
     add_vocabulary(w, s.n_vocab);
 }
 
@@ -207,12 +219,19 @@ std::vector<std::string> shape_names() {
     return out;
 }
 
-std::string_view arch_name(Arch arch) { return arch == Arch::Qwen2 ? "qwen2" : "llama"; }
+constexpr std::pair<Arch, std::string_view> kArchNames[] = {
+    {Arch::Llama, "llama"}, {Arch::Qwen2, "qwen2"}, {Arch::Qwen3, "qwen3"}, {Arch::Gemma3, "gemma3"}};
+
+std::string_view arch_name(Arch arch) {
+    for (const auto& [a, name] : kArchNames)
+        if (a == arch) return name;
+    return "llama";
+}
 
 std::optional<Arch> arch_named(std::string_view name) {
     const std::string n = lower(name);
-    if (n == "llama") return Arch::Llama;
-    if (n == "qwen2") return Arch::Qwen2;
+    for (const auto& [a, known] : kArchNames)
+        if (known == n) return a;
     return std::nullopt;
 }
 
@@ -266,6 +285,7 @@ void validate(const SyntheticSpec& spec) {
         fail("vocabulary " + std::to_string(s.n_vocab) + " is outside " + std::to_string(kMinVocab) + ".." +
              std::to_string(kMaxVocab));
     if (spec.threads < 0) fail("negative thread count");
+    if (s.sliding_window < 1) fail("sliding window " + std::to_string(s.sliding_window) + " is not positive");
 }
 
 WriteResult write_synthetic_model(const SyntheticSpec& spec, const std::filesystem::path& path) {

@@ -32,6 +32,7 @@ struct Shape {
     bool tied = true;          // output projection is token_embd
     int n_ctx_train = 4096;
     double rope_base = 10000.0;
+    int sliding_window = 512;  // gemma3's local layers only
 };
 
 // The named shapes: tiny (2 layers, 256 embd, for tests), 135m (SmolLM2-135M), 1b
@@ -39,7 +40,10 @@ struct Shape {
 std::optional<Shape> shape_named(std::string_view name);
 std::vector<std::string> shape_names();
 
-enum class Arch { Llama, Qwen2 };  // qwen2: Q/K/V biases, NEOX RoPE
+// qwen2: Q/K/V biases, NEOX RoPE. qwen3: per-head Q/K norms, NEOX RoPE. gemma3: Q/K
+// norms, post-attention and post-FFN norms, GELU, sliding window on five layers of every
+// six, global RoPE base 1e6 with linear scaling by 8 (as Gemma 3 4B and larger), local 1e4.
+enum class Arch { Llama, Qwen2, Qwen3, Gemma3 };
 std::string_view arch_name(Arch arch);
 std::optional<Arch> arch_named(std::string_view name);
 

@@ -1,7 +1,9 @@
 // Architecture coverage on tiny random-weight models (tests/data/synthetic, see the README
 // there): qwen2 (QKV bias, NEOX RoPE), llama with llama3-style rope_freqs and most weight
-// types, llama with linear RoPE scaling. Last-position logits are compared with llama.cpp's.
-// Model::load's errors are checked on copies of one model broken in one way each.
+// types, llama with linear RoPE scaling, qwen3 (Q/K norms) and gemma3 (Q/K norms,
+// post-norms, GELU, scaled embedding, sliding-window layers with their own RoPE base).
+// Last-position logits are compared with llama.cpp's. Model::load's errors are checked on
+// copies of a model broken in one way each.
 #include "test_support.h"
 
 #include "arbor/generator.h"
@@ -103,10 +105,13 @@ class TestArchitectures : public QObject {
 
     // Prefills every reference case (whole, and in chunks of 7 across KV pages) and
     // compares the last-position logits; returns the largest difference seen.
-    double compare_with_reference(const arbor::Model& m, const QJsonObject& ref, const char* what) {
+    // attention_part > 0 splits each row's attention into parts of that many positions.
+    double compare_with_reference(const arbor::Model& m, const QJsonObject& ref, const char* what,
+                                  int32_t attention_part = 0) {
         arbor::BackendOptions options;
         options.kv_tokens = 256;
         options.threads = 2;
+        if (attention_part > 0) options.attention_part = attention_part;
         options.kv_type = arbor::KvType::F32;  // as the reference ran
         auto backend = arbor::make_cpu_backend(m, options);
         double worst = 0.0;
@@ -151,13 +156,34 @@ class TestArchitectures : public QObject {
         return "no error";
     }
 
+    // Half the rows of a matrix, half the length of a vector; F32 data shrinks alike.
+    static void halve(arbor::test::TestTensor& t) {
+        QCOMPARE(t.type, 0u);
+        t.dims.back() /= 2;
+        uint64_t n = 1;
+        for (uint64_t d : t.dims) n *= d;
+        t.data.resize(size_t(n) * sizeof(float));
+    }
+
+    // Writes the broken model and checks that loading it fails with all of `words`.
+    void expect_load_error(const Parts& p, const QStringList& words) {
+        const auto path = std::filesystem::path(tmp_.path().toStdString()) / "broken.gguf";
+        p.write(path);
+        const QString message = load_error(path);
+        qInfo("%s", qPrintable(message));
+        for (const auto& w : words) QVERIFY2(message.contains(w), qPrintable("message: " + message));
+    }
+
 private slots:
     void initTestCase() {
         QVERIFY(tmp_.isValid());
-        QFile f(QString::fromStdString((synthetic_dir() / "reference.json").string()));
-        QVERIFY2(f.open(QIODevice::ReadOnly), "tests/data/synthetic/reference.json missing");
-        models_ = QJsonDocument::fromJson(f.readAll()).object().value("models").toArray();
-        QCOMPARE(models_.size(), 3);
+        for (const char* name : {"reference.json", "reference-qwen3-gemma3.json"}) {
+            QFile f(QString::fromStdString((synthetic_dir() / name).string()));
+            QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(QString("tests/data/synthetic/%1 missing").arg(name)));
+            for (const auto& m : QJsonDocument::fromJson(f.readAll()).object().value("models").toArray())
+                models_.append(m);
+        }
+        QCOMPARE(models_.size(), 5);
     }
 
     // The model files are the ones the reference was computed on.
@@ -190,6 +216,36 @@ private slots:
         const auto& linear = model("llama-linear-rope.gguf");
         QCOMPARE(linear.config().rope_freq_scale, 0.25f);
         QVERIFY(linear.weights().output.data == linear.weights().token_embd.data);
+        QVERIFY(linear.config().local_layers.empty());
+        QVERIFY(linear.weights().layers[0].attn_q_norm.empty());
+
+        const auto& qwen3 = model("qwen3-tiny.gguf");
+        QCOMPARE(qwen3.config().architecture, std::string("qwen3"));
+        QVERIFY(qwen3.config().rope_neox);
+        QCOMPARE(qwen3.config().head_dim, 32);
+        QCOMPARE(qwen3.weights().layers[1].attn_q_norm.size(), size_t(32));
+        QCOMPARE(qwen3.weights().layers[1].attn_k_norm.size(), size_t(32));
+        QVERIFY(qwen3.weights().layers[1].bq.empty());
+        QVERIFY(qwen3.weights().layers[1].attn_post_norm.empty());
+        QVERIFY(qwen3.config().ffn_activation == arbor::ModelConfig::Activation::Silu);
+
+        const auto& gemma = model("gemma3-tiny.gguf");
+        const arbor::ModelConfig& g = gemma.config();
+        QCOMPARE(g.architecture, std::string("gemma3"));
+        QVERIFY(g.rope_neox);
+        QCOMPARE(g.embd_scale, 8.0f);
+        QVERIFY(g.ffn_activation == arbor::ModelConfig::Activation::GeluTanh);
+        QCOMPARE(g.sliding_window, 8);
+        QVERIFY((g.local_layers == std::vector<bool>{true, true, true, true, true, false}));
+        QCOMPARE(g.rope_base, 1e6f);
+        QCOMPARE(g.rope_base_local, 10000.0f);
+        QCOMPARE(g.rope_freq_scale, 0.125f);
+        QCOMPARE(g.query_scale(), 1.0f / std::sqrt(32.0f));
+        QCOMPARE(gemma.rope_inv_freq(true)[1], float(std::pow(10000.0, -2.0 / 32)));
+        QCOMPARE(gemma.rope_inv_freq(false)[1], float(std::pow(1e6, -2.0 / 32) * 0.125));
+        QCOMPARE(gemma.weights().layers[5].attn_post_norm.size(), size_t(64));
+        QCOMPARE(gemma.weights().layers[5].ffn_post_norm.size(), size_t(64));
+        QVERIFY(gemma.weights().output.data == gemma.weights().token_embd.data);
     }
 
     void tokenizerMatchesReference() {
@@ -212,6 +268,10 @@ private slots:
     void logitsMatchReference() {
         QFETCH(QString, file);
         const double worst = compare_with_reference(model(file), reference(file), qPrintable(file));
+        if (QTest::currentTestFailed()) return;
+        // Attention in parts of 8 positions, merged (a sliding window of 8 then starts
+        // inside a part and leaves whole parts out).
+        compare_with_reference(model(file), reference(file), qPrintable(file + " in parts"), 8);
         if (QTest::currentTestFailed()) return;
         qInfo("%s: max abs diff %.3g over %lld cases", qPrintable(file), worst,
               static_cast<long long>(reference(file).value("cases").toArray().size()));
@@ -279,19 +339,95 @@ private slots:
         } else if (op == "factor") {
             p.set("qwen2.rope.scaling.factor", arbor::test::gv::f32(std::stof(arg)));
         } else if (op == "halve") {
-            // Half the rows of a matrix, half the length of a vector; F32 data shrinks alike.
-            auto& t = p.tensor(arg);
-            QCOMPARE(t.type, 0u);
-            t.dims.back() /= 2;
-            uint64_t n = 1;
-            for (uint64_t d : t.dims) n *= d;
-            t.data.resize(size_t(n) * sizeof(float));
+            halve(p.tensor(arg));
         }
-        const auto path = std::filesystem::path(tmp_.path().toStdString()) / "broken.gguf";
+        expect_load_error(p, words);
+    }
+
+    // The new architectures' own tensors and keys, broken one at a time.
+    void newArchitectureLoadErrors_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("edit");
+        QTest::addColumn<QStringList>("words");
+        QTest::newRow("qwen3 missing q norm") << "qwen3-tiny.gguf" << "drop:blk.1.attn_q_norm.weight"
+                                              << QStringList{"missing", "'blk.1.attn_q_norm.weight'"};
+        QTest::newRow("qwen3 short k norm") << "qwen3-tiny.gguf" << "halve:blk.0.attn_k_norm.weight"
+                                            << QStringList{"'blk.0.attn_k_norm.weight'", "shape", "[16]", "[32]"};
+        QTest::newRow("gemma3 missing post-attention norm")
+            << "gemma3-tiny.gguf" << "drop:blk.5.post_attention_norm.weight"
+            << QStringList{"missing", "'blk.5.post_attention_norm.weight'"};
+        QTest::newRow("gemma3 missing post-FFN norm") << "gemma3-tiny.gguf" << "drop:blk.2.post_ffw_norm.weight"
+                                                      << QStringList{"missing", "'blk.2.post_ffw_norm.weight'"};
+        QTest::newRow("gemma3 missing k norm") << "gemma3-tiny.gguf" << "drop:blk.0.attn_k_norm.weight"
+                                               << QStringList{"missing", "'blk.0.attn_k_norm.weight'"};
+        QTest::newRow("gemma3 short post-FFN norm") << "gemma3-tiny.gguf" << "halve:blk.3.post_ffw_norm.weight"
+                                                    << QStringList{"'blk.3.post_ffw_norm.weight'", "shape"};
+        QTest::newRow("gemma3 pattern length") << "gemma3-tiny.gguf" << "pattern:4"
+                                               << QStringList{"sliding_window_pattern", "4 entries", "6 layers"};
+        QTest::newRow("gemma3 attention softcapping") << "gemma3-tiny.gguf" << "softcap:50"
+                                                      << QStringList{"attn_logit_softcapping", "not supported"};
+    }
+
+    void newArchitectureLoadErrors() {
+        QFETCH(QString, file);
+        QFETCH(QString, edit);
+        QFETCH(QStringList, words);
+        Parts p = Parts::read(synthetic_dir() / file.toStdString());
+        const QString op = edit.section(':', 0, 0);
+        const std::string arg = edit.section(':', 1).toStdString();
+        if (op == "drop") {
+            p.erase_tensor(arg);
+        } else if (op == "halve") {
+            halve(p.tensor(arg));
+        } else if (op == "pattern") {
+            std::vector<arbor::GgufValue> flags(size_t(std::stoi(arg)), arbor::test::gv::boolean(true));
+            p.set("gemma3.attention.sliding_window_pattern", arbor::test::gv::arr(arbor::GgufType::Bool, flags));
+        } else if (op == "softcap") {
+            p.set("gemma3.attn_logit_softcapping", arbor::test::gv::f32(std::stof(arg)));
+        }
+        expect_load_error(p, words);
+    }
+
+    // Gemma 3's layer pattern as an explicit flag per layer (as newer files carry it)
+    // and as a period: the same layers slide as with the default period of 6.
+    void gemma3PatternForms() {
+        for (const bool as_array : {true, false}) {
+            Parts p = Parts::read(synthetic_dir() / "gemma3-tiny.gguf");
+            if (as_array) {
+                std::vector<arbor::GgufValue> flags;
+                for (int i = 0; i < 6; ++i) flags.push_back(arbor::test::gv::boolean(i != 5));
+                p.set("gemma3.attention.sliding_window_pattern", arbor::test::gv::arr(arbor::GgufType::Bool, flags));
+            } else {
+                p.set("gemma3.attention.sliding_window_pattern", arbor::test::gv::u32(6));
+            }
+            const auto path = std::filesystem::path(tmp_.path().toStdString()) / "pattern.gguf";
+            p.write(path);
+            const auto m = arbor::Model::load(path);
+            QVERIFY((m->config().local_layers == std::vector<bool>{true, true, true, true, true, false}));
+            compare_with_reference(*m, reference("gemma3-tiny.gguf"), as_array ? "pattern flags" : "pattern period");
+        }
+    }
+
+    // Without its sliding window the same Gemma 3 weights give other logits: the
+    // reference's sequences (up to 40 ids, window 8) do depend on the window.
+    void gemma3WindowMatters() {
+        Parts p = Parts::read(synthetic_dir() / "gemma3-tiny.gguf");
+        p.erase_key("gemma3.attention.sliding_window");
+        const auto path = std::filesystem::path(tmp_.path().toStdString()) / "no-window.gguf";
         p.write(path);
-        const QString message = load_error(path);
-        qInfo("%s", qPrintable(message));
-        for (const auto& w : words) QVERIFY2(message.contains(w), qPrintable("message: " + message));
+        const auto m = arbor::Model::load(path);
+        QVERIFY(m->config().local_layers.empty());
+        arbor::BackendOptions options;
+        options.kv_tokens = 256;
+        options.kv_type = arbor::KvType::F32;
+        auto backend = arbor::make_cpu_backend(*m, options);
+        const QJsonObject c = reference("gemma3-tiny.gguf").value("cases").toArray().last().toObject();
+        arbor::Generator gen(*m, *backend, 512);
+        const std::vector<float> got = gen.prefill(ids_of(c.value("ids")));
+        const QJsonArray want = c.value("logits").toArray();
+        double diff = 0.0;
+        for (qsizetype i = 0; i < want.size(); ++i) diff = std::max(diff, std::abs(double(got[size_t(i)]) - want[i].toDouble()));
+        QVERIFY2(diff > 0.05, qPrintable(QString("max abs diff without the window only %1").arg(diff)));
     }
 
     // The rewriting itself keeps a model loadable and its logits unchanged, so the errors

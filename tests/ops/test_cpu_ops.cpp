@@ -1,6 +1,7 @@
 // The float kernels: AVX2 variants against their scalar references, and the portable
 // kernels against their defining formulas.
 #include "arbor/kernels/cpu_ops.h"
+#include "arbor/kernels/gelu_tanh_mul.h"
 
 #include <QtTest>
 
@@ -71,6 +72,27 @@ private slots:
         QVERIFY(close(x[0], 0.0f, 1e-7f, 0));
         QVERIFY(close(x[1], 2.0f / (1.0f + std::exp(-1.0f)), 1e-6f, 1e-6f));
         QVERIFY(close(x[2], -2.0f / (1.0f + std::exp(2.0f)), 1e-6f, 1e-6f));
+    }
+
+    // GELU in its tanh form against values computed in double (gelu_tanh(1) = 0.8411920,
+    // gelu_tanh(-3) = -0.0036374), times the gate; large |x| saturates to x and 0.
+    void geluTanhMul() {
+        const float inputs[] = {0.0f, 1.0f, -1.0f, 0.5f, -3.0f, 2.5f, 12.0f, -12.0f, 1e-4f};
+        float x[std::size(inputs)];
+        float g[std::size(inputs)];
+        for (size_t i = 0; i < std::size(inputs); ++i) {
+            x[i] = inputs[i];
+            g[i] = 0.5f + float(i);
+        }
+        arbor::gelu_tanh_mul(x, g, int64_t(std::size(inputs)));
+        for (size_t i = 0; i < std::size(inputs); ++i) {
+            const double v = inputs[i];
+            const double want = 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v))) * g[i];
+            // 1 + tanh cancels for negative x: the float result is accurate to a few ulp of x * g.
+            QVERIFY2(close(x[i], float(want), 1e-6f * std::fabs(float(v) * g[i]), 2e-6f), qPrintable(QString("x = %1: %2, want %3").arg(v).arg(x[i]).arg(want)));
+        }
+        QVERIFY(close(x[1], 0.8411920f * g[1], 1e-6f, 0));
+        QVERIFY(close(x[4], -0.0036374f * g[4], 1e-4f, 0));
     }
 
     void ropeRotatesThePairsOfEachLayout() {

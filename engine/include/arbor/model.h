@@ -1,12 +1,13 @@
 // A loaded model: configuration, weight views into the mapped GGUF file, tokenizer and
 // chat template. Supported architectures: llama (Llama 2/3.x, Mistral, SmolLM2,
-// TinyLlama) and qwen2.
+// TinyLlama), qwen2, qwen3 and gemma3.
 #pragma once
 
 #include "arbor/gguf.h"
 #include "arbor/kernels/tensor_view.h"
 #include "arbor/tokenizer.h"
 
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -28,15 +29,35 @@ struct ModelConfig {
     float rms_eps = 1e-5f;
     float rope_base = 10000.0f;
     float rope_freq_scale = 1.0f;  // linear position scaling (1 / scaling factor)
-    bool rope_neox = false;        // rotate halves (qwen2) instead of adjacent pairs (llama)
+    bool rope_neox = false;        // rotate halves (qwen2, qwen3, gemma3) instead of adjacent pairs (llama)
+    // Gemma 3's steps (1 / none for the others): the token embedding times embd_scale,
+    // queries times attn_scale (else 1 / sqrt(head_dim)), GELU-tanh instead of SiLU in the
+    // gated FFN, and final logits soft-capped as cap * tanh(logit / cap) when cap > 0.
+    float embd_scale = 1.0f;
+    float attn_scale = 0.0f;
+    enum class Activation { Silu, GeluTanh } ffn_activation = Activation::Silu;
+    float final_logit_softcap = 0.0f;
+    // Sliding-window attention: a layer marked local attends to the last
+    // sliding_window positions only (its own included) and rotates with rope_base_local,
+    // unscaled. Empty: every layer is global.
+    int32_t sliding_window = 0;
+    std::vector<bool> local_layers;
+    float rope_base_local = 10000.0f;
 
     int32_t kv_dim() const { return n_head_kv * head_dim; }
+    bool is_local(int32_t layer) const { return !local_layers.empty() && local_layers[size_t(layer)]; }
+    float query_scale() const { return attn_scale > 0.0f ? attn_scale : 1.0f / std::sqrt(float(head_dim)); }
 };
 
 struct LayerWeights {
     std::vector<float> attn_norm, ffn_norm;
     TensorView wq, wk, wv, wo;
     std::vector<float> bq, bk, bv;  // empty without QKV bias
+    // Per-head RMSNorm of queries and keys before RoPE (qwen3, gemma3), head_dim each;
+    // norms of the attention and FFN outputs before the residual add (gemma3). Empty when
+    // the architecture has none.
+    std::vector<float> attn_q_norm, attn_k_norm;
+    std::vector<float> attn_post_norm, ffn_post_norm;
     TensorView w_gate, w_up, w_down;
 };
 
@@ -62,11 +83,12 @@ public:
     // Jinja source of the chat template, empty when the file has none.
     const std::string& chat_template_source() const { return chat_template_; }
 
-    // cos/sin pairs (head_dim/2 of them) for position pos.
-    void rope_table(int32_t pos, float* cos_sin) const;
+    // cos/sin pairs (head_dim/2 of them) for position pos, of the global layers or (local)
+    // of the sliding-window layers.
+    void rope_table(int32_t pos, float* cos_sin, bool local = false) const;
     // The angle per position of each rotated pair (head_dim/2), scaling factors included:
     // rope_table's pair i is at pos * rope_inv_freq()[i].
-    const std::vector<float>& rope_inv_freq() const { return inv_freq_; }
+    const std::vector<float>& rope_inv_freq(bool local = false) const { return local ? inv_freq_local_ : inv_freq_; }
 
 private:
     Model() = default;
@@ -76,6 +98,7 @@ private:
     std::unique_ptr<Tokenizer> tokenizer_;
     std::string chat_template_;
     std::vector<float> inv_freq_;  // per rotated pair, including scaling factors
+    std::vector<float> inv_freq_local_;  // likewise for sliding-window layers; empty without them
 };
 
 } // namespace arbor

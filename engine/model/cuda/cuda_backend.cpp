@@ -106,6 +106,10 @@ void check_cublas(cublasStatus_t status, const char* what) {
 
 CudaBackend::CudaBackend(const Model& model, const BackendOptions& options, int device)
     : model_(model), cfg_(model.config()), device_(device) {
+    // Its kernels compute the llama and qwen2 forward pass only (no Q/K norms, post-norms,
+    // GELU or sliding windows): other architectures run on the CPU backend.
+    if (cfg_.architecture != "llama" && cfg_.architecture != "qwen2")
+        throw Error("the CUDA backend does not run the '" + cfg_.architecture + "' architecture (only llama and qwen2)");
     check_cuda(cudaSetDevice(device), "selecting the device");
     cudaDeviceProp prop{};
     check_cuda(cudaGetDeviceProperties(&prop, device), "reading the device's properties");
