@@ -1,4 +1,4 @@
-// Weights packed as panels of eight rows (panel_weights.h; Q4_0, Q4_1, Q8_0): packing keeps every weight
+// Weights packed as panels of eight rows (panel_weights.h; Q4_0, Q4_1, Q8_0, Q4_K): packing keeps every weight
 // (checked against dequantize_row of the GGUF rows); the activations' 16-bit codes
 // round each value to the nearest step (AVX2 bit for bit as the reference); the scalar
 // reference follows the contract (checked against a fold written here over the GGUF
@@ -84,6 +84,18 @@ Element gguf_element(DType type, const uint8_t* row, int64_t k) {
         const int i = int(k % 32);
         return {i < 16 ? b.qs[i] & 0x0f : b.qs[i - 16] >> 4, arbor::fp16_to_fp32(b.d), arbor::fp16_to_fp32(b.m)};
     }
+    if (type == DType::Q4_K) {
+        // GGUF's layout written out: sub-block j's element l in nibble j % 2 of byte
+        // 32 (j / 2) + l; 6-bit scale and min of sub-block j from the 12 packed bytes.
+        const auto& b = reinterpret_cast<const arbor::BlockQ4_K*>(row)[k / 256];
+        const int j = int(k % 256) / 32, l = int(k % 32);
+        const uint8_t byte = b.qs[32 * (j / 2) + l];
+        const uint8_t* s = b.scales;
+        const int sc = j < 4 ? s[j] & 63 : (s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4);
+        const int mn = j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+        return {j % 2 ? byte >> 4 : byte & 0x0f, arbor::fp16_to_fp32(b.d) * float(sc),
+                -(arbor::fp16_to_fp32(b.dmin) * float(mn))};
+    }
     const auto& b = reinterpret_cast<const arbor::BlockQ8_0*>(row)[k / 32];
     return {b.qs[k % 32], arbor::fp16_to_fp32(b.d), 0.0f};
 }
@@ -138,9 +150,9 @@ void add_shape_rows() {
     QTest::addColumn<int>("type");
     QTest::addColumn<int>("rows");
     QTest::addColumn<int>("cols");
-    for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0})
+    for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K})
         for (int rows : {1, 7, 8, 9, 24, 61})
-            for (int cols : {32, 96, 576})
+            for (int cols : type == DType::Q4_K ? std::vector<int>{256, 768} : std::vector<int>{32, 96, 576})
                 QTest::newRow(qPrintable(QString("%1 %2x%3").arg(type_name(type)).arg(rows).arg(cols)))
                     << int(type) << rows << cols;
 }
@@ -161,9 +173,11 @@ private slots:
         QCOMPARE(p.panels(), int64_t((rows + 7) / 8));
         QCOMPARE(p.rows(), int64_t(rows));
         // The same bytes as the GGUF blocks, padding rows included (Q4_0: as Q4_1's, the
-        // minimum added).
+        // minimum added; Q4_K: 1184 bytes per super-block of eight rows for 8 x 144, the
+        // scales and mins unpacked to bytes).
         const DType layout = DType(type) == DType::Q4_0 ? DType::Q4_1 : DType(type);
-        QCOMPARE(p.panel_bytes() * size_t(p.panels()), arbor::row_bytes(layout, cols) * size_t(p.panels()) * 8);
+        const size_t per_panel = DType(type) == DType::Q4_K ? size_t(cols / 256) * 1184 : arbor::row_bytes(layout, cols) * 8;
+        QCOMPARE(p.panel_bytes() * size_t(p.panels()), per_panel * size_t(p.panels()));
         std::vector<float> want(static_cast<size_t>(cols)), got(static_cast<size_t>(cols));
         for (int r = 0; r < rows; ++r) {
             arbor::dequantize_row(DType(type), w.view().row(r), want.data(), cols, arbor::Isa::Scalar);
@@ -184,16 +198,16 @@ private slots:
     // panel the same bytes as packed alone; a matrix that cannot be packed gets no slice.
     void sharedStorageHoldsTheSamePanels() {
         const Matrix a = random_matrix(DType::Q4_1, 37, 96, 21), b = random_matrix(DType::Q8_0, 16, 64, 22),
-                     c = random_matrix(DType::Q4_0, 9, 32, 23);
+                     c = random_matrix(DType::Q4_0, 9, 32, 23), k = random_matrix(DType::Q4_K, 11, 512, 24);
         const Matrix f32{DType::F32, 4, 32, std::vector<uint8_t>(4 * 32 * sizeof(float))};
-        const arbor::TensorView va = a.view(), vb = b.view(), vc = c.view(), vf = f32.view();
-        const std::vector<const arbor::TensorView*> ws = {&va, &vf, &vb, &vc};
+        const arbor::TensorView va = a.view(), vb = b.view(), vc = c.view(), vk = k.view(), vf = f32.view();
+        const std::vector<const arbor::TensorView*> ws = {&va, &vf, &vb, &vc, &vk};
         std::vector<size_t> offsets;
         const auto storage = arbor::PanelWeights::storage_for(ws, offsets);
         QCOMPARE(reinterpret_cast<uintptr_t>(storage.get()) % arbor::kHugePage, uintptr_t(0));
         QCOMPARE(offsets[1], SIZE_MAX);
         size_t end = 0;
-        for (size_t i : {0, 2, 3}) {
+        for (size_t i : {0, 2, 3, 4}) {
             QCOMPARE(offsets[i] % 64, size_t(0));
             QVERIFY(offsets[i] >= end);  // in order and disjoint
             end = offsets[i] + arbor::PanelWeights::packed_bytes(*ws[i]);
@@ -297,7 +311,7 @@ private slots:
     void avx2MatchesReference_data() {
         QTest::addColumn<int>("type");
         QTest::addColumn<int>("n_x");
-        for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0})
+        for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K})
             for (int n_x : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 16, 17, 24})
                 QTest::newRow(qPrintable(QString("%1 x%2").arg(type_name(type)).arg(n_x))) << int(type) << n_x;
     }
@@ -305,7 +319,8 @@ private slots:
         if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA/F16C: the AVX2 panel kernel cannot run here");
         QFETCH(int, type);
         QFETCH(int, n_x);
-        const int64_t rows = 77, cols = 160;  // ten panels, the last with five rows
+        // Ten panels, the last with five rows; Q4_K: two super-blocks.
+        const int64_t rows = 77, cols = DType(type) == DType::Q4_K ? 512 : 160;
         const Matrix w = random_matrix(DType(type), rows, cols, 21);
         // One activation row more than used: the products start at row 1 of the activations.
         const auto x = random_rows(n_x + 1, cols, 22);
@@ -336,6 +351,7 @@ private slots:
         QTest::newRow("Q4_0") << int(DType::Q4_0);
         QTest::newRow("Q4_1") << int(DType::Q4_1);
         QTest::newRow("Q8_0") << int(DType::Q8_0);
+        QTest::newRow("Q4_K") << int(DType::Q4_K);
     }
     void rowIndependentOfBatchAndThreads() {
         QFETCH(int, type);
@@ -393,7 +409,9 @@ private slots:
         QVERIFY(arbor::PanelWeights::packable(DType::Q4_0, 64));
         QVERIFY(arbor::PanelWeights::packable(DType::Q4_1, 64));
         QVERIFY(arbor::PanelWeights::packable(DType::Q8_0, 32));
-        for (DType type : {DType::F32, DType::F16, DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q6_K})
+        QVERIFY(arbor::PanelWeights::packable(DType::Q4_K, 256));
+        QVERIFY(!arbor::PanelWeights::packable(DType::Q4_K, 224));  // not whole super-blocks
+        for (DType type : {DType::F32, DType::F16, DType::Q5_0, DType::Q5_1, DType::Q5_K, DType::Q6_K})
             QVERIFY2(!arbor::PanelWeights::packable(type, 256), qPrintable(type_name(type)));
         QVERIFY(!arbor::PanelWeights::packable(DType::Q4_1, 48));
         const Matrix f32 = random_matrix(DType::F32, 8, 64, 41);
