@@ -84,7 +84,31 @@ void pack_block(const BlockQ4_K* const (&src)[kPanelRows], int rows, PanelBlockQ
     }
 }
 
-// `blocks` counts the destination's blocks per panel (Q4_K: super-blocks).
+// Q6_K: GGUF element 128h + 32u + l (u = 0..3, l < 32) has its low bits in nibble u / 2
+// of ql[64h + 32 (u % 2) + l] and its high bits at bit 2u of qh[32h + l].
+void pack_block(const BlockQ6_K* const (&src)[kPanelRows], int rows, PanelBlockQ6_K& out) {
+    std::memset(&out, 0, sizeof out);
+    for (int r = 0; r < rows; ++r) {
+        const BlockQ6_K& b = *src[r];
+        out.d[r] = b.d;
+        for (int i = 0; i < 16; ++i) out.sc[i][r] = b.scales[i];
+        auto code = [&](int e) {  // 0..63
+            const int h = e / 128, u = e % 128 / 32, l = e % 32;
+            const int lo = (b.ql[64 * h + 32 * (u % 2) + l] >> (4 * (u / 2))) & 0x0f;
+            return lo | (((b.qh[32 * h + l] >> (2 * u)) & 3) << 4);
+        };
+        for (int j = 0; j < 8; ++j)
+            for (int h = 0; h < 8; ++h)
+                for (int i = 0; i < 2; ++i)
+                    for (int half = 0; half < 2; ++half) {
+                        const int q = code(32 * j + 4 * h + i + 2 * half);
+                        out.ql[j][h][2 * r + i] |= uint8_t((q & 0x0f) << (4 * half));
+                        out.qh[j][h % 4][2 * r + i] |= uint8_t((q >> 4) << (4 * (h / 4) + 2 * half));
+                    }
+    }
+}
+
+// `blocks` counts the destination's blocks per panel (Q4_K, Q6_K: super-blocks).
 template <class Src, class Dst>
 void pack_panels(const TensorView& w, int64_t panels, int64_t blocks, uint8_t* out) {
     for (int64_t p = 0; p < panels; ++p) {
@@ -99,45 +123,68 @@ void pack_panels(const TensorView& w, int64_t panels, int64_t blocks, uint8_t* o
 }
 
 // The contract's view of each layout: code of element k of row r (k counted from the
-// row's start), and block b's scale and min of row r.
+// row's start), and block b's scale and min of row r (part p of kParts: Q6_K's halves).
 struct ScaleMin {
     float d, m;
 };
 
 struct Q4_1Layout {
     using Block = PanelBlockQ4_1;
+    static constexpr int kParts = 1;
     static int code(const Block* blocks, int r, int64_t k) {
         const Block& b = blocks[k / kBlock];
         const int i = int(k % kBlock);
         return (b.qs[i / 4][2 * r + i % 2] >> (4 * (i / 2 % 2))) & 0x0f;
     }
-    static ScaleMin scale(const Block* blocks, int r, int64_t b) {
+    static ScaleMin scale(const Block* blocks, int r, int64_t b, int) {
         return {fp16_to_fp32(blocks[b].d[r]), fp16_to_fp32(blocks[b].m[r])};
     }
 };
 
 struct Q8_0Layout {
     using Block = PanelBlockQ8_0;
+    static constexpr int kParts = 1;
     static int code(const Block* blocks, int r, int64_t k) {
         const int i = int(k % kBlock);
         return blocks[k / kBlock].qs[i / 2][2 * r + i % 2];
     }
-    static ScaleMin scale(const Block* blocks, int r, int64_t b) { return {fp16_to_fp32(blocks[b].d[r]), 0.0f}; }
+    static ScaleMin scale(const Block* blocks, int r, int64_t b, int) { return {fp16_to_fp32(blocks[b].d[r]), 0.0f}; }
 };
 
 struct Q4_KLayout {
     using Block = PanelBlockQ4_K;
+    static constexpr int kParts = 1;
     static int code(const Block* blocks, int r, int64_t k) {
         const Block& b = blocks[k / QK_K];
         const int j = int(k % QK_K) / kBlock, i = int(k % kBlock);
         return (b.qs[j][i / 4][2 * r + i % 2] >> (4 * (i / 2 % 2))) & 0x0f;
     }
-    static ScaleMin scale(const Block* blocks, int r, int64_t b) {
+    static ScaleMin scale(const Block* blocks, int r, int64_t b, int) {
         const Block& s = blocks[b / 8];
         const int j = int(b % 8);
         return {fp16_to_fp32(s.d[r]) * float(s.sc[j][r]), -(fp16_to_fp32(s.dmin[r]) * float(s.m[j][r]))};
     }
 };
+
+struct Q6_KLayout {
+    using Block = PanelBlockQ6_K;
+    static constexpr int kParts = 2;
+    static int code(const Block* blocks, int r, int64_t k) {
+        const Block& b = blocks[k / QK_K];
+        const int j = int(k % QK_K) / kBlock, i = int(k % kBlock);
+        const int h = i / 4, half = i / 2 % 2;
+        const int lo = (b.ql[j][h][2 * r + i % 2] >> (4 * half)) & 0x0f;
+        const int hi = (b.qh[j][h % 4][2 * r + i % 2] >> (4 * (h / 4) + 2 * half)) & 3;
+        return (lo | (hi << 4)) - 32;
+    }
+    static ScaleMin scale(const Block* blocks, int r, int64_t b, int part) {
+        const Block& s = blocks[b / 8];
+        return {fp16_to_fp32(s.d[r]) * float(s.sc[2 * (b % 8) + part][r]), 0.0f};
+    }
+};
+
+template <class L>
+constexpr bool kHasMin = std::is_same_v<L, Q4_1Layout> || std::is_same_v<L, Q4_KLayout>;
 
 // The contract's fold for one (weight row, activation row) pair.
 template <class L>
@@ -145,26 +192,27 @@ float contract_dot(const uint8_t* panel, int r, const PanelActivations& x, int64
     const auto* blocks = reinterpret_cast<const typename L::Block*>(panel);
     const int16_t* c = x.codes(t);
     float acc = 0.0f;
+    constexpr int64_t kPart = kBlock / L::kParts;
     for (int64_t b = 0; b < x.cols() / kBlock; ++b) {
-        int32_t n = 0;
-        for (int64_t k = b * kBlock; k < (b + 1) * kBlock; ++k) n += L::code(blocks, r, k) * int32_t(c[k]);
-        const ScaleMin s = L::scale(blocks, r, b);
-        acc = std::fma(float(n), s.d * x.scales(t)[b], acc);
-        if constexpr (!std::is_same_v<L, Q8_0Layout>) acc = std::fma(s.m, x.sums(t)[b], acc);
+        for (int part = 0; part < L::kParts; ++part) {
+            int32_t n = 0;
+            for (int64_t k = b * kBlock + part * kPart; k < b * kBlock + (part + 1) * kPart; ++k)
+                n += L::code(blocks, r, k) * int32_t(c[k]);
+            acc = std::fma(float(n), L::scale(blocks, r, b, part).d * x.scales(t)[b], acc);
+        }
+        if constexpr (kHasMin<L>) acc = std::fma(L::scale(blocks, r, b, 0).m, x.sums(t)[b], acc);
     }
     return acc;
 }
 
-// Element k is d * q + m: for Q4_K exactly GGUF's d1 * q - m1.
+// Element k is d * q + m: for Q4_K exactly GGUF's d1 * q - m1, for Q6_K its (d * sc) * q.
 template <class L>
 void dequantize_from(const uint8_t* panel, int r, int64_t cols, float* out) {
     const auto* blocks = reinterpret_cast<const typename L::Block*>(panel);
-    for (int64_t b = 0; b < cols / kBlock; ++b) {
-        const ScaleMin s = L::scale(blocks, r, b);
-        for (int64_t k = b * kBlock; k < (b + 1) * kBlock; ++k) {
-            const float v = s.d * float(L::code(blocks, r, k));
-            out[k] = std::is_same_v<L, Q8_0Layout> ? v : v + s.m;
-        }
+    for (int64_t k = 0; k < cols; ++k) {
+        const ScaleMin s = L::scale(blocks, r, k / kBlock, int(k % kBlock) / (kBlock / L::kParts));
+        const float v = s.d * float(L::code(blocks, r, k));
+        out[k] = kHasMin<L> ? v + s.m : v;
     }
 }
 
@@ -174,6 +222,7 @@ decltype(auto) with_layout(PanelLayout layout, F&& f) {
     switch (layout) {
     case PanelLayout::Q8_0: return f.template operator()<Q8_0Layout>();
     case PanelLayout::Q4_K: return f.template operator()<Q4_KLayout>();
+    case PanelLayout::Q6_K: return f.template operator()<Q6_KLayout>();
     case PanelLayout::Q4_1: break;
     }
     return f.template operator()<Q4_1Layout>();
@@ -182,13 +231,14 @@ decltype(auto) with_layout(PanelLayout layout, F&& f) {
 } // namespace
 
 bool PanelWeights::packable(DType type, int64_t cols) {
-    if (type == DType::Q4_K) return cols > 0 && cols % QK_K == 0;
+    if (type == DType::Q4_K || type == DType::Q6_K) return cols > 0 && cols % QK_K == 0;
     return (type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0) && cols > 0 && cols % kBlock == 0;
 }
 
 namespace {
 size_t panel_bytes_of(const TensorView& w) {
     if (w.type == DType::Q4_K) return size_t(w.cols / QK_K) * sizeof(PanelBlockQ4_K);
+    if (w.type == DType::Q6_K) return size_t(w.cols / QK_K) * sizeof(PanelBlockQ6_K);
     const size_t block_bytes = w.type == DType::Q8_0 ? sizeof(PanelBlockQ8_0) : sizeof(PanelBlockQ4_1);
     return size_t(w.cols / kBlock) * block_bytes;
 }
@@ -218,6 +268,7 @@ PanelWeights PanelWeights::pack(const TensorView& w, std::shared_ptr<uint8_t[]> 
     if (w.type == DType::Q4_0) pack_panels<BlockQ4_0, PanelBlockQ4_1>(w, out.panels(), blocks, out.data_);
     else if (w.type == DType::Q4_1) pack_panels<BlockQ4_1, PanelBlockQ4_1>(w, out.panels(), blocks, out.data_);
     else if (w.type == DType::Q4_K) pack_panels<BlockQ4_K, PanelBlockQ4_K>(w, out.panels(), super_blocks, out.data_);
+    else if (w.type == DType::Q6_K) pack_panels<BlockQ6_K, PanelBlockQ6_K>(w, out.panels(), super_blocks, out.data_);
     else pack_panels<BlockQ8_0, PanelBlockQ8_0>(w, out.panels(), blocks, out.data_);
     return out;
 }
