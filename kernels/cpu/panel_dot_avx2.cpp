@@ -26,26 +26,95 @@ inline __m256i widen_i8(const int8_t* p) {
     return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
-// half<H, 0>(block) / half<H, 1>(block): the eight rows' code pairs of elements
-// (4H, 4H + 1) / (4H + 2, 4H + 3) as 16-bit lanes (row r in lanes 2r, 2r + 1). Each half
-// widens its own load, so only one is held in registers at a time.
+inline __m256 bytes_as_floats(const uint8_t (&b)[kPanelRows]) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b))));
+}
+
+// Each layout: codes(p, b), where the codes of 32-block b of the panel at p are;
+// half<H, 0>(codes) / half<H, 1>(codes), the eight rows' code pairs of elements
+// (4H, 4H + 1) / (4H + 2, 4H + 3) as 16-bit lanes (row r in lanes 2r, 2r + 1), each
+// widening its own load so that only one is held in registers at a time; dw(p, b, part)
+// and mw(p, b), the block's scales (of part `part` of kParts) and mins as the contract
+// defines them. kBlockBytes: a 32-block's share of the panel's bytes.
 struct Q4_1P {
     using Block = PanelBlockQ4_1;
+    using Codes = const uint8_t*;
     static constexpr bool kHasMin = true;
+    static constexpr int kParts = 1;
+    static constexpr size_t kBlockBytes = sizeof(Block);
+    static const uint8_t* codes(const Block* p, int64_t b) { return p[b].qs[0]; }
     template <int H, int Half>
-    static __m256i half(const Block& b) {
-        const __m256i w = widen_u8(b.qs[H]);
+    static __m256i half(const uint8_t* q) {
+        const __m256i w = widen_u8(q + 16 * H);
         return Half == 0 ? _mm256_and_si256(w, _mm256_set1_epi16(0x0f)) : _mm256_srli_epi16(w, 4);
     }
+    static __m256 dw(const Block* p, int64_t b, int) { return halves(p[b].d); }
+    static __m256 mw(const Block* p, int64_t b) { return halves(p[b].m); }
 };
 
 struct Q8_0P {
     using Block = PanelBlockQ8_0;
+    using Codes = const uint8_t*;
     static constexpr bool kHasMin = false;
+    static constexpr int kParts = 1;
+    static constexpr size_t kBlockBytes = sizeof(Block);
+    static const uint8_t* codes(const Block* p, int64_t b) { return reinterpret_cast<const uint8_t*>(p[b].qs[0]); }
     template <int H, int Half>
-    static __m256i half(const Block& b) {
-        return widen_i8(b.qs[2 * H + Half]);
+    static __m256i half(const uint8_t* q) {
+        return widen_i8(reinterpret_cast<const int8_t*>(q) + 16 * (2 * H + Half));
     }
+    static __m256 dw(const Block* p, int64_t b, int) { return halves(p[b].d); }
+    static __m256 mw(const Block*, int64_t) { return _mm256_setzero_ps(); }
+};
+
+// Sub-blocks in Q4_1's order; dw = D * sc and mw = -(Dmin * m), exact products.
+struct Q4_KP {
+    using Block = PanelBlockQ4_K;
+    using Codes = const uint8_t*;
+    static constexpr bool kHasMin = true;
+    static constexpr int kParts = 1;
+    static constexpr size_t kBlockBytes = sizeof(Block) / 8;
+    static const uint8_t* codes(const Block* p, int64_t b) { return p[b / 8].qs[b % 8][0]; }
+    template <int H, int Half>
+    static __m256i half(const uint8_t* q) {
+        return Q4_1P::half<H, Half>(q);
+    }
+    static __m256 dw(const Block* p, int64_t b, int) {
+        return _mm256_mul_ps(halves(p[b / 8].d), bytes_as_floats(p[b / 8].sc[b % 8]));
+    }
+    static __m256 mw(const Block* p, int64_t b) {
+        const __m256 m = _mm256_mul_ps(halves(p[b / 8].dmin), bytes_as_floats(p[b / 8].m[b % 8]));
+        return _mm256_xor_ps(m, _mm256_set1_ps(-0.0f));
+    }
+};
+
+// Low nibbles as Q4_1's, the high two bits shifted in beside them, minus 32; the two
+// halves of a block (groups 0-3 and 4-7) have their own scales.
+struct Q6_KP {
+    using Block = PanelBlockQ6_K;
+    struct Codes {
+        const uint8_t* lo;
+        const uint8_t* hi;
+    };
+    static constexpr bool kHasMin = false;
+    static constexpr int kParts = 2;
+    static constexpr size_t kBlockBytes = sizeof(Block) / 8;
+    static Codes codes(const Block* p, int64_t b) { return {p[b / 8].ql[b % 8][0], p[b / 8].qh[b % 8][0]}; }
+    template <int H, int Half>
+    static __m256i half(Codes q) {
+        const __m256i lo = Q4_1P::half<H, Half>(q.lo);
+        const __m256i h = widen_u8(q.hi + 16 * (H % 4));
+        constexpr int kShift = 4 * (H / 4) + 2 * Half;  // of the two bits, to bring to bit 4
+        const __m256i hi = kShift >= 4 ? _mm256_srli_epi16(h, kShift - 4) : _mm256_slli_epi16(h, 4 - kShift);
+        return _mm256_sub_epi16(_mm256_or_si256(lo, _mm256_and_si256(hi, _mm256_set1_epi16(0x30))),
+                                _mm256_set1_epi16(32));
+    }
+    static __m256 dw(const Block* p, int64_t b, int part) {
+        const __m256 sc = _mm256_cvtepi32_ps(
+            _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p[b / 8].sc[2 * (b % 8) + part]))));
+        return _mm256_mul_ps(halves(p[b / 8].d), sc);
+    }
+    static __m256 mw(const Block*, int64_t) { return _mm256_setzero_ps(); }
 };
 
 inline __m256i code_pair(const int16_t* c) {
@@ -65,10 +134,10 @@ inline void store_rows(float* y, __m256 v, int rows) {
 }
 
 // MR activation rows (from t0) against NV consecutive panels (the first at `panel`, the
-// rest panel_blocks blocks apart); `rows` counts the weight rows that exist from the first.
+// rest panel_bytes apart); `rows` counts the weight rows that exist from the first.
 template <class T, int MR, int NV>
-void tile(int64_t blocks, const typename T::Block* panel, int64_t panel_blocks, const PanelActivations& x,
-          int64_t t0, float* y, int64_t ldy, int64_t rows) {
+void tile(int64_t blocks, const uint8_t* panel, size_t panel_bytes, const PanelActivations& x, int64_t t0, float* y,
+          int64_t ldy, int64_t rows) {
     // Eight float accumulators do not fit in registers beside the eight integer ones and
     // the codes: the 4 x 2 tile keeps them in memory, touched once per block (with both in
     // registers the compiler spilled the integer sums in every group: 1.2x slower).
@@ -86,25 +155,27 @@ void tile(int64_t blocks, const typename T::Block* panel, int64_t panel_blocks, 
         s[t] = x.sums(t0 + t);
     }
     const typename T::Block* pv[NV];
-    for (int v = 0; v < NV; ++v) pv[v] = panel + v * panel_blocks;
+    for (int v = 0; v < NV; ++v) pv[v] = reinterpret_cast<const typename T::Block*>(panel + v * panel_bytes);
 
     for (int64_t b = 0; b < blocks; ++b) {
         // The same block of the next NV panels (the next tile's, usually): streaming
         // from memory, a single activation row otherwise waits on the weights. A
         // prefetch past the end is harmless.
         for (int v = 0; v < NV; ++v) {
-            const char* ahead = reinterpret_cast<const char*>(pv[v] + NV * panel_blocks + b);
-            for (size_t at = 0; at < sizeof(typename T::Block); at += 64) _mm_prefetch(ahead + at, _MM_HINT_T0);
-            _mm_prefetch(ahead + sizeof(typename T::Block) - 1, _MM_HINT_T0);
+            const char* ahead = reinterpret_cast<const char*>(pv[v]) + NV * panel_bytes + b * T::kBlockBytes;
+            for (size_t at = 0; at < T::kBlockBytes; at += 64) _mm_prefetch(ahead + at, _MM_HINT_T0);
+            _mm_prefetch(ahead + T::kBlockBytes - 1, _MM_HINT_T0);
         }
         __m256i n[MR][NV];
         for (auto& row : n)
             for (auto& a : row) a = _mm256_setzero_si256();
         const int64_t at = b * 32;
         // One half of group G: its code pairs times each row's activation pair.
+        typename T::Codes q[NV];
+        for (int v = 0; v < NV; ++v) q[v] = T::codes(pv[v], b);
         auto half = [&]<int G, int Half>() {
             __m256i w[NV];
-            for (int v = 0; v < NV; ++v) w[v] = T::template half<G, Half>(pv[v][b]);
+            for (int v = 0; v < NV; ++v) w[v] = T::template half<G, Half>(q[v]);
             for (int t = 0; t < MR; ++t) {
                 const __m256i xc = code_pair(c[t] + at + 4 * G + 2 * Half);
                 for (int v = 0; v < NV; ++v) n[t][v] = _mm256_add_epi32(n[t][v], _mm256_madd_epi16(w[v], xc));
@@ -114,19 +185,30 @@ void tile(int64_t blocks, const typename T::Block* panel, int64_t panel_blocks, 
             for (auto& row : n)
                 for (auto& a : row) asm("" : "+x"(a));
         };
-        [&]<int... G>(std::integer_sequence<int, G...>) {
-            ((half.template operator()<G, 0>(), half.template operator()<G, 1>()), ...);
-        }(std::make_integer_sequence<int, 8>{});
-        for (int v = 0; v < NV; ++v) {
-            const __m256 dw = halves(pv[v][b].d);
-            for (int t = 0; t < MR; ++t) {
-                __m256 acc = kInMemory ? _mm256_load_ps(accf[t][v]) : accr[t][v];
-                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(n[t][v]), _mm256_mul_ps(dw, _mm256_set1_ps(d[t][b])), acc);
-                if constexpr (T::kHasMin) acc = _mm256_fmadd_ps(halves(pv[v][b].m), _mm256_set1_ps(s[t][b]), acc);
-                if constexpr (kInMemory) _mm256_store_ps(accf[t][v], acc);
-                else accr[t][v] = acc;
+        // The sums of part `part` of the block folded into the float accumulators.
+        auto fold = [&](int part) {
+            for (int v = 0; v < NV; ++v) {
+                const __m256 dw = T::dw(pv[v], b, part);
+                const __m256 mw = T::mw(pv[v], b);
+                for (int t = 0; t < MR; ++t) {
+                    __m256 acc = kInMemory ? _mm256_load_ps(accf[t][v]) : accr[t][v];
+                    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(n[t][v]), _mm256_mul_ps(dw, _mm256_set1_ps(d[t][b])), acc);
+                    if constexpr (T::kHasMin) acc = _mm256_fmadd_ps(mw, _mm256_set1_ps(s[t][b]), acc);
+                    if constexpr (kInMemory) _mm256_store_ps(accf[t][v], acc);
+                    else accr[t][v] = acc;
+                    n[t][v] = _mm256_setzero_si256();
+                }
             }
-        }
+        };
+        auto group = [&]<int G>() {
+            half.template operator()<G, 0>();
+            half.template operator()<G, 1>();
+            if constexpr (T::kParts == 2 && G == 3) fold(0);
+        };
+        [&]<int... G>(std::integer_sequence<int, G...>) {
+            (group.template operator()<G>(), ...);
+        }(std::make_integer_sequence<int, 8>{});
+        fold(T::kParts - 1);
         // Keeps accf in memory: left free, the compiler promotes it to registers again.
         if constexpr (kInMemory) asm volatile("" : : "r"(&accf[0][0][0]) : "memory");
     }
@@ -143,8 +225,8 @@ void panels_against(const PanelWeights& w, int64_t p_begin, int64_t p_end, const
                     float* y, int64_t ldy) {
     const int64_t blocks = w.cols() / 32;
     auto run = [&]<int N>(int64_t p) {
-        tile<T, MR, N>(blocks, reinterpret_cast<const typename T::Block*>(w.panel(p)), blocks, x, t0,
-                       y + p * kPanelRows, ldy, w.rows() - p * kPanelRows);
+        tile<T, MR, N>(blocks, w.panel(p), w.panel_bytes(), x, t0, y + p * kPanelRows, ldy,
+                       w.rows() - p * kPanelRows);
     };
     int64_t p = p_begin;
     for (; p + NV <= p_end; p += NV) run.template operator()<NV>(p);
@@ -207,8 +289,12 @@ PanelBlockScale quantize_panel_block(const float* x, int16_t* codes) {
 
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                int64_t n_x, float* y, int64_t ldy) {
-    if (w.q8()) panel_rows<Q8_0P>(w, p_begin, p_end, x, t0, n_x, y, ldy);
-    else panel_rows<Q4_1P>(w, p_begin, p_end, x, t0, n_x, y, ldy);
+    switch (w.layout()) {
+    case PanelLayout::Q8_0: panel_rows<Q8_0P>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
+    case PanelLayout::Q4_K: panel_rows<Q4_KP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
+    case PanelLayout::Q6_K: panel_rows<Q6_KP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
+    case PanelLayout::Q4_1: panel_rows<Q4_1P>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
+    }
 }
 
 } // namespace arbor::avx2

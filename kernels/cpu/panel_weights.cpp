@@ -7,6 +7,7 @@
 #include "arbor/kernels/fp16.h"
 #include "arbor/kernels/huge_pages.h"
 #include "arbor/kernels/quant_blocks.h"
+#include "quant/block_bits.h"
 
 #include <cmath>
 #include <cstring>
@@ -61,6 +62,53 @@ void pack_block(const BlockQ8_0* const (&src)[kPanelRows], int rows, PanelBlockQ
     }
 }
 
+// Q4_K: sub-block 2g's element l is the low nibble of qs[32g + l], sub-block 2g + 1's
+// the high nibble; each sub-block takes Q4_1's panel order.
+void pack_block(const BlockQ4_K* const (&src)[kPanelRows], int rows, PanelBlockQ4_K& out) {
+    std::memset(&out, 0, sizeof out);
+    for (int r = 0; r < rows; ++r) {
+        out.d[r] = src[r]->d;
+        out.dmin[r] = src[r]->dmin;
+        uint8_t sc[8], mn[8];
+        quant::unpack_k_scales(src[r]->scales, sc, mn);
+        for (int j = 0; j < 8; ++j) {
+            out.sc[j][r] = sc[j];
+            out.m[j][r] = mn[j];
+            const uint8_t* q = src[r]->qs + 32 * (j / 2);
+            const int shift = 4 * (j % 2);
+            auto e = [&](int k) { return uint8_t((q[k] >> shift) & 0x0f); };
+            for (int h = 0; h < 8; ++h)
+                for (int jj = 0; jj < 2; ++jj)
+                    out.qs[j][h][2 * r + jj] = uint8_t(e(4 * h + jj) | (e(4 * h + jj + 2) << 4));
+        }
+    }
+}
+
+// Q6_K: GGUF element 128h + 32u + l (u = 0..3, l < 32) has its low bits in nibble u / 2
+// of ql[64h + 32 (u % 2) + l] and its high bits at bit 2u of qh[32h + l].
+void pack_block(const BlockQ6_K* const (&src)[kPanelRows], int rows, PanelBlockQ6_K& out) {
+    std::memset(&out, 0, sizeof out);
+    for (int r = 0; r < rows; ++r) {
+        const BlockQ6_K& b = *src[r];
+        out.d[r] = b.d;
+        for (int i = 0; i < 16; ++i) out.sc[i][r] = b.scales[i];
+        auto code = [&](int e) {  // 0..63
+            const int h = e / 128, u = e % 128 / 32, l = e % 32;
+            const int lo = (b.ql[64 * h + 32 * (u % 2) + l] >> (4 * (u / 2))) & 0x0f;
+            return lo | (((b.qh[32 * h + l] >> (2 * u)) & 3) << 4);
+        };
+        for (int j = 0; j < 8; ++j)
+            for (int h = 0; h < 8; ++h)
+                for (int i = 0; i < 2; ++i)
+                    for (int half = 0; half < 2; ++half) {
+                        const int q = code(32 * j + 4 * h + i + 2 * half);
+                        out.ql[j][h][2 * r + i] |= uint8_t((q & 0x0f) << (4 * half));
+                        out.qh[j][h % 4][2 * r + i] |= uint8_t((q >> 4) << (4 * (h / 4) + 2 * half));
+                    }
+    }
+}
+
+// `blocks` counts the destination's blocks per panel (Q4_K, Q6_K: super-blocks).
 template <class Src, class Dst>
 void pack_panels(const TensorView& w, int64_t panels, int64_t blocks, uint8_t* out) {
     for (int64_t p = 0; p < panels; ++p) {
@@ -74,50 +122,123 @@ void pack_panels(const TensorView& w, int64_t panels, int64_t blocks, uint8_t* o
     }
 }
 
-int code(const PanelBlockQ4_1& b, int r, int k) {
-    return (b.qs[k / 4][2 * r + k % 2] >> (4 * (k / 2 % 2))) & 0x0f;
-}
-int code(const PanelBlockQ8_0& b, int r, int k) {
-    return b.qs[k / 2][2 * r + k % 2];
-}
-float element(const PanelBlockQ4_1& b, int r, int k) {
-    return fp16_to_fp32(b.d[r]) * float(code(b, r, k)) + fp16_to_fp32(b.m[r]);
-}
+// The contract's view of each layout: code of element k of row r (k counted from the
+// row's start), and block b's scale and min of row r (part p of kParts: Q6_K's halves).
+struct ScaleMin {
+    float d, m;
+};
 
-float element(const PanelBlockQ8_0& b, int r, int k) {
-    return fp16_to_fp32(b.d[r]) * float(code(b, r, k));
-}
+struct Q4_1Layout {
+    using Block = PanelBlockQ4_1;
+    static constexpr int kParts = 1;
+    static int code(const Block* blocks, int r, int64_t k) {
+        const Block& b = blocks[k / kBlock];
+        const int i = int(k % kBlock);
+        return (b.qs[i / 4][2 * r + i % 2] >> (4 * (i / 2 % 2))) & 0x0f;
+    }
+    static ScaleMin scale(const Block* blocks, int r, int64_t b, int) {
+        return {fp16_to_fp32(blocks[b].d[r]), fp16_to_fp32(blocks[b].m[r])};
+    }
+};
+
+struct Q8_0Layout {
+    using Block = PanelBlockQ8_0;
+    static constexpr int kParts = 1;
+    static int code(const Block* blocks, int r, int64_t k) {
+        const int i = int(k % kBlock);
+        return blocks[k / kBlock].qs[i / 2][2 * r + i % 2];
+    }
+    static ScaleMin scale(const Block* blocks, int r, int64_t b, int) { return {fp16_to_fp32(blocks[b].d[r]), 0.0f}; }
+};
+
+struct Q4_KLayout {
+    using Block = PanelBlockQ4_K;
+    static constexpr int kParts = 1;
+    static int code(const Block* blocks, int r, int64_t k) {
+        const Block& b = blocks[k / QK_K];
+        const int j = int(k % QK_K) / kBlock, i = int(k % kBlock);
+        return (b.qs[j][i / 4][2 * r + i % 2] >> (4 * (i / 2 % 2))) & 0x0f;
+    }
+    static ScaleMin scale(const Block* blocks, int r, int64_t b, int) {
+        const Block& s = blocks[b / 8];
+        const int j = int(b % 8);
+        return {fp16_to_fp32(s.d[r]) * float(s.sc[j][r]), -(fp16_to_fp32(s.dmin[r]) * float(s.m[j][r]))};
+    }
+};
+
+struct Q6_KLayout {
+    using Block = PanelBlockQ6_K;
+    static constexpr int kParts = 2;
+    static int code(const Block* blocks, int r, int64_t k) {
+        const Block& b = blocks[k / QK_K];
+        const int j = int(k % QK_K) / kBlock, i = int(k % kBlock);
+        const int h = i / 4, half = i / 2 % 2;
+        const int lo = (b.ql[j][h][2 * r + i % 2] >> (4 * half)) & 0x0f;
+        const int hi = (b.qh[j][h % 4][2 * r + i % 2] >> (4 * (h / 4) + 2 * half)) & 3;
+        return (lo | (hi << 4)) - 32;
+    }
+    static ScaleMin scale(const Block* blocks, int r, int64_t b, int part) {
+        const Block& s = blocks[b / 8];
+        return {fp16_to_fp32(s.d[r]) * float(s.sc[2 * (b % 8) + part][r]), 0.0f};
+    }
+};
+
+template <class L>
+constexpr bool kHasMin = std::is_same_v<L, Q4_1Layout> || std::is_same_v<L, Q4_KLayout>;
 
 // The contract's fold for one (weight row, activation row) pair.
-template <class Block>
+template <class L>
 float contract_dot(const uint8_t* panel, int r, const PanelActivations& x, int64_t t) {
-    const auto* blocks = reinterpret_cast<const Block*>(panel);
+    const auto* blocks = reinterpret_cast<const typename L::Block*>(panel);
     const int16_t* c = x.codes(t);
     float acc = 0.0f;
+    constexpr int64_t kPart = kBlock / L::kParts;
     for (int64_t b = 0; b < x.cols() / kBlock; ++b) {
-        int32_t n = 0;
-        for (int k = 0; k < kBlock; ++k) n += code(blocks[b], r, k) * int32_t(c[b * kBlock + k]);
-        acc = std::fma(float(n), fp16_to_fp32(blocks[b].d[r]) * x.scales(t)[b], acc);
-        if constexpr (std::is_same_v<Block, PanelBlockQ4_1>) acc = std::fma(fp16_to_fp32(blocks[b].m[r]), x.sums(t)[b], acc);
+        for (int part = 0; part < L::kParts; ++part) {
+            int32_t n = 0;
+            for (int64_t k = b * kBlock + part * kPart; k < b * kBlock + (part + 1) * kPart; ++k)
+                n += L::code(blocks, r, k) * int32_t(c[k]);
+            acc = std::fma(float(n), L::scale(blocks, r, b, part).d * x.scales(t)[b], acc);
+        }
+        if constexpr (kHasMin<L>) acc = std::fma(L::scale(blocks, r, b, 0).m, x.sums(t)[b], acc);
     }
     return acc;
 }
 
-template <class Block>
+// Element k is d * q + m: for Q4_K exactly GGUF's d1 * q - m1, for Q6_K its (d * sc) * q.
+template <class L>
 void dequantize_from(const uint8_t* panel, int r, int64_t cols, float* out) {
-    const auto* blocks = reinterpret_cast<const Block*>(panel);
-    for (int64_t b = 0; b < cols / kBlock; ++b)
-        for (int k = 0; k < kBlock; ++k) out[b * kBlock + k] = element(blocks[b], r, k);
+    const auto* blocks = reinterpret_cast<const typename L::Block*>(panel);
+    for (int64_t k = 0; k < cols; ++k) {
+        const ScaleMin s = L::scale(blocks, r, k / kBlock, int(k % kBlock) / (kBlock / L::kParts));
+        const float v = s.d * float(L::code(blocks, r, k));
+        out[k] = kHasMin<L> ? v + s.m : v;
+    }
+}
+
+// f.template operator()<L>() for the layout of w's panels.
+template <class F>
+decltype(auto) with_layout(PanelLayout layout, F&& f) {
+    switch (layout) {
+    case PanelLayout::Q8_0: return f.template operator()<Q8_0Layout>();
+    case PanelLayout::Q4_K: return f.template operator()<Q4_KLayout>();
+    case PanelLayout::Q6_K: return f.template operator()<Q6_KLayout>();
+    case PanelLayout::Q4_1: break;
+    }
+    return f.template operator()<Q4_1Layout>();
 }
 
 } // namespace
 
 bool PanelWeights::packable(DType type, int64_t cols) {
+    if (type == DType::Q4_K || type == DType::Q6_K) return cols > 0 && cols % QK_K == 0;
     return (type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0) && cols > 0 && cols % kBlock == 0;
 }
 
 namespace {
 size_t panel_bytes_of(const TensorView& w) {
+    if (w.type == DType::Q4_K) return size_t(w.cols / QK_K) * sizeof(PanelBlockQ4_K);
+    if (w.type == DType::Q6_K) return size_t(w.cols / QK_K) * sizeof(PanelBlockQ6_K);
     const size_t block_bytes = w.type == DType::Q8_0 ? sizeof(PanelBlockQ8_0) : sizeof(PanelBlockQ4_1);
     return size_t(w.cols / kBlock) * block_bytes;
 }
@@ -139,13 +260,15 @@ PanelWeights PanelWeights::pack(const TensorView& w, std::shared_ptr<uint8_t[]> 
     out.type_ = w.type;
     out.rows_ = w.rows;
     out.cols_ = w.cols;
-    const int64_t blocks = w.cols / kBlock;
+    const int64_t blocks = w.cols / kBlock, super_blocks = w.cols / QK_K;
     out.panel_bytes_ = panel_bytes_of(w);
     out.storage_ = std::move(storage);
     out.data_ = out.storage_.get() + offset;
     // Every byte is written: pack_block clears each block first.
     if (w.type == DType::Q4_0) pack_panels<BlockQ4_0, PanelBlockQ4_1>(w, out.panels(), blocks, out.data_);
     else if (w.type == DType::Q4_1) pack_panels<BlockQ4_1, PanelBlockQ4_1>(w, out.panels(), blocks, out.data_);
+    else if (w.type == DType::Q4_K) pack_panels<BlockQ4_K, PanelBlockQ4_K>(w, out.panels(), super_blocks, out.data_);
+    else if (w.type == DType::Q6_K) pack_panels<BlockQ6_K, PanelBlockQ6_K>(w, out.panels(), super_blocks, out.data_);
     else pack_panels<BlockQ8_0, PanelBlockQ8_0>(w, out.panels(), blocks, out.data_);
     return out;
 }
@@ -166,8 +289,7 @@ std::shared_ptr<uint8_t[]> PanelWeights::storage_for(std::span<const TensorView*
 void PanelWeights::dequantize_row(int64_t r, float* out) const {
     const uint8_t* p = panel(r / kPanelRows);
     const int lane = int(r % kPanelRows);
-    if (q8()) dequantize_from<PanelBlockQ8_0>(p, lane, cols_, out);
-    else dequantize_from<PanelBlockQ4_1>(p, lane, cols_, out);
+    with_layout(layout(), [&]<class L>() { dequantize_from<L>(p, lane, cols_, out); });
 }
 
 void PanelActivations::resize(int64_t n_rows, int64_t cols) {
@@ -214,9 +336,9 @@ void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const Pane
     for (int64_t r = p_begin * kPanelRows; r < std::min(p_end * kPanelRows, w.rows()); ++r) {
         const uint8_t* panel = w.panel(r / kPanelRows);
         const int lane = int(r % kPanelRows);
-        for (int64_t t = 0; t < n_x; ++t)
-            y[t * ldy + r] = w.q8() ? contract_dot<PanelBlockQ8_0>(panel, lane, x, t0 + t)
-                                    : contract_dot<PanelBlockQ4_1>(panel, lane, x, t0 + t);
+        with_layout(w.layout(), [&]<class L>() {
+            for (int64_t t = 0; t < n_x; ++t) y[t * ldy + r] = contract_dot<L>(panel, lane, x, t0 + t);
+        });
     }
 }
 } // namespace ref

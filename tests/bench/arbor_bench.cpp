@@ -2,9 +2,12 @@
 // decode (--gen-tokens single-token steps, default 128, after --depth tokens of context)
 // throughput of one sequence, like llama-bench's pp512 and tg128 (and its -d).
 // --workload concurrent|multiturn|shared-prefix runs the serving workloads through the
-// engine instead, --workload matmul the matrix product alone (workloads.h).
+// engine instead, --workload matmul the matrix product alone, --workload memread the
+// machine's plain memory-read speed (workloads.h). Every result names the CPU and its
+// vector extensions (cpu_info.h).
 // --synthetic SHAPE:TYPE benchmarks a synthetic model (synthetic_cache.h) instead of --model.
 #include "bench_report.h"
+#include "cpu_info.h"
 #include "synthetic_cache.h"
 #include "workloads.h"
 
@@ -52,7 +55,8 @@ void usage() {
     std::fputs("usage: arbor-bench [--model PATH | --synthetic SHAPE:TYPE] [--threads N]\n"
                "                   [--prompt-tokens N] [--gen-tokens N] [--depth N] [--attention-part N]\n"
                "                   [--repetitions N] [--int8-activations] [--json]\n"
-               "                   [--workload single|concurrent|multiturn|shared-prefix|matmul] [--kv-mib N]\n"
+               "                   [--workload single|concurrent|multiturn|shared-prefix|matmul|memread]\n"
+               "                   [--kv-mib N]\n"
                "                   [--chats N[,N...]] [--kv-type f16|f32]\n"
                "                   [--weights panels|gguf] [--device auto|cpu|cuda[:N]]\n",
                stderr);
@@ -123,6 +127,17 @@ arbor::bench::Measurement summarize(std::string test, int threads, std::vector<d
     return m;
 }
 
+void print_workload(const Options& o, const std::string& model, const arbor::bench::WorkloadResult& r) {
+    const std::string cpu = arbor::bench::cpu_description();
+    if (o.json)
+        std::printf("{\"model\": %s, \"workload\": \"%s\", \"threads\": %d, \"cpu\": %s, \"results\": %s}\n",
+                    arbor::bench::json_quoted(model).c_str(), o.workload.c_str(), o.threads,
+                    arbor::bench::json_quoted(cpu).c_str(), r.json.c_str());
+    else
+        std::printf("model: %s\nworkload: %s, %d threads\ncpu: %s\n\n%s", model.c_str(), o.workload.c_str(), o.threads,
+                    cpu.c_str(), r.table.c_str());
+}
+
 int run_workload(const Options& o, const arbor::Model& model) {
     arbor::EngineOptions eo;
     eo.backend.threads = o.threads;
@@ -141,14 +156,7 @@ int run_workload(const Options& o, const arbor::Model& model) {
         std::fprintf(stderr, "arbor-bench: unknown workload '%s'\n", o.workload.c_str());
         return 2;
     }
-    if (o.json)
-        std::printf("{\"model\": \"%s\", \"workload\": \"%s\", \"threads\": %d, \"results\": %s}\n",
-                    std::filesystem::path(o.model).filename().string().c_str(), o.workload.c_str(), o.threads,
-                    r.json.c_str());
-    else
-        std::printf("model: %s\nworkload: %s, %d threads\n\n%s",
-                    std::filesystem::path(o.model).filename().string().c_str(), o.workload.c_str(), o.threads,
-                    r.table.c_str());
+    print_workload(o, std::filesystem::path(o.model).filename().string(), r);
     return 0;
 }
 
@@ -161,6 +169,10 @@ int main(int argc, char** argv) {
         return 2;
     }
     spdlog::set_level(spdlog::level::warn);
+    if (o.workload == "memread") {  // no model
+        print_workload(o, "none", arbor::bench::run_memread(o.threads));
+        return 0;
+    }
     if (!o.synthetic.empty()) {
         try {
             o.model = arbor::synth::cached_synthetic_model(o.synthetic, [](const std::filesystem::path& path) {
@@ -220,7 +232,8 @@ int main(int argc, char** argv) {
                                     backend->description() + (o.int8 ? ", int8 activations" : "") +
                                         (o.kv_type == arbor::KvType::F32 ? ", F32 KV" : ", F16 KV") +
                                         (o.panel_weights ? "" : ", GGUF-order weights"),
-                                    std::string(arbor::isa_name(arbor::best_isa())), {}};
+                                    std::string(arbor::isa_name(arbor::best_isa())),
+                                    arbor::bench::cpu_description(), {}};
         report.rows.push_back(summarize("pp" + std::to_string(o.prompt_tokens), o.threads, pp));
         report.rows.push_back(summarize(
             "tg" + std::to_string(o.gen_tokens) + (o.depth > 0 ? " @ d" + std::to_string(o.depth) : ""), o.threads, tg));

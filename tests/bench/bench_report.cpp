@@ -19,6 +19,12 @@ std::string json_string(const std::string& s) {
     return out + "\"";
 }
 
+} // namespace
+
+std::string json_quoted(const std::string& s) { return json_string(s); }
+
+namespace {
+
 std::string number(double v) { return fmt("%.3f", v); }
 
 } // namespace
@@ -30,7 +36,7 @@ std::string fmt(const char* format, double v) {
 }
 
 std::string to_table(const Report& r) {
-    std::string out = "model: " + r.model + "\nbackend: " + r.backend + " (" + r.isa + ")\n\n";
+    std::string out = "model: " + r.model + "\nbackend: " + r.backend + " (" + r.isa + ")\ncpu: " + r.cpu + "\n\n";
     char line[160];
     int width = 8;  // the test column fits its longest name ("tg128 @ d1024")
     for (const auto& m : r.rows) width = std::max(width, int(m.test.size()));
@@ -47,7 +53,7 @@ std::string to_table(const Report& r) {
 
 std::string to_json(const Report& r) {
     std::string out = "{\"model\": " + json_string(r.model) + ", \"backend\": " + json_string(r.backend) +
-                      ", \"isa\": " + json_string(r.isa) + ", \"results\": [";
+                      ", \"isa\": " + json_string(r.isa) + ", \"cpu\": " + json_string(r.cpu) + ", \"results\": [";
     for (size_t i = 0; i < r.rows.size(); ++i) {
         const auto& m = r.rows[i];
         out += std::string(i ? ", " : "") + "{\"test\": " + json_string(m.test) +

@@ -18,6 +18,7 @@ struct Report {
     std::string model;
     std::string backend;
     std::string isa;
+    std::string cpu;  // cpu_description()
     std::vector<Measurement> rows;
 };
 
@@ -25,6 +26,8 @@ struct Report {
 std::string fmt(const char* format, double v);
 
 std::string to_table(const Report& report);
+// `s` as a JSON string literal, quotes included.
+std::string json_quoted(const std::string& s);
 std::string to_json(const Report& report);
 
 } // namespace arbor::bench

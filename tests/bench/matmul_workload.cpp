@@ -3,16 +3,17 @@
 // every layer's products in turn, which stream from memory as in a step), for batches of
 // 1 to 64 activation rows, through panels with 16-bit activations (the backend's
 // default) or in GGUF order with float products (--weights gguf). Reports GMAC/s, so
-// kernel changes can be compared directly.
+// kernel changes can be compared directly, and the GB/s of weights read (panels or GGUF
+// rows, as used), to compare with --workload memread.
 #include "workloads.h"
 
 #include "bench_report.h"
+#include "best_rate.h"
 
 #include "arbor/kernels/matmul.h"
 #include "arbor/kernels/thread_pool.h"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <random>
 #include <stdexcept>
@@ -21,27 +22,30 @@
 namespace arbor::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // One matmul call: weights sharing their input, as the engine fuses Q/K/V and gate/up.
 using Call = std::vector<TensorView>;
 
 // Panel copies of the packable weights, by the weight's data; empty for GGUF order.
 using Panels = std::map<const uint8_t*, PanelWeights>;
 
-// Multiply-accumulates per second of `calls` in turn: the best of ten rounds of repeated
-// passes, each at least 50 ms (the best round is the one least disturbed by other work on
-// the machine).
-double gmacs(ThreadPool& pool, const std::vector<Call>& calls, const Panels& panels, int64_t rows) {
+struct Rate {
+    double gmacs, gbps;  // multiply-accumulates and weight bytes read, per second
+};
+
+// Rates of `calls` in turn (best_passes_per_second, rounds of at least 50 ms).
+Rate rate(ThreadPool& pool, const std::vector<Call>& calls, const Panels& panels, int64_t rows) {
     std::mt19937 rng(7);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     int64_t cols = 0, outs = 0;
-    double macs = 0.0;
+    double macs = 0.0, bytes = 0.0;
     for (const Call& call : calls)
         for (const TensorView& w : call) {
             cols = std::max(cols, w.cols);
             outs = std::max(outs, w.rows);
             macs += double(w.rows) * double(w.cols) * double(rows);
+            const auto it = panels.find(w.data);
+            bytes += it != panels.end() ? double(it->second.panel_bytes()) * double(it->second.panels())
+                                        : double(w.rows) * double(w.row_stride);
         }
     AlignedFloats x(size_t(rows * cols));  // like the engine's activations
     std::vector<std::vector<float>> y(3, std::vector<float>(size_t(rows * outs)));
@@ -58,19 +62,8 @@ double gmacs(ThreadPool& pool, const std::vector<Call>& calls, const Panels& pan
         for (const auto& call : outputs) matmul(pool, x.data(), rows, call, scratch);
     };
     pass();  // warm-up: pages the weights in
-    double best = 0.0;
-    for (int round = 0; round < 10; ++round) {
-        int reps = 0;
-        const auto start = Clock::now();
-        double seconds = 0.0;
-        do {
-            pass();
-            ++reps;
-            seconds = std::chrono::duration<double>(Clock::now() - start).count();
-        } while (seconds < 0.05);
-        best = std::max(best, macs * reps / seconds / 1e9);
-    }
-    return best;
+    const double per_second = best_passes_per_second(pass, 0.05);
+    return {macs * per_second / 1e9, bytes * per_second / 1e9};
 }
 
 } // namespace
@@ -107,7 +100,8 @@ WorkloadResult run_matmul(const Model& model, const EngineOptions& options) {
             // As in the backend: a matrix whose scales cannot be packed keeps the GGUF order.
         }
     }
-    WorkloadResult out{"| tensor | type | rows x cols | activation rows | GMAC/s |\n|---|---|---|---|---|\n", "["};
+    WorkloadResult out{"| tensor | type | rows x cols | activation rows | GMAC/s | weight GB/s |\n|---|---|---|---|---|---|\n",
+                       "["};
     bool first = true;
     for (const auto& t : tensors) {
         const TensorView& w = t.calls.front().front();
@@ -115,12 +109,12 @@ WorkloadResult run_matmul(const Model& model, const EngineOptions& options) {
         const std::string shape = t.calls.size() > 1 ? std::to_string(t.calls.size()) + " calls"
                                                      : std::to_string(w.rows) + " x " + std::to_string(w.cols);
         for (int rows : {1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64}) {
-            const double rate = gmacs(pool, t.calls, panels, rows);
+            const Rate r = rate(pool, t.calls, panels, rows);
             out.table += std::string("| ") + t.name + " | " + type + " | " + shape + " | " + std::to_string(rows) +
-                         " | " + fmt("%.2f", rate) + " |\n";
+                         " | " + fmt("%.2f", r.gmacs) + " | " + fmt("%.2f", r.gbps) + " |\n";
             out.json += std::string(first ? "" : ", ") + "{\"tensor\": \"" + t.name + "\", \"type\": \"" + type +
-                        "\", \"activation_rows\": " + std::to_string(rows) + ", \"gmac_per_s\": " + fmt("%.3f", rate) +
-                        "}";
+                        "\", \"activation_rows\": " + std::to_string(rows) + ", \"gmac_per_s\": " +
+                        fmt("%.3f", r.gmacs) + ", \"weight_gb_per_s\": " + fmt("%.3f", r.gbps) + "}";
             first = false;
         }
     }

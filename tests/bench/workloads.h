@@ -25,5 +25,8 @@ WorkloadResult run_multiturn(const Model& model, const EngineOptions& options, i
 WorkloadResult run_shared_prefix(const Model& model, const EngineOptions& options);
 // The float-activation matmul on the model's weights, 1 to 64 activation rows (GMAC/s).
 WorkloadResult run_matmul(const Model& model, const EngineOptions& options);
+// Plain reads of a buffer larger than the caches with `threads` threads (GB/s): the
+// memory speed that the matmul workload's GB/s of one or a few rows approach.
+WorkloadResult run_memread(int threads);
 
 } // namespace arbor::bench

@@ -1,4 +1,4 @@
-// Weights packed as panels of eight rows (panel_weights.h; Q4_0, Q4_1, Q8_0): packing keeps every weight
+// Weights packed as panels of eight rows (panel_weights.h; Q4_0, Q4_1, Q8_0, Q4_K, Q6_K): packing keeps every weight
 // (checked against dequantize_row of the GGUF rows); the activations' 16-bit codes
 // round each value to the nearest step (AVX2 bit for bit as the reference); the scalar
 // reference follows the contract (checked against a fold written here over the GGUF
@@ -84,12 +84,39 @@ Element gguf_element(DType type, const uint8_t* row, int64_t k) {
         const int i = int(k % 32);
         return {i < 16 ? b.qs[i] & 0x0f : b.qs[i - 16] >> 4, arbor::fp16_to_fp32(b.d), arbor::fp16_to_fp32(b.m)};
     }
+    if (type == DType::Q4_K) {
+        // GGUF's layout written out: sub-block j's element l in nibble j % 2 of byte
+        // 32 (j / 2) + l; 6-bit scale and min of sub-block j from the 12 packed bytes.
+        const auto& b = reinterpret_cast<const arbor::BlockQ4_K*>(row)[k / 256];
+        const int j = int(k % 256) / 32, l = int(k % 32);
+        const uint8_t byte = b.qs[32 * (j / 2) + l];
+        const uint8_t* s = b.scales;
+        const int sc = j < 4 ? s[j] & 63 : (s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4);
+        const int mn = j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+        return {j % 2 ? byte >> 4 : byte & 0x0f, arbor::fp16_to_fp32(b.d) * float(sc),
+                -(arbor::fp16_to_fp32(b.dmin) * float(mn))};
+    }
+    if (type == DType::Q6_K) {
+        // GGUF's layout written out: element 128h + 32u + l (u < 4, l < 32) has its low
+        // four bits in nibble u / 2 of ql[64h + 32 (u % 2) + l], its high two at bit 2u of
+        // qh[32h + l]; the value is d * scales[e / 16] * (code - 32).
+        const auto& b = reinterpret_cast<const arbor::BlockQ6_K*>(row)[k / 256];
+        const int e = int(k % 256), h = e / 128, u = e % 128 / 32, l = e % 32;
+        const int lo = (b.ql[64 * h + 32 * (u % 2) + l] >> (4 * (u / 2))) & 0x0f;
+        const int hi = (b.qh[32 * h + l] >> (2 * u)) & 3;
+        return {(lo | (hi << 4)) - 32, arbor::fp16_to_fp32(b.d) * float(b.scales[e / 16]), 0.0f};
+    }
     const auto& b = reinterpret_cast<const arbor::BlockQ8_0*>(row)[k / 32];
     return {b.qs[k % 32], arbor::fp16_to_fp32(b.d), 0.0f};
 }
 
-// The contract written out over the GGUF blocks: integer sums of codes per block, folded
-// into one float accumulator in column order.
+bool has_min(DType type) {
+    return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q4_K;
+}
+
+// The contract written out over the GGUF blocks: integer sums of codes per block (Q6_K:
+// per half block, each with its own scale), folded into one float accumulator in column
+// order.
 std::vector<float> contract_products(const Matrix& w, const std::vector<float>& x, int64_t n_x) {
     std::vector<float> y(size_t(n_x * w.rows));
     std::vector<int16_t> c(size_t(w.cols));
@@ -99,15 +126,18 @@ std::vector<float> contract_products(const Matrix& w, const std::vector<float>& 
             scale.push_back(round_block(x.data() + t * w.cols + b * 32, c.data() + b * 32));
         for (int64_t r = 0; r < w.rows; ++r) {
             float acc = 0.0f;
+            const int64_t part = w.type == DType::Q6_K ? 16 : 32;
             for (int64_t b = 0; b < w.cols / 32; ++b) {
-                int n = 0;
                 Element e{};
-                for (int64_t k = b * 32; k < b * 32 + 32; ++k) {
-                    e = gguf_element(w.type, w.view().row(r), k);
-                    n += e.code * c[size_t(k)];
+                for (int64_t p = b * 32; p < b * 32 + 32; p += part) {
+                    int n = 0;
+                    for (int64_t k = p; k < p + part; ++k) {
+                        e = gguf_element(w.type, w.view().row(r), k);
+                        n += e.code * c[size_t(k)];
+                    }
+                    acc = std::fma(float(n), e.d * scale[size_t(b)].first, acc);
                 }
-                acc = std::fma(float(n), e.d * scale[size_t(b)].first, acc);
-                if (w.type != DType::Q8_0) acc = std::fma(e.m, scale[size_t(b)].second, acc);
+                if (has_min(w.type)) acc = std::fma(e.m, scale[size_t(b)].second, acc);
             }
             y[size_t(t * w.rows + r)] = acc;
         }
@@ -134,13 +164,17 @@ QString type_name(DType type) {
     return QString::fromUtf8(name.data(), qsizetype(name.size()));
 }
 
+bool super_blocks(DType type) {
+    return type == DType::Q4_K || type == DType::Q6_K;
+}
+
 void add_shape_rows() {
     QTest::addColumn<int>("type");
     QTest::addColumn<int>("rows");
     QTest::addColumn<int>("cols");
-    for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0})
+    for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q6_K})
         for (int rows : {1, 7, 8, 9, 24, 61})
-            for (int cols : {32, 96, 576})
+            for (int cols : super_blocks(type) ? std::vector<int>{256, 768} : std::vector<int>{32, 96, 576})
                 QTest::newRow(qPrintable(QString("%1 %2x%3").arg(type_name(type)).arg(rows).arg(cols)))
                     << int(type) << rows << cols;
 }
@@ -161,9 +195,11 @@ private slots:
         QCOMPARE(p.panels(), int64_t((rows + 7) / 8));
         QCOMPARE(p.rows(), int64_t(rows));
         // The same bytes as the GGUF blocks, padding rows included (Q4_0: as Q4_1's, the
-        // minimum added).
+        // minimum added; Q4_K: 1184 bytes per super-block of eight rows for 8 x 144, the
+        // scales and mins unpacked to bytes).
         const DType layout = DType(type) == DType::Q4_0 ? DType::Q4_1 : DType(type);
-        QCOMPARE(p.panel_bytes() * size_t(p.panels()), arbor::row_bytes(layout, cols) * size_t(p.panels()) * 8);
+        const size_t per_panel = DType(type) == DType::Q4_K ? size_t(cols / 256) * 1184 : arbor::row_bytes(layout, cols) * 8;
+        QCOMPARE(p.panel_bytes() * size_t(p.panels()), per_panel * size_t(p.panels()));
         std::vector<float> want(static_cast<size_t>(cols)), got(static_cast<size_t>(cols));
         for (int r = 0; r < rows; ++r) {
             arbor::dequantize_row(DType(type), w.view().row(r), want.data(), cols, arbor::Isa::Scalar);
@@ -184,16 +220,18 @@ private slots:
     // panel the same bytes as packed alone; a matrix that cannot be packed gets no slice.
     void sharedStorageHoldsTheSamePanels() {
         const Matrix a = random_matrix(DType::Q4_1, 37, 96, 21), b = random_matrix(DType::Q8_0, 16, 64, 22),
-                     c = random_matrix(DType::Q4_0, 9, 32, 23);
+                     c = random_matrix(DType::Q4_0, 9, 32, 23), k = random_matrix(DType::Q4_K, 11, 512, 24),
+                     k6 = random_matrix(DType::Q6_K, 17, 256, 25);
         const Matrix f32{DType::F32, 4, 32, std::vector<uint8_t>(4 * 32 * sizeof(float))};
-        const arbor::TensorView va = a.view(), vb = b.view(), vc = c.view(), vf = f32.view();
-        const std::vector<const arbor::TensorView*> ws = {&va, &vf, &vb, &vc};
+        const arbor::TensorView va = a.view(), vb = b.view(), vc = c.view(), vk = k.view(), vk6 = k6.view(),
+                                vf = f32.view();
+        const std::vector<const arbor::TensorView*> ws = {&va, &vf, &vb, &vc, &vk, &vk6};
         std::vector<size_t> offsets;
         const auto storage = arbor::PanelWeights::storage_for(ws, offsets);
         QCOMPARE(reinterpret_cast<uintptr_t>(storage.get()) % arbor::kHugePage, uintptr_t(0));
         QCOMPARE(offsets[1], SIZE_MAX);
         size_t end = 0;
-        for (size_t i : {0, 2, 3}) {
+        for (size_t i : {0, 2, 3, 4, 5}) {
             QCOMPARE(offsets[i] % 64, size_t(0));
             QVERIFY(offsets[i] >= end);  // in order and disjoint
             end = offsets[i] + arbor::PanelWeights::packed_bytes(*ws[i]);
@@ -297,7 +335,7 @@ private slots:
     void avx2MatchesReference_data() {
         QTest::addColumn<int>("type");
         QTest::addColumn<int>("n_x");
-        for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0})
+        for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q6_K})
             for (int n_x : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 16, 17, 24})
                 QTest::newRow(qPrintable(QString("%1 x%2").arg(type_name(type)).arg(n_x))) << int(type) << n_x;
     }
@@ -305,7 +343,8 @@ private slots:
         if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA/F16C: the AVX2 panel kernel cannot run here");
         QFETCH(int, type);
         QFETCH(int, n_x);
-        const int64_t rows = 77, cols = 160;  // ten panels, the last with five rows
+        // Ten panels, the last with five rows; K-quants: two super-blocks.
+        const int64_t rows = 77, cols = super_blocks(DType(type)) ? 512 : 160;
         const Matrix w = random_matrix(DType(type), rows, cols, 21);
         // One activation row more than used: the products start at row 1 of the activations.
         const auto x = random_rows(n_x + 1, cols, 22);
@@ -336,6 +375,8 @@ private slots:
         QTest::newRow("Q4_0") << int(DType::Q4_0);
         QTest::newRow("Q4_1") << int(DType::Q4_1);
         QTest::newRow("Q8_0") << int(DType::Q8_0);
+        QTest::newRow("Q4_K") << int(DType::Q4_K);
+        QTest::newRow("Q6_K") << int(DType::Q6_K);
     }
     void rowIndependentOfBatchAndThreads() {
         QFETCH(int, type);
@@ -393,7 +434,11 @@ private slots:
         QVERIFY(arbor::PanelWeights::packable(DType::Q4_0, 64));
         QVERIFY(arbor::PanelWeights::packable(DType::Q4_1, 64));
         QVERIFY(arbor::PanelWeights::packable(DType::Q8_0, 32));
-        for (DType type : {DType::F32, DType::F16, DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q6_K})
+        QVERIFY(arbor::PanelWeights::packable(DType::Q4_K, 256));
+        QVERIFY(arbor::PanelWeights::packable(DType::Q6_K, 256));
+        QVERIFY(!arbor::PanelWeights::packable(DType::Q4_K, 224));  // not whole super-blocks
+        QVERIFY(!arbor::PanelWeights::packable(DType::Q6_K, 224));
+        for (DType type : {DType::F32, DType::F16, DType::Q5_0, DType::Q5_1, DType::Q5_K})
             QVERIFY2(!arbor::PanelWeights::packable(type, 256), qPrintable(type_name(type)));
         QVERIFY(!arbor::PanelWeights::packable(DType::Q4_1, 48));
         const Matrix f32 = random_matrix(DType::F32, 8, 64, 41);
