@@ -388,6 +388,7 @@ private slots:
         QVERIFY(c.wait(next));
         QCOMPARE(c.get(next).finish, arbor::FinishReason::Length);
         QCOMPARE(c.get(next).tokens.size(), size_t(2));
+        engine.wait_idle();  // the Finished event comes before the engine's stats are updated
         QCOMPARE(engine.stats().running, 0);
     }
 
