@@ -10,7 +10,8 @@ namespace arbor::server {
 
 const char* const kServerUsage =
     "usage: arbor-server [--model PATH] [--host H] [--port P] [--api-key K] [--threads N]\n"
-    "                    [--device D] [--kv-mib N] [--cors-origin ORIGIN]... [--allowed-hosts H,...] [--verbose]\n"
+    "                    [--device D] [--kv-mib N] [--cors-origin ORIGIN]... [--allowed-hosts H,...]\n"
+    "                    [--share-cache] [--verbose]\n"
     "Serves the OpenAI-compatible API (/v1/models, /v1/chat/completions, /v1/completions,\n"
     "/health) with one engine on the model.\n"
     "  --model PATH          GGUF file (default: the installed default model)\n"
@@ -23,6 +24,10 @@ const char* const kServerUsage =
     "  --cors-origin ORIGIN  allow browser requests from ORIGIN ('*': any); repeatable\n"
     "  --allowed-hosts H,... also answer requests whose Host names H (besides localhost and\n"
     "                        the server's addresses); '*': any name (unsafe); repeatable\n"
+    "  --share-cache         one prefix cache for every client (by default each API key or\n"
+    "                        bearer token, and all clients without one, have their own,\n"
+    "                        so no client can probe another's prompts; cache_salt still\n"
+    "                        separates)\n"
     "Ctrl+C or SIGTERM stops the server.\n";
 
 namespace {
@@ -83,6 +88,8 @@ ServerArgs parse_server_args(const std::vector<std::string>& args) {
             out.api.api_key = value();
             if (out.api.api_key.empty()) throw ServerUsageError("--api-key needs a non-empty key");
             key_given = true;
+        } else if (a == "--share-cache") {
+            out.api.share_app_cache = true;
         } else if (a == "--threads") out.threads = int(to_int(a, value(), 0, 1024));
         else if (a == "--device") out.device = value();
         else if (a == "--kv-mib") out.kv_mib = to_int(a, value(), 16, 1 << 20);

@@ -27,6 +27,22 @@ class TestServerCli : public QObject {
         return m.hasMatch() ? uint16_t(m.captured(1).toUInt()) : 0;
     }
 
+    static bool stop(QProcess& p) {
+        ::kill(pid_t(p.processId()), SIGTERM);
+        return p.waitForFinished(10000) && p.exitCode() == 0;
+    }
+
+    // cached_tokens of a one-token completion of `prompt` sent with a bearer token.
+    static int64_t cached_tokens(uint16_t port, const std::string& token, const std::string& prompt) {
+        const std::string body = "{\"model\":\"SmolLM2-135M-Instruct.Q4_1\",\"prompt\":\"" + prompt +
+                                 "\",\"max_tokens\":1,\"temperature\":0}";
+        const auto r = arbor::test::http_request(port, "POST", "/v1/completions", body,
+                                                 {"Content-Type: application/json", "Authorization: Bearer " + token});
+        if (!r || r->status != 200) return -1;
+        const auto m = QRegularExpression("\"cached_tokens\":(\\d+)").match(QString::fromStdString(r->body));
+        return m.hasMatch() ? m.captured(1).toLongLong() : -1;
+    }
+
 private slots:
     void refusesBadArguments_data() {
         QTest::addColumn<QStringList>("args");
@@ -121,6 +137,27 @@ private slots:
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);
         QCOMPARE(p.exitCode(), 0);
         QVERIFY(QString::fromUtf8(p.readAllStandardOutput()).contains("shutting down"));
+    }
+
+    // Clients with different bearer tokens (no key required) do not see each other's
+    // cached prompts, unless --share-cache.
+    void shareCacheJoinsTheNamespaces_data() {
+        QTest::addColumn<bool>("share");
+        QTest::newRow("default") << false;
+        QTest::newRow("--share-cache") << true;
+    }
+    void shareCacheJoinsTheNamespaces() {
+        QFETCH(bool, share);
+        ARBOR_REQUIRE_MODEL();
+        QProcess p;
+        const uint16_t port = start_server(p, share ? QStringList{"--share-cache"} : QStringList{});
+        QVERIFY(port != 0);
+        const std::string prompt = "Remember that my locker combination is 31-17-5 and my badge number is 88231.";
+        QCOMPARE(cached_tokens(port, "alice", prompt), int64_t(0));
+        const int64_t seen = cached_tokens(port, "mallory", prompt);
+        QVERIFY2(share ? seen > 0 : seen == 0, qPrintable(QString::number(seen)));
+        QVERIFY(cached_tokens(port, "alice", prompt) > 0);
+        QVERIFY(stop(p));
     }
 
     void answersAllowedHosts() {
