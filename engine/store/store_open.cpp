@@ -1,6 +1,7 @@
 // Opening a Store: the lock, the health check (moving a damaged file aside), the
 // connection settings, migrations, the search index, and the crash fix-up.
 #include "arbor/paths.h"
+#include "store/private_files.h"
 #include "store/schema.h"
 #include "store/store_impl.h"
 
@@ -91,16 +92,15 @@ std::int64_t Store::Impl::now_ms() {
 
 void Store::Impl::open() {
     std::error_code ec;
-    if (file.has_parent_path() && !fs::exists(file.parent_path(), ec)) {
-        fs::create_directories(file.parent_path(), ec);
-        if (ec)
-            throw StoreError(StoreError::Kind::other, "cannot create the directory " +
-                                                          file.parent_path().string() +
-                                                          " for the database: " + ec.message());
+    if (file.has_parent_path()) {
+        // Arbor's own data directory is tightened too; a directory the user chose is theirs.
+        const bool own_dir = fs::equivalent(file.parent_path(), data_dir(), ec);
+        store::make_private_dir(file.parent_path(), own_dir);
     }
+    for (const char* part : {"", "-wal", "-shm", "-journal", ".lock"}) store::restrict_to_owner(file.string() + part);
 
     const std::string lock_path = file.string() + ".lock";
-    lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (lock_fd < 0) lock_fd = ::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC);
     exclusive = lock_fd >= 0 && ::flock(lock_fd, LOCK_EX | LOCK_NB) == 0;
     if (!exclusive)
@@ -128,6 +128,7 @@ void Store::Impl::open() {
             spdlog::error("store: {}", report.problem);
         }
     }
+    store::make_private_file(file);
     db = std::make_unique<store::Db>(file, store::Db::Mode::read_write_create);
     set_busy_timeout(*db, options);
     store::Operation op(*db, "open the database");
