@@ -2,6 +2,7 @@
 // connection settings, migrations, the search index, and the crash fix-up.
 #include "arbor/paths.h"
 #include "store/private_files.h"
+#include "store/salvage.h"
 #include "store/schema.h"
 #include "store/store_impl.h"
 
@@ -123,8 +124,7 @@ void Store::Impl::open() {
         if (!problem.empty()) {
             report.moved_aside = move_aside(file);
             report.problem = "The database " + file.string() + " could not be read (" + problem +
-                             "). It was moved to " + report.moved_aside.string() +
-                             " and a new, empty database was created.";
+                             "). It was moved to " + report.moved_aside.string() + ".";
             spdlog::error("store: {}", report.problem);
         }
     }
@@ -135,6 +135,16 @@ void Store::Impl::open() {
     configure(*db);
     report.found_version = store::migrate(*db);
     fts = store::prepare_search_index(*db, options.full_text_search);
+    if (!report.moved_aside.empty()) {
+        const auto saved = store::salvage(report.moved_aside, *db);
+        report.salvaged_conversations = saved.conversations;
+        report.salvaged_messages = saved.messages;
+        report.problem += saved.conversations == 0
+                              ? " Nothing in it could be recovered; a new, empty database was created."
+                              : " " + std::to_string(saved.conversations) + " conversation(s) with " +
+                                    std::to_string(saved.messages) +
+                                    " message(s) were recovered from it into a new database.";
+    }
 
     if (exclusive && !db->read_only()) {
         store::Transaction tx(*db);
