@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
             std::fputs(arbor::server::kServerUsage, stdout);
             return 0;
         }
+        for (const auto& warning : args.warnings) std::fprintf(stderr, "arbor-server: warning: %s\n", warning.c_str());
         if (args.verbose) spdlog::set_level(spdlog::level::info);
         return serve(args);
     } catch (const arbor::server::ServerUsageError& e) {

@@ -4,25 +4,36 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sys/stat.h>
 
 namespace arbor::server {
 
 const char* const kServerUsage =
-    "usage: arbor-server [--model PATH] [--host H] [--port P] [--api-key K] [--threads N]\n"
-    "                    [--device D] [--kv-mib N] [--cors-origin ORIGIN]... [--allowed-hosts H,...] [--verbose]\n"
+    "usage: arbor-server [--model PATH] [--host H] [--port P] [--api-key-file FILE] [--threads N]\n"
+    "                    [--device D] [--kv-mib N] [--cors-origin ORIGIN]... [--allowed-hosts H,...]\n"
+    "                    [--share-cache] [--verbose]\n"
     "Serves the OpenAI-compatible API (/v1/models, /v1/chat/completions, /v1/completions,\n"
     "/health) with one engine on the model.\n"
     "  --model PATH          GGUF file (default: the installed default model)\n"
     "  --host H              address to listen on (default 127.0.0.1)\n"
     "  --port P              TCP port (default 8080; 0 picks a free one)\n"
-    "  --api-key K           require 'Authorization: Bearer K' (or set ARBOR_API_KEY)\n"
+    "  --api-key-file FILE   require 'Authorization: Bearer K', K the file's first line;\n"
+    "                        or set ARBOR_API_KEY=K (--api-key K works too, but every\n"
+    "                        user of this machine can read it in ps)\n"
     "  --threads N           CPU threads (default: one per core)\n"
     "  --device D            auto, cpu, cuda or cuda:N (default auto: the GPU when usable)\n"
     "  --kv-mib N            KV cache memory in MiB (default 512)\n"
     "  --cors-origin ORIGIN  allow browser requests from ORIGIN ('*': any); repeatable\n"
     "  --allowed-hosts H,... also answer requests whose Host names H (besides localhost and\n"
     "                        the server's addresses); '*': any name (unsafe); repeatable\n"
+    "  --share-cache         one prefix cache for every client (by default each API key or\n"
+    "                        bearer token, and all clients without one, have their own,\n"
+    "                        so no client can probe another's prompts; cache_salt still\n"
+    "                        separates)\n"
     "Ctrl+C or SIGTERM stops the server.\n";
 
 namespace {
@@ -55,11 +66,27 @@ void append_allowed_hosts(const std::string& option, const std::string& list, st
     }
 }
 
+// The key in an --api-key-file: its first line without surrounding blanks.
+std::string read_key_file(const std::string& path, std::vector<std::string>& warnings) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ServerUsageError("--api-key-file: cannot read '" + path + "': " + std::strerror(errno));
+    std::string key;
+    std::getline(in, key);
+    if (in.bad()) throw ServerUsageError("--api-key-file: cannot read '" + path + "'");
+    const auto first = key.find_first_not_of(" \t\r");
+    key = first == std::string::npos ? std::string() : key.substr(first, key.find_last_not_of(" \t\r") - first + 1);
+    if (key.empty()) throw ServerUsageError("--api-key-file: '" + path + "' holds no key on its first line");
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && (st.st_mode & (S_IRGRP | S_IROTH)))
+        warnings.push_back("the key file '" + path + "' is readable by other users (chmod 600 it)");
+    return key;
+}
+
 } // namespace
 
 ServerArgs parse_server_args(const std::vector<std::string>& args) {
     ServerArgs out;
-    bool key_given = false;
+    bool key_given = false, key_file_given = false;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (a == "--help" || a == "-h") {
@@ -83,6 +110,13 @@ ServerArgs parse_server_args(const std::vector<std::string>& args) {
             out.api.api_key = value();
             if (out.api.api_key.empty()) throw ServerUsageError("--api-key needs a non-empty key");
             key_given = true;
+            out.warnings.push_back("--api-key shows the key to every user of this machine (ps); use --api-key-file FILE "
+                                   "or ARBOR_API_KEY instead");
+        } else if (a == "--api-key-file") {
+            out.api.api_key = read_key_file(value(), out.warnings);
+            key_file_given = true;
+        } else if (a == "--share-cache") {
+            out.api.share_app_cache = true;
         } else if (a == "--threads") out.threads = int(to_int(a, value(), 0, 1024));
         else if (a == "--device") out.device = value();
         else if (a == "--kv-mib") out.kv_mib = to_int(a, value(), 16, 1 << 20);
@@ -93,7 +127,8 @@ ServerArgs parse_server_args(const std::vector<std::string>& args) {
             append_allowed_hosts(a, value(), out.api.allowed_hosts);
         } else throw ServerUsageError("unknown option '" + a + "'");
     }
-    if (!key_given)
+    if (key_given && key_file_given) throw ServerUsageError("--api-key and --api-key-file exclude each other");
+    if (!key_given && !key_file_given)
         if (const char* env = std::getenv("ARBOR_API_KEY"); env && *env) out.api.api_key = env;
     return out;
 }

@@ -23,9 +23,11 @@ struct ServerArgs {
     int64_t kv_mib = 512;
     bool help = false;
     bool verbose = false;
+    std::vector<std::string> warnings;  // for the user, before serving (a key given on the command line)
 };
 
-// args excludes the program name. ARBOR_API_KEY supplies the key when --api-key is absent.
+// args excludes the program name. ARBOR_API_KEY supplies the key when neither --api-key
+// nor --api-key-file is given.
 ServerArgs parse_server_args(const std::vector<std::string>& args);
 
 extern const char* const kServerUsage;

@@ -28,6 +28,16 @@ bool same_secret(std::string_view a, std::string_view b) {
 
 const char* const kModelsPrefix = "/v1/models/";
 
+// The token of an "Authorization: Bearer TOKEN" header (scheme case-insensitive).
+std::optional<std::string_view> bearer_token(const HttpRequest& request) {
+    const std::string* auth = request.header("authorization");
+    if (!auth || auth->size() < 7) return std::nullopt;
+    std::string scheme = auth->substr(0, 7);
+    for (char& c : scheme) c = char(std::tolower(static_cast<unsigned char>(c)));
+    if (scheme != "bearer ") return std::nullopt;
+    return std::string_view(*auth).substr(7);
+}
+
 } // namespace
 
 std::string model_id_from_path(const std::string& path) {
@@ -44,6 +54,7 @@ std::string model_id_from_path(const std::string& path) {
 
 ApiServer::Impl::Impl(Engine& e, const Model& m, ApiServerOptions o)
     : engine(e), model(m), options(std::move(o)), host_guard(options.host, options.allowed_hosts),
+      cache_scope(options.share_app_cache),
       model_id(options.model_id.empty() ? model_id_from_path(m.file().path().string()) : options.model_id),
       created(int64_t(std::time(nullptr))), chat(m.tokenizer(), detect_chat_template(m.chat_template_source())),
       replies(options.reply_memory_entries), http(http_options(options), *this) {}
@@ -87,11 +98,16 @@ void ApiServer::Impl::refuse(const HttpRequest& request, int status, const std::
 
 bool ApiServer::Impl::authorized(const HttpRequest& request) const {
     if (options.api_key.empty()) return true;
-    const std::string* auth = request.header("authorization");
-    if (!auth || auth->size() < 7) return false;
-    std::string scheme = auth->substr(0, 7);
-    for (char& c : scheme) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return scheme == "bearer " && same_secret(std::string_view(*auth).substr(7), options.api_key);
+    const auto token = bearer_token(request);
+    return token && same_secret(*token, options.api_key);
+}
+
+uint64_t ApiServer::Impl::cache_namespace(const HttpRequest& request, const SamplingRequest& sampling) const {
+    std::optional<std::string_view> token = bearer_token(request);
+    if (token && token->empty()) token.reset();
+    std::optional<std::string_view> salt;
+    if (sampling.cache_salt) salt = *sampling.cache_salt;
+    return cache_scope.namespace_for(token, salt);
 }
 
 Json ApiServer::Impl::parse_body(const HttpRequest& request) const {

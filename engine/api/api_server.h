@@ -32,6 +32,10 @@ struct ApiServerOptions {
     size_t max_body_bytes = 4u << 20;          // larger bodies are refused with 413
     int max_connections = 64;                  // one more is answered 503
     size_t reply_memory_entries = 512;         // assistant replies remembered by text
+    // Whether API requests share the prefix cache with the app's conversations (and so
+    // may learn what they hold); by default each API key, and all clients without one,
+    // get namespaces of their own (see cache_scope.h).
+    bool share_app_cache = false;
 };
 
 class ApiServer {

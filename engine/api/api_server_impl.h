@@ -4,6 +4,7 @@
 #pragma once
 
 #include "api/api_error.h"
+#include "api/cache_scope.h"
 #include "api/api_server.h"
 #include "api/generation.h"
 #include "api/http_server.h"
@@ -37,6 +38,8 @@ struct ApiServer::Impl final : HttpHandler {
     void send_json(const HttpRequest& request, ResponseWriter& out, int status, const Json& body);
     void send_error(const HttpRequest& request, ResponseWriter& out, const ApiError& error);
     bool authorized(const HttpRequest& request) const;
+    // The request's prefix-cache namespace: from its bearer token and cache_salt.
+    uint64_t cache_namespace(const HttpRequest& request, const SamplingRequest& sampling) const;
     // The body as a JSON object: 415 unless sent as application/json, 400 unless an object.
     Json parse_body(const HttpRequest& request) const;
     void check_model(const std::string& requested) const;
@@ -47,7 +50,8 @@ struct ApiServer::Impl final : HttpHandler {
 
     // Engine request for a prompt: checks its length against the context and caps the
     // reply to the room left. `param` names the field blamed for a prompt too long.
-    Request make_request(std::vector<TokenId> prompt, const SamplingRequest& sampling, const char* param) const;
+    Request make_request(std::vector<TokenId> prompt, const SamplingRequest& sampling, const char* param,
+                         uint64_t cache_namespace) const;
     // Runs the requests to the end, passing each new text piece to on_text (streaming;
     // returning false means the client is gone). nullopt: the client left or the server
     // is stopping, and everything was cancelled.
@@ -62,6 +66,7 @@ struct ApiServer::Impl final : HttpHandler {
     const Model& model;
     ApiServerOptions options;
     HostGuard host_guard;
+    CacheScope cache_scope;
     std::string model_id;
     int64_t created;
     ChatFormatter chat;

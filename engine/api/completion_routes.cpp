@@ -43,7 +43,8 @@ void ApiServer::Impl::answer_abandoned(const HttpRequest& request, ResponseWrite
     end_stream_with_error(out, stopping_error());
 }
 
-Request ApiServer::Impl::make_request(std::vector<TokenId> prompt, const SamplingRequest& sampling, const char* param) const {
+Request ApiServer::Impl::make_request(std::vector<TokenId> prompt, const SamplingRequest& sampling, const char* param,
+                                      uint64_t cache_namespace) const {
     const int64_t context = engine.context_size();
     if (prompt.empty()) throw ApiError(400, "the prompt is empty", param, "invalid_value");
     if (int64_t(prompt.size()) >= context)
@@ -56,6 +57,7 @@ Request ApiServer::Impl::make_request(std::vector<TokenId> prompt, const Samplin
     const int64_t room = context - int64_t(prompt.size());
     r.options.max_tokens = int32_t(sampling.max_tokens ? std::min(*sampling.max_tokens, room) : room);
     r.prompt = std::move(prompt);
+    r.cache_namespace = cache_namespace;
     return r;
 }
 
@@ -107,14 +109,15 @@ std::optional<std::vector<ChoiceResult>> ApiServer::Impl::drive(
 void ApiServer::Impl::chat_completions(const HttpRequest& request, ResponseWriter& out) {
     const ChatRequest req = parse_chat_request(parse_body(request));
     check_model(req.sampling.model);
+    const uint64_t ns = cache_namespace(request, req.sampling);
     std::vector<ChatMessage> messages;
     messages.reserve(req.messages.size());
     for (const auto& turn : req.messages) {
         std::optional<std::vector<TokenId>> ids;
-        if (turn.role == Role::Assistant) ids = replies.recall(turn.text);
+        if (turn.role == Role::Assistant) ids = replies.recall(turn.text, ns);
         messages.push_back({turn.role, ids ? std::move(*ids) : chat.encode_content(turn.text)});
     }
-    Request engine_request = make_request(chat.compose(messages), req.sampling, "messages");
+    Request engine_request = make_request(chat.compose(messages), req.sampling, "messages", ns);
     const ResponseMeta meta{new_response_id("chatcmpl-"), int64_t(std::time(nullptr)), model_id};
     const bool stream = req.sampling.stream, usage_chunk = req.sampling.include_usage;
 
@@ -143,7 +146,7 @@ void ApiServer::Impl::chat_completions(const HttpRequest& request, ResponseWrite
     // string cuts the text short of the ids).
     std::vector<TokenId> spoken = r.tokens;
     if (!spoken.empty() && model.tokenizer().is_end_of_generation(spoken.back())) spoken.pop_back();
-    if (model.tokenizer().decode(spoken) == r.text) replies.remember(r.text, r.tokens);
+    if (model.tokenizer().decode(spoken) == r.text) replies.remember(r.text, r.tokens, ns);
 
     if (!stream) return send_json(request, out, 200, chat_completion_json(meta, r.text, r.finish, usage));
     out.write(sse_event(chat_chunk_json(meta, "", "", finish_reason_json(r.finish), usage_chunk)));
@@ -156,9 +159,10 @@ void ApiServer::Impl::completions(const HttpRequest& request, ResponseWriter& ou
     const CompletionRequest req = parse_completion_request(parse_body(request), model.config().n_vocab);
     check_model(req.sampling.model);
     const Tokenizer& tok = model.tokenizer();
+    const uint64_t ns = cache_namespace(request, req.sampling);
     std::vector<Request> list;
     for (const auto& p : req.prompts)
-        list.push_back(make_request(p.is_ids ? p.ids : tok.encode(p.text, tok.adds_bos(), true), req.sampling, "prompt"));
+        list.push_back(make_request(p.is_ids ? p.ids : tok.encode(p.text, tok.adds_bos(), true), req.sampling, "prompt", ns));
     const size_t count = list.size();
     const ResponseMeta meta{new_response_id("cmpl-"), int64_t(std::time(nullptr)), model_id};
     const bool stream = req.sampling.stream, usage_chunk = req.sampling.include_usage;

@@ -102,6 +102,12 @@ SamplingRequest parse_sampling(const Json& body) {
         }
     }
 
+    if (const Json* salt = field(body, "cache_salt")) {
+        if (!salt->is_string() || salt->as_string().empty())
+            throw invalid_param("cache_salt", "'cache_salt' must be a non-empty string");
+        r.cache_salt = salt->as_string();
+    }
+
     r.stream = boolean(body, "stream");
     if (const Json* so = field(body, "stream_options")) {
         if (!so->is_object()) throw invalid_param("stream_options", "'stream_options' must be an object");

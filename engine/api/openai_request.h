@@ -5,7 +5,9 @@
 // max_completion_tokens, stop, seed, presence_penalty, frequency_penalty) plus the
 // usual local-server extensions top_k, min_p and repeat_penalty. A field that is absent
 // (or null) keeps the engine's default; without a seed each request draws a random one;
-// without a token limit a reply may run to the end of the context.
+// without a token limit a reply may run to the end of the context. cache_salt (a
+// non-empty string, as in vLLM) keeps the request's prompt out of the prefix cache that
+// requests without the same salt use.
 #pragma once
 
 #include "api/json.h"
@@ -24,6 +26,7 @@ struct SamplingRequest {
     std::optional<int64_t> max_tokens;
     bool stream = false;
     bool include_usage = false;
+    std::optional<std::string> cache_salt;  // a further prefix-cache namespace (see cache_scope.h)
 };
 
 struct ChatTurn {

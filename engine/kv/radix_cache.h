@@ -1,5 +1,6 @@
-// Prefix cache over KV pages: a radix tree per namespace (one per model) whose edges
-// hold runs of whole pages, each page with the exact token ids it was computed from.
+// Prefix cache over KV pages: a radix tree per namespace (the model's mixed with the
+// request's: see arbor::Request::cache_namespace) whose edges hold runs of whole
+// pages, each page with the exact token ids it was computed from.
 // The cache holds one PagePool reference on every page in the tree; callers get their
 // own references from match() and release them through the pool.
 //

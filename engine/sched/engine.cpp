@@ -314,6 +314,7 @@ RequestId Engine::submit(Request request, EventSink sink) {
     auto a = std::make_unique<Active>();
     a->seq.tokens = std::move(request.prompt);
     a->seq.prompt_len = int32_t(a->seq.tokens.size());
+    a->seq.cache_namespace = request.cache_namespace;
     a->seq.background = request.options.max_tokens == 0;
     a->options = std::move(request.options);
     a->sink = std::move(sink);

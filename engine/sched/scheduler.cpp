@@ -41,10 +41,10 @@ void Scheduler::remove(Sequence* seq) {
     seq->running = false;
 }
 
-int32_t Scheduler::cached_prefix(const std::vector<int32_t>& tokens) {
+int32_t Scheduler::cached_prefix(const std::vector<int32_t>& tokens, uint64_t ns) {
     if (tokens.size() < 2) return 0;
     kv::PartialPage partial;
-    const auto pages = cache_.match(opt_.cache_namespace, std::span(tokens.data(), tokens.size() - 1), &partial);
+    const auto pages = cache_.match(cache_key(ns), std::span(tokens.data(), tokens.size() - 1), &partial);
     for (int32_t p : pages) pool_.release(p);
     if (partial.page >= 0) pool_.release(partial.page);
     return int32_t(pages.size()) * opt_.page_size + partial.tokens;
@@ -72,13 +72,13 @@ void Scheduler::offer_to_cache(Sequence* seq, bool leaving) {
     if (leaving && seq->computed % P != 0 && seq->computed / P < int32_t(seq->table.pages.size())) {
         // The partly filled last page goes too, as a tail: the next turn of a conversation
         // starts with exactly these tokens. cached_pages stays whole-page only.
-        cache_.insert(opt_.cache_namespace, std::span(seq->tokens.data(), size_t(seq->computed)),
+        cache_.insert(cache_key(seq->cache_namespace), std::span(seq->tokens.data(), size_t(seq->computed)),
                       std::span(seq->table.pages.data(), size_t(full) + 1), /*partial_tail=*/true);
         seq->cached_pages = std::max(seq->cached_pages, full);
         return;
     }
     if (full <= seq->cached_pages) return;
-    cache_.insert(opt_.cache_namespace, std::span(seq->tokens.data(), size_t(full) * size_t(P)),
+    cache_.insert(cache_key(seq->cache_namespace), std::span(seq->tokens.data(), size_t(full) * size_t(P)),
                   std::span(seq->table.pages.data(), size_t(full)));
     seq->cached_pages = full;
 }
@@ -107,7 +107,7 @@ bool Scheduler::admit(Sequence* seq) {
     if (seq->tokens.size() >= 2) {
         kv::PartialPage partial;
         seq->table.pages =
-            cache_.match(opt_.cache_namespace, std::span(seq->tokens.data(), seq->tokens.size() - 1), &partial);
+            cache_.match(cache_key(seq->cache_namespace), std::span(seq->tokens.data(), seq->tokens.size() - 1), &partial);
         seq->computed = int32_t(seq->table.pages.size()) * opt_.page_size;
         seq->cached_pages = int32_t(seq->table.pages.size());
         if (partial.page >= 0) {
@@ -142,7 +142,7 @@ std::vector<Sequence*> Scheduler::admission_order(uint64_t step) {
         (step - s->queued_at_step >= uint64_t(opt_.max_wait_steps) ? overdue : rest).push_back(s);
     if (int32_t(waiting_.size()) <= opt_.short_queue && rest.size() > 1) {
         std::vector<std::pair<int32_t, Sequence*>> keyed;
-        for (Sequence* s : rest) keyed.emplace_back(cached_prefix(s->tokens), s);
+        for (Sequence* s : rest) keyed.emplace_back(cached_prefix(s->tokens, s->cache_namespace), s);
         std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
         for (size_t i = 0; i < rest.size(); ++i) rest[i] = keyed[i].second;
     }

@@ -39,7 +39,7 @@ struct SchedulerOptions {
     int32_t max_running = 32;
     int32_t short_queue = 8;
     int32_t max_wait_steps = 64;
-    uint64_t cache_namespace = 0;   // identifies the model in the prefix cache
+    uint64_t cache_namespace = 0;   // identifies the model in the prefix cache (mixed with each sequence's)
 };
 
 class Scheduler {
@@ -61,11 +61,14 @@ public:
     int32_t waiting() const { return int32_t(waiting_.size()); }
     uint64_t preemptions() const { return preemptions_; }  // since construction
     const std::deque<Sequence*>& waiting_queue() const { return waiting_; }
-    // Longest prefix of `tokens` the cache could serve now (at most tokens.size() - 1
-    // tokens, so that one row remains to produce logits).
-    int32_t cached_prefix(const std::vector<int32_t>& tokens);
+    // Longest prefix of `tokens` the cache could serve now to a sequence of namespace
+    // `ns` (at most tokens.size() - 1 tokens, so that one row remains to produce logits).
+    int32_t cached_prefix(const std::vector<int32_t>& tokens, uint64_t ns = 0);
 
 private:
+    // The radix cache's namespace for a sequence's namespace. XOR with the model's is a
+    // bijection: distinct sequence namespaces never meet in the cache.
+    uint64_t cache_key(uint64_t ns) const { return opt_.cache_namespace ^ ns; }
     bool ensure_pages(Sequence* seq, int32_t n_tokens);
     std::optional<int32_t> allocate_page();
     void preempt(Sequence* seq, uint64_t step);

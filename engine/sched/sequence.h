@@ -13,6 +13,9 @@ struct Sequence {
     uint64_t arrival = 0;           // submission order: lower is older
     std::vector<int32_t> tokens;    // prompt, then the generated ids
     int32_t prompt_len = 0;
+    // Prefix-cache scope (Request::cache_namespace): pages are shared only between
+    // sequences of one namespace.
+    uint64_t cache_namespace = 0;
     // Invariant: the KV of tokens[0 .. computed) is in table.pages, page i holding
     // positions [i*P, (i+1)*P); table.pages covers at least `computed` positions.
     int32_t computed = 0;

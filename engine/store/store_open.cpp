@@ -1,6 +1,8 @@
 // Opening a Store: the lock, the health check (moving a damaged file aside), the
 // connection settings, migrations, the search index, and the crash fix-up.
 #include "arbor/paths.h"
+#include "store/private_files.h"
+#include "store/salvage.h"
 #include "store/schema.h"
 #include "store/store_impl.h"
 
@@ -91,16 +93,15 @@ std::int64_t Store::Impl::now_ms() {
 
 void Store::Impl::open() {
     std::error_code ec;
-    if (file.has_parent_path() && !fs::exists(file.parent_path(), ec)) {
-        fs::create_directories(file.parent_path(), ec);
-        if (ec)
-            throw StoreError(StoreError::Kind::other, "cannot create the directory " +
-                                                          file.parent_path().string() +
-                                                          " for the database: " + ec.message());
+    if (file.has_parent_path()) {
+        // Arbor's own data directory is tightened too; a directory the user chose is theirs.
+        const bool own_dir = fs::equivalent(file.parent_path(), data_dir(), ec);
+        store::make_private_dir(file.parent_path(), own_dir);
     }
+    for (const char* part : {"", "-wal", "-shm", "-journal", ".lock"}) store::restrict_to_owner(file.string() + part);
 
     const std::string lock_path = file.string() + ".lock";
-    lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (lock_fd < 0) lock_fd = ::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC);
     exclusive = lock_fd >= 0 && ::flock(lock_fd, LOCK_EX | LOCK_NB) == 0;
     if (!exclusive)
@@ -123,17 +124,27 @@ void Store::Impl::open() {
         if (!problem.empty()) {
             report.moved_aside = move_aside(file);
             report.problem = "The database " + file.string() + " could not be read (" + problem +
-                             "). It was moved to " + report.moved_aside.string() +
-                             " and a new, empty database was created.";
+                             "). It was moved to " + report.moved_aside.string() + ".";
             spdlog::error("store: {}", report.problem);
         }
     }
+    store::make_private_file(file);
     db = std::make_unique<store::Db>(file, store::Db::Mode::read_write_create);
     set_busy_timeout(*db, options);
     store::Operation op(*db, "open the database");
     configure(*db);
     report.found_version = store::migrate(*db);
     fts = store::prepare_search_index(*db, options.full_text_search);
+    if (!report.moved_aside.empty()) {
+        const auto saved = store::salvage(report.moved_aside, *db);
+        report.salvaged_conversations = saved.conversations;
+        report.salvaged_messages = saved.messages;
+        report.problem += saved.conversations == 0
+                              ? " Nothing in it could be recovered; a new, empty database was created."
+                              : " " + std::to_string(saved.conversations) + " conversation(s) with " +
+                                    std::to_string(saved.messages) +
+                                    " message(s) were recovered from it into a new database.";
+    }
 
     if (exclusive && !db->read_only()) {
         store::Transaction tx(*db);

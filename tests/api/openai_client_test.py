@@ -44,13 +44,18 @@ def default_model():
 
 
 def start_server(binary, model):
+    # The key goes in the environment, not on the command line (where ps shows it).
     proc = subprocess.Popen(
-        [binary, "--model", model, "--port", "0", "--threads", "2", "--kv-mib", "256", "--api-key", API_KEY],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [binary, "--model", model, "--port", "0", "--threads", "2", "--kv-mib", "256"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, ARBOR_API_KEY=API_KEY))
     first = {}
 
     def read_first_line():
-        first["line"] = proc.stdout.readline()
+        # A note on the device ("no GPU used: ...") may come before the serving line.
+        for _ in range(4):
+            first["line"] = proc.stdout.readline()
+            if not first["line"] or first["line"].startswith("arbor-server: serving"):
+                return
 
     reader = threading.Thread(target=read_first_line, daemon=True)
     reader.start()

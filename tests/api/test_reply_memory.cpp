@@ -1,5 +1,5 @@
 // The memory of generated replies: exact-text lookup, least-recently-used eviction by
-// count and by bytes, refresh on use.
+// count and by bytes, refresh on use, separate scopes.
 #include "test_support.h"
 
 #include "api/reply_memory.h"
@@ -24,6 +24,19 @@ private slots:
         m.remember("Hello there", {7, 8});  // the newest ids win
         QCOMPARE(m.recall("Hello there"), std::optional<Ids>(Ids{7, 8}));
         QCOMPARE(m.size(), size_t(1));
+    }
+
+    // A text remembered in one scope is unknown in every other.
+    void scopesAreSeparate() {
+        ReplyMemory m;
+        m.remember("Sure, here is the plan.", {5, 6}, 41);
+        QVERIFY(!m.recall("Sure, here is the plan."));
+        QVERIFY(!m.recall("Sure, here is the plan.", 42));
+        QCOMPARE(m.recall("Sure, here is the plan.", 41), std::optional<Ids>(Ids{5, 6}));
+        m.remember("Sure, here is the plan.", {7}, 42);  // its own entry, not a replacement
+        QCOMPARE(m.size(), size_t(2));
+        QCOMPARE(m.recall("Sure, here is the plan.", 41), std::optional<Ids>(Ids{5, 6}));
+        QCOMPARE(m.recall("Sure, here is the plan.", 42), std::optional<Ids>(Ids{7}));
     }
 
     void evictsLeastRecentlyUsedByCount() {

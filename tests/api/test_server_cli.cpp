@@ -5,9 +5,12 @@
 
 #include <QProcess>
 #include <QRegularExpression>
+#include <QTemporaryDir>
 
 #include <chrono>
 #include <csignal>
+#include <fstream>
+#include <sys/stat.h>
 
 class TestServerCli : public QObject {
     Q_OBJECT
@@ -27,6 +30,39 @@ class TestServerCli : public QObject {
         return m.hasMatch() ? uint16_t(m.captured(1).toUInt()) : 0;
     }
 
+    // Status of GET /v1/models with an optional bearer token.
+    static int models_status(uint16_t port, const std::string& token = {}) {
+        std::vector<std::string> headers;
+        if (!token.empty()) headers.push_back("Authorization: Bearer " + token);
+        const auto r = arbor::test::http_request(port, "GET", "/v1/models", {}, headers);
+        return r ? r->status : 0;
+    }
+
+    static bool stop(QProcess& p) {
+        ::kill(pid_t(p.processId()), SIGTERM);
+        return p.waitForFinished(10000) && p.exitCode() == 0;
+    }
+
+    // cached_tokens of a one-token completion of `prompt` sent with a bearer token.
+    static int64_t cached_tokens(uint16_t port, const std::string& token, const std::string& prompt) {
+        const std::string body = "{\"model\":\"SmolLM2-135M-Instruct.Q4_1\",\"prompt\":\"" + prompt +
+                                 "\",\"max_tokens\":1,\"temperature\":0}";
+        const auto r = arbor::test::http_request(port, "POST", "/v1/completions", body,
+                                                 {"Content-Type: application/json", "Authorization: Bearer " + token});
+        if (!r || r->status != 200) return -1;
+        const auto m = QRegularExpression("\"cached_tokens\":(\\d+)").match(QString::fromStdString(r->body));
+        return m.hasMatch() ? m.captured(1).toLongLong() : -1;
+    }
+
+    QTemporaryDir dir_;
+
+    std::string write_key_file(const char* name, const std::string& content, mode_t mode) {
+        const std::string path = dir_.path().toStdString() + "/" + name;
+        std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+        ::chmod(path.c_str(), mode);
+        return path;
+    }
+
 private slots:
     void refusesBadArguments_data() {
         QTest::addColumn<QStringList>("args");
@@ -43,6 +79,12 @@ private slots:
                                                   << "--allowed-hosts needs host names or IP addresses without ports";
         QTest::newRow("empty allowed host") << QStringList{"--allowed-hosts", "a.example,,b.example"} << 2
                                             << "--allowed-hosts needs host names";
+        QTest::newRow("missing key file") << QStringList{"--api-key-file", "/nonexistent/key"} << 2
+                                          << "--api-key-file: cannot read '/nonexistent/key'";
+        QTest::newRow("empty key file") << QStringList{"--api-key-file", "/dev/null"} << 2 << "holds no key";
+        QTest::newRow("key and key file")
+            << QStringList{"--api-key", "k", "--api-key-file", QString::fromStdString(write_key_file("k", "k\n", 0600))} << 2
+            << "--api-key and --api-key-file exclude each other";
         QTest::newRow("missing model file") << QStringList{"--model", "/nonexistent/model.gguf"} << 1 << "error:";
     }
 
@@ -121,6 +163,72 @@ private slots:
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);
         QCOMPARE(p.exitCode(), 0);
         QVERIFY(QString::fromUtf8(p.readAllStandardOutput()).contains("shutting down"));
+    }
+
+    // The key from a file (its first line, blanks trimmed) or from ARBOR_API_KEY, without a
+    // warning; given with --api-key it works too but the server warns that ps shows it.
+    void takesTheKeyFromAFileOrTheEnvironment_data() {
+        QTest::addColumn<QString>("how");
+        QTest::newRow("file") << "file";
+        QTest::newRow("environment") << "environment";
+        QTest::newRow("command line") << "command line";
+    }
+    void takesTheKeyFromAFileOrTheEnvironment() {
+        QFETCH(QString, how);
+        ARBOR_REQUIRE_MODEL();
+        QVERIFY(dir_.isValid());
+        const std::string key = "k3y-from-" + how.toStdString().substr(0, 4);
+        QStringList args;
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove("ARBOR_API_KEY");
+        if (how == "file") args = {"--api-key-file", QString::fromStdString(write_key_file("key", "  " + key + " \nsecond line\n", 0600))};
+        else if (how == "environment") env.insert("ARBOR_API_KEY", QString::fromStdString(key));
+        else args = {"--api-key", QString::fromStdString(key)};
+        p.setProcessEnvironment(env);
+        const uint16_t port = start_server(p, args);
+        QVERIFY(port != 0);
+        QCOMPARE(models_status(port), 401);
+        QCOMPARE(models_status(port, key + "x"), 401);
+        QCOMPARE(models_status(port, key), 200);
+        QVERIFY(stop(p));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        const bool warned = err.contains("warning: --api-key shows the key to every user of this machine (ps)");
+        QVERIFY2(warned == (how == "command line"), qPrintable(err));
+    }
+
+    void warnsAboutAKeyFileOthersCanRead() {
+        ARBOR_REQUIRE_MODEL();
+        QVERIFY(dir_.isValid());
+        QProcess p;
+        const std::string path = write_key_file("open-key", "open-secret\n", 0644);
+        const uint16_t port = start_server(p, {"--api-key-file", QString::fromStdString(path)});
+        QVERIFY(port != 0);
+        QCOMPARE(models_status(port, "open-secret"), 200);
+        QVERIFY(stop(p));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(err.contains("is readable by other users"), qPrintable(err));
+    }
+
+    // Clients with different bearer tokens (no key required) do not see each other's
+    // cached prompts, unless --share-cache.
+    void shareCacheJoinsTheNamespaces_data() {
+        QTest::addColumn<bool>("share");
+        QTest::newRow("default") << false;
+        QTest::newRow("--share-cache") << true;
+    }
+    void shareCacheJoinsTheNamespaces() {
+        QFETCH(bool, share);
+        ARBOR_REQUIRE_MODEL();
+        QProcess p;
+        const uint16_t port = start_server(p, share ? QStringList{"--share-cache"} : QStringList{});
+        QVERIFY(port != 0);
+        const std::string prompt = "Remember that my locker combination is 31-17-5 and my badge number is 88231.";
+        QCOMPARE(cached_tokens(port, "alice", prompt), int64_t(0));
+        const int64_t seen = cached_tokens(port, "mallory", prompt);
+        QVERIFY2(share ? seen > 0 : seen == 0, qPrintable(QString::number(seen)));
+        QVERIFY(cached_tokens(port, "alice", prompt) > 0);
+        QVERIFY(stop(p));
     }
 
     void answersAllowedHosts() {

@@ -290,6 +290,31 @@ private slots:
         QCOMPARE(c.get(again).tokens, c.get(first).tokens);
     }
 
+    // Requests of another cache namespace compute the prompt again (cached_tokens 0, the
+    // same tokens), while the owner's namespace is still served from the cache.
+    void cacheNamespacesAreIsolated() {
+        arbor::Engine engine(*model_, options());
+        Collector c;
+        const auto prompt = encode("My bank password is hunter2 and my pin is 4921, please keep both of them secret.");
+        auto in = [&](uint64_t ns) {
+            auto r = greedy(prompt, 12);
+            r.cache_namespace = ns;
+            const auto id = c.submit(engine, std::move(r));
+            return c.wait(id) ? c.get(id) : arbor::test::Outcome{};
+        };
+        const auto owner = in(0);
+        QVERIFY(owner.finished);
+        for (uint64_t other : {uint64_t(1), uint64_t(0x9e3779b97f4a7c15ull)}) {
+            const auto probe = in(other);
+            QVERIFY(probe.finished);
+            QCOMPARE(probe.stats.cached_tokens, 0);
+            QCOMPARE(probe.tokens, owner.tokens);
+        }
+        const auto again = in(0);
+        QCOMPARE(again.stats.cached_tokens, int(prompt.size()) - 1);
+        QCOMPARE(again.tokens, owner.tokens);
+    }
+
     void sameSystemPromptSharesPages() {
         arbor::Engine engine(*model_, options());
         std::string system = "You are Arbor, a careful assistant. ";
@@ -388,6 +413,7 @@ private slots:
         QVERIFY(c.wait(next));
         QCOMPARE(c.get(next).finish, arbor::FinishReason::Length);
         QCOMPARE(c.get(next).tokens.size(), size_t(2));
+        engine.wait_idle();  // the Finished event comes before the engine's stats are updated
         QCOMPARE(engine.stats().running, 0);
     }
 

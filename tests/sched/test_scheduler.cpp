@@ -256,6 +256,75 @@ private slots:
         cache.clear();
         QCOMPARE(pool.free_count(), pool.capacity());
     }
+    // Sequences of different cache namespaces never share pages: a prompt cached in one
+    // namespace is a miss in another (no whole pages, no copied head, no admission
+    // preference), and still a hit in its own.
+    void namespacesNeverShareCachedPages() {
+        constexpr int P = 4;
+        constexpr uint64_t kAlice = 11, kBob = 12;
+        arbor::kv::PagePool pool(64);
+        arbor::kv::RadixCache cache(pool, P);
+        Scheduler sched(pool, cache, SchedulerOptions{P, 64, 1, 3, 20, 7});
+        const std::vector<int32_t> secret = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+        std::vector<std::unique_ptr<Sequence>> all;
+        auto make = [&](uint64_t ns, std::vector<int32_t> tokens) {
+            auto s = std::make_unique<Sequence>();
+            s->id = s->arrival = all.size() + 1;
+            s->tokens = std::move(tokens);
+            s->prompt_len = int32_t(s->tokens.size());
+            s->cache_namespace = ns;
+            all.push_back(std::move(s));
+            return all.back().get();
+        };
+        // Runs the only admitted sequence's prompt and removes it (offering it to the cache).
+        auto run_first = [&](uint64_t step, arbor::sched::Plan* seen = nullptr) {
+            auto plan = sched.schedule(step);
+            if (plan.items.size() != 1) return static_cast<Sequence*>(nullptr);
+            for (const auto& copy : plan.copies) pool.release(copy.src);
+            Sequence* seq = plan.items[0].seq;
+            sched.complete(plan.items);
+            sched.remove(seq);
+            if (seen) *seen = std::move(plan);
+            return seq;
+        };
+
+        Sequence* owner = make(kAlice, secret);
+        sched.enqueue(owner, 0);
+        QCOMPARE(run_first(0), owner);
+        QCOMPARE(sched.cached_prefix(secret, kAlice), 9);  // two pages and one token of the tail
+        QCOMPARE(sched.cached_prefix(secret, kBob), 0);
+        QCOMPARE(sched.cached_prefix(secret), 0);          // nor in the default namespace
+
+        // Bob asks with the same prompt: computed from scratch, no copy of Alice's page.
+        arbor::sched::Plan plan;
+        Sequence* probe = make(kBob, secret);
+        sched.enqueue(probe, 1);
+        QCOMPARE(run_first(1, &plan), probe);
+        QCOMPARE(probe->cached_prompt_tokens, 0);
+        QVERIFY(plan.copies.empty());
+        QCOMPARE(plan.items[0].start, 0);
+
+        // A short queue prefers cached prompts of the sequence's own namespace only: Carol's
+        // copy of the secret does not overtake her older plain request.
+        constexpr uint64_t kCarol = 13;
+        Sequence* plain = make(kCarol, {40, 41, 42, 43, 44});
+        Sequence* guess = make(kCarol, secret);
+        sched.enqueue(plain, 2);
+        sched.enqueue(guess, 2);
+        QCOMPARE(run_first(2), plain);
+        QCOMPARE(run_first(3), guess);
+        QCOMPARE(guess->cached_prompt_tokens, 0);
+
+        // Alice again: her own cache still serves her.
+        Sequence* again = make(kAlice, secret);
+        sched.enqueue(again, 4);
+        QCOMPARE(run_first(4), again);
+        QCOMPARE(again->cached_prompt_tokens, 9);
+
+        cache.check_invariants();
+        cache.clear();
+        QCOMPARE(pool.free_count(), pool.capacity());
+    }
 };
 
 QTEST_APPLESS_MAIN(TestScheduler)

@@ -23,9 +23,15 @@ using RequestId = uint64_t;
 // (a chat's next user turn) warms the cache with it while the user is still typing. Such
 // a request runs in steps where no other request prefills (or after max_wait_steps), so
 // it never delays anyone's first token.
+//
+// cache_namespace scopes the prefix cache: a request reuses (and sees as cached_tokens)
+// only KV computed by requests of the same namespace, so clients cannot learn each
+// other's prompts by probing what is cached. 0 is the app's own conversations; the API
+// server derives one per API key or client group (see api/cache_scope.h).
 struct Request {
     std::vector<TokenId> prompt;
     GenerateOptions options;
+    uint64_t cache_namespace = 0;
 };
 
 struct RequestStats {

@@ -106,6 +106,9 @@ struct StoreOpenReport {
     std::filesystem::path moved_aside;  // where the unreadable file went, else empty
     int found_version = 0;              // schema version before migrations (0: new file)
     int interrupted_replies = 0;        // 'streaming' replies of a crashed run, now 'stopped'
+    // Read back from the damaged file into the new one (see store/salvage.h).
+    int salvaged_conversations = 0;
+    int salvaged_messages = 0;
 };
 
 struct StoreOptions {
