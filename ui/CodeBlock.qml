@@ -10,6 +10,19 @@ Rectangle {
     property string code
     property string language
     readonly property bool highlighted: highlighter.active  // a language it colours
+    // What codeText holds: a streaming block grows at its end, and only the new end is
+    // inserted (laid out and coloured), not the whole block again.
+    property string shownCode
+
+    function showCode() {
+        if (code.length > shownCode.length && shownCode.length > 0 && code.startsWith(shownCode))
+            codeText.insert(codeText.length, code.slice(shownCode.length))
+        else
+            codeText.text = code
+        shownCode = code
+    }
+    onCodeChanged: showCode()
+    Component.onCompleted: showCode()
 
     objectName: "codeBlock"
 
@@ -43,7 +56,6 @@ Rectangle {
             id: codeText
             objectName: "codeText"
             Layout.fillWidth: true
-            text: block.code
             font.family: "monospace"
             readOnly: true
             selectByMouse: true

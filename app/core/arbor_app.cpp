@@ -1,7 +1,5 @@
 #include "arbor_app.h"
 
-#include "markdown_blocks.h"
-
 #include <QClipboard>
 #include <QGuiApplication>
 #include <QUrl>
@@ -84,10 +82,6 @@ void ArborApp::deleteConversation(qint64 id) {
 
 void ArborApp::copyText(const QString& text) const {
     if (QClipboard* clipboard = QGuiApplication::clipboard()) clipboard->setText(text);
-}
-
-QVariantList ArborApp::markdownBlocks(const QString& markdown) const {
-    return markdownBlocksToVariant(splitMarkdown(markdown));
 }
 
 void ArborApp::setNotice(const QString& notice) {

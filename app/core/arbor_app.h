@@ -13,7 +13,6 @@
 #include "tab_list_model.h"
 
 #include <QObject>
-#include <QVariantList>
 #include <QtQml/qqmlregistration.h>
 
 #include <filesystem>
@@ -62,7 +61,6 @@ public:
     Q_INVOKABLE void renameConversation(qint64 id, const QString& title);
     Q_INVOKABLE void deleteConversation(qint64 id);  // closes its tab first
     Q_INVOKABLE void copyText(const QString& text) const;
-    Q_INVOKABLE QVariantList markdownBlocks(const QString& markdown) const;
     Q_INVOKABLE void dismissNotice();
 
 signals:
