@@ -67,6 +67,7 @@ private slots:
     void modelThatFailsLeavesOldConversationsReadable();
     void missingDefaultModelIsFetchedFromTheWindow();
     void corruptDatabaseIsMovedAsideAndReported();
+    void startThatNeverFinishedOpensNoTabs();
 };
 
 void TestAppEndToEnd::keyboardShortcuts() {
@@ -249,6 +250,55 @@ void TestAppEndToEnd::corruptDatabaseIsMovedAsideAndReported() {
     // The new database works.
     app.tabs()->newConversation();
     QTRY_COMPARE(app.conversations()->rowCount(), 1);
+}
+
+// A start killed while it restored the tabs (a conversation that froze the window) leaves
+// the start-up marker set, as written here. The next start opens no tabs and says why;
+// it finishes, so the marker goes, and the start after it is an ordinary one.
+void TestAppEndToEnd::startThatNeverFinishedOpensNoTabs() {
+    const arbor::test::TemporaryDatabase db;
+    auto marker = [&db] { return arbor::Store(db.path()).app_setting(ArborApp::kStartupMarkerKey); };
+    qint64 conversation = 0;
+    {
+        arbor::Store store(db.path());
+        conversation = store.create_conversation("The paste that froze it");
+        const auto question = store.add_message(conversation, std::nullopt, arbor::Role::User, "question", {});
+        const arbor::OpenTab tab{conversation, question, true};
+        store.save_open_tabs({&tab, 1});
+        store.set_app_setting(ArborApp::kStartupMarkerKey, "1");
+    }
+    const QString noModel = QString::fromStdString((db.path().parent_path() / "no-model.gguf").string());
+    {
+        arbor::test::AppWindow running(db.path());
+        QVERIFY(running.window);
+        running.app.start(noModel);
+        QVERIFY(QTest::qWaitForWindowExposed(running.window));
+        QTRY_VERIFY_WITH_TIMEOUT(running.app.started(), 30000);
+        QCOMPARE(running.app.tabs()->rowCount(), 0);
+        QQuickItem* notice = findItem(running.window, QStringLiteral("noticeText"));
+        QVERIFY(notice);
+        QTRY_VERIFY(notice->isVisible());
+        const QString said = notice->property("text").toString();
+        QVERIFY2(said.contains(QStringLiteral("did not finish starting")) && said.contains(QStringLiteral("not reopened")),
+                 qPrintable(said));
+        QTRY_COMPARE(running.app.conversations()->rowCount(), 1);  // still there to open
+        QTest::qWait(100);
+        QVERIFY(running.window->grabWindow().save(QStringLiteral(ARBOR_TEST_BUILD_DIR "/arbor-start-guard.png")));
+        QTRY_VERIFY_WITH_TIMEOUT(!marker(), 5 * ArborApp::kStartupSettleMs);  // this start finished
+        running.app.tabs()->openConversation(conversation);
+        QTRY_COMPARE(int(arbor::Store(db.path()).open_tabs().size()), 1);
+    }
+    {
+        arbor::test::AppWindow running(db.path());
+        QVERIFY(running.window);
+        running.app.start(noModel);
+        QTRY_VERIFY_WITH_TIMEOUT(running.app.started(), 30000);
+        QVERIFY(marker());  // set while the tabs are restored and shown
+        QCOMPARE(running.app.tabs()->rowCount(), 1);
+        QTRY_COMPARE(running.app.tabs()->current()->messages()->rowCount(), 1);
+        QVERIFY2(running.app.notice().isEmpty(), qPrintable(running.app.notice()));
+        QTRY_VERIFY_WITH_TIMEOUT(!marker(), 5 * ArborApp::kStartupSettleMs);
+    }
 }
 
 void TestAppEndToEnd::twoTabsGenerateAtOnce() {
