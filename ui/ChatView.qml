@@ -1,5 +1,6 @@
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
 import QtQuick.Layouts
 import Arbor.Core
 
@@ -31,7 +32,7 @@ Item {
                 Layout.fillWidth: true
                 text: view.session ? view.session.error : ""
                 visible: text.length > 0
-                color: "#c62828"
+                color: Theme.errorText(view.Material.theme === Material.Dark)
                 wrapMode: Text.Wrap
                 Accessible.role: Accessible.AlertMessage
                 Accessible.name: text

@@ -1,5 +1,6 @@
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
 import QtQuick.Layouts
 import Arbor.Core
 
@@ -28,8 +29,9 @@ Rectangle {
 
     implicitHeight: column.implicitHeight + 12
     radius: 6
-    color: Qt.alpha(palette.windowText, 0.06)
-    border.color: Qt.alpha(palette.windowText, 0.15)
+    readonly property bool dark: Material.theme === Material.Dark
+    color: Theme.codeBackground(dark)
+    border.color: Theme.outline(dark)
 
     ColumnLayout {
         id: column
@@ -60,7 +62,7 @@ Rectangle {
             readOnly: true
             selectByMouse: true
             wrapMode: TextEdit.WrapAnywhere
-            color: palette.windowText
+            color: block.Material.foreground
             textFormat: TextEdit.PlainText
             Accessible.name: qsTr("Code: %1").arg(block.code)
         }
@@ -70,6 +72,6 @@ Rectangle {
         id: highlighter
         document: codeText.textDocument
         language: block.language
-        dark: palette.window.hslLightness < 0.5
+        dark: block.dark
     }
 }

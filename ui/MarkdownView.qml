@@ -1,5 +1,6 @@
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
 import QtQuick.Layouts
 import Arbor.Core
 
@@ -12,7 +13,7 @@ ColumnLayout {
     property string markdown
     readonly property int blockCount: blocks.count
 
-    spacing: 6
+    spacing: 10  // between paragraphs, as a markdown document spaces them
 
     Repeater {
         model: MarkdownBlockModel {
@@ -30,15 +31,23 @@ ColumnLayout {
             Component {
                 id: textComponent
                 TextEdit {
+                    id: prose
                     objectName: "markdownText"
                     text: block.text
                     textFormat: TextEdit.MarkdownText
                     readOnly: true
                     selectByMouse: true
                     wrapMode: TextEdit.Wrap
-                    color: palette.windowText
+                    color: view.Material.foreground
                     Accessible.name: block.text
                     onLinkActivated: link => Qt.openUrlExternally(link)
+                    onTextChanged: links.apply()
+
+                    LinkColour {
+                        id: links
+                        document: prose.textDocument
+                        color: Theme.link(view.Material.theme === Material.Dark)
+                    }
                 }
             }
             Component {

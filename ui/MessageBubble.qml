@@ -1,5 +1,6 @@
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
 import QtQuick.Layouts
 import Arbor.Core
 
@@ -16,6 +17,7 @@ Item {
     readonly property bool isReply: model.role === "assistant"
     readonly property bool streaming: model.state === "streaming"
     property bool editing: false
+    readonly property bool dark: Material.theme === Material.Dark
 
     // A long message of the user (a pasted text) shows its start until "Show more".
     readonly property int collapsedChars: 1200
@@ -78,8 +80,8 @@ Item {
         padding: 10
         background: Rectangle {
             radius: 8
-            color: bubble.isUser ? Qt.alpha(palette.highlight, 0.15) : "transparent"
-            border.color: bubble.isUser ? "transparent" : Qt.alpha(palette.windowText, 0.12)
+            color: bubble.isUser ? Theme.userBubble(bubble.dark) : "transparent"
+            border.color: bubble.isUser ? "transparent" : Theme.outline(bubble.dark)
         }
 
         ColumnLayout {
@@ -104,7 +106,7 @@ Item {
                 readOnly: true
                 selectByMouse: true
                 wrapMode: TextEdit.Wrap
-                color: palette.windowText
+                color: bubble.Material.foreground
                 textFormat: TextEdit.PlainText
                 Accessible.name: text
             }
