@@ -1,6 +1,7 @@
 // Settings of the local OpenAI-compatible API: a view of an ApiController (Arbor.Core).
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
 import QtQuick.Layouts
 
 ColumnLayout {
@@ -44,7 +45,7 @@ ColumnLayout {
             id: exposedWarning
             visible: root.api.exposed
             text: qsTr("Other machines on the network can reach the server. Use 127.0.0.1 to keep it on this computer.")
-            color: "#b3261e"
+            color: Theme.errorText(Material.theme === Material.Dark)
             wrapMode: Text.WordWrap
             Layout.fillWidth: true
             Accessible.role: Accessible.AlertMessage

@@ -1,5 +1,6 @@
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
 import QtQuick.Layouts
 import Arbor.Core
 
@@ -15,6 +16,9 @@ Item {
     // Each tab's unsent text and scroll position while another tab is shown, by
     // conversation id (view state: not stored).
     property var hiddenTabs: ({})
+    // Ids of the long messages the user expanded ("Show more"): delegates are created
+    // again on reloads and scrolling, and must come back as the user left them.
+    property var expandedMessages: ({})
 
     ColumnLayout {
         anchors.fill: parent
@@ -28,7 +32,7 @@ Item {
                 Layout.fillWidth: true
                 text: view.session ? view.session.error : ""
                 visible: text.length > 0
-                color: "#c62828"
+                color: Theme.errorText(view.Material.theme === Material.Dark)
                 wrapMode: Text.Wrap
                 Accessible.role: Accessible.AlertMessage
                 Accessible.name: text
@@ -54,18 +58,41 @@ Item {
             rightMargin: 16
             bottomMargin: 12
             model: view.shown ? view.shown.messages : null
+            // Keeps every message's item while the conversation is shown. A ListView guesses
+            // its content height from the items it holds; with one message tens of
+            // thousands of pixels tall, dropping and re-creating items as they leave the
+            // default 320-pixel margin makes that guess swing, the view jump, and the items
+            // come and go in a loop that never settles (and re-lays out the long text each
+            // time).
+            cacheBuffer: 10000000
             Accessible.name: qsTr("Messages")
             ScrollBar.vertical: ScrollBar {}
             // Stay at the bottom while a reply streams in, unless the user scrolled up.
             property bool followEnd: true
             onMovementEnded: followEnd = atYEnd
-            onContentHeightChanged: if (followEnd) positionViewAtEnd()
-            onCountChanged: if (followEnd) positionViewAtEnd()
+            onContentHeightChanged: if (followEnd) scrollToEnd()
+            onHeightChanged: if (followEnd) scrollToEnd()
+            onCountChanged: if (followEnd) scrollToEnd()
+            // Moves the view, keeping its items. positionViewAtEnd() instead drops every
+            // item when the last one is out of view and creates them again: a message that
+            // grows (a long one being laid out, a streaming reply) changes the content
+            // height, and a loop of dropping and re-creating it would follow.
+            function scrollToEnd() {
+                contentY = Math.max(originY - topMargin, originY + contentHeight + bottomMargin - height)
+            }
 
             delegate: MessageBubble {
                 width: messageList.width - messageList.leftMargin - messageList.rightMargin
                 app: view.app
                 session: view.shown
+                expanded: view.expandedMessages[model.id] === true
+                onExpandedChanged: {
+                    if ((view.expandedMessages[model.id] === true) === expanded) return
+                    const all = Object.assign({}, view.expandedMessages)
+                    if (expanded) all[model.id] = true
+                    else delete all[model.id]
+                    view.expandedMessages = all
+                }
             }
         }
 
@@ -113,7 +140,7 @@ Item {
         messageList.followEnd = saved ? saved.followEnd : true
         messageList.forceLayout()
         if (messageList.followEnd) {
-            messageList.positionViewAtEnd()
+            messageList.scrollToEnd()
         } else {
             messageList.positionViewAtIndex(saved.top, ListView.Beginning)
             messageList.contentY += saved.offset

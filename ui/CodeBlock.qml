@@ -1,5 +1,6 @@
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
 import QtQuick.Layouts
 import Arbor.Core
 
@@ -10,13 +11,27 @@ Rectangle {
     property string code
     property string language
     readonly property bool highlighted: highlighter.active  // a language it colours
+    // What codeText holds: a streaming block grows at its end, and only the new end is
+    // inserted (laid out and coloured), not the whole block again.
+    property string shownCode
+
+    function showCode() {
+        if (code.length > shownCode.length && shownCode.length > 0 && code.startsWith(shownCode))
+            codeText.insert(codeText.length, code.slice(shownCode.length))
+        else
+            codeText.text = code
+        shownCode = code
+    }
+    onCodeChanged: showCode()
+    Component.onCompleted: showCode()
 
     objectName: "codeBlock"
 
     implicitHeight: column.implicitHeight + 12
     radius: 6
-    color: Qt.alpha(palette.windowText, 0.06)
-    border.color: Qt.alpha(palette.windowText, 0.15)
+    readonly property bool dark: Material.theme === Material.Dark
+    color: Theme.codeBackground(dark)
+    border.color: Theme.outline(dark)
 
     ColumnLayout {
         id: column
@@ -43,12 +58,11 @@ Rectangle {
             id: codeText
             objectName: "codeText"
             Layout.fillWidth: true
-            text: block.code
             font.family: "monospace"
             readOnly: true
             selectByMouse: true
             wrapMode: TextEdit.WrapAnywhere
-            color: palette.windowText
+            color: block.Material.foreground
             textFormat: TextEdit.PlainText
             Accessible.name: qsTr("Code: %1").arg(block.code)
         }
@@ -58,6 +72,6 @@ Rectangle {
         id: highlighter
         document: codeText.textDocument
         language: block.language
-        dark: palette.window.hslLightness < 0.5
+        dark: block.dark
     }
 }

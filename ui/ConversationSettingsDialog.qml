@@ -1,5 +1,6 @@
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
 import QtQuick.Layouts
 import Arbor.Core
 
@@ -85,7 +86,7 @@ Dialog {
             id: errorLabel
             Layout.columnSpan: 2
             visible: text.length > 0
-            color: "#c62828"
+            color: Theme.errorText(dialog.Material.theme === Material.Dark)
             wrapMode: Text.Wrap
         }
     }

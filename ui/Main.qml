@@ -18,6 +18,11 @@ ApplicationWindow {
     Material.theme: app.settings.theme === "dark" ? Material.Dark
                   : app.settings.theme === "light" ? Material.Light : Material.System
     Material.accent: Material.Teal
+    // For what draws with the palette rather than Material's colours: links and selected
+    // text in messages.
+    palette.link: Theme.link(Material.theme === Material.Dark)
+    palette.highlight: Material.accentColor
+    palette.highlightedText: Material.theme === Material.Dark ? "#000000" : "#ffffff"
 
     Shortcut {
         sequences: ["Ctrl+N"]

@@ -1,42 +1,61 @@
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
 import QtQuick.Layouts
 import Arbor.Core
 
-// A reply's markdown: prose as rich text, each fenced code block in a CodeBlock.
+// A reply's markdown: prose as rich text, each fenced code block in a CodeBlock. The
+// blocks come from a MarkdownBlockModel, which reports only the blocks that changed: a
+// streaming reply re-renders its last block, not the whole reply, on each token.
 ColumnLayout {
     id: view
     required property ArborApp app
     property string markdown
+    readonly property int blockCount: blocks.count
 
-    spacing: 6
+    spacing: 10  // between paragraphs, as a markdown document spaces them
 
     Repeater {
-        model: view.app.markdownBlocks(view.markdown)
+        model: MarkdownBlockModel {
+            id: blocks
+            markdown: view.markdown
+        }
         delegate: Loader {
-            required property var modelData
+            id: block
+            required property string kind
+            required property string text
+            required property string language
             Layout.fillWidth: true
-            sourceComponent: modelData.kind === "code" ? codeComponent : textComponent
+            sourceComponent: kind === "code" ? codeComponent : textComponent
 
             Component {
                 id: textComponent
                 TextEdit {
-                    text: modelData.text
+                    id: prose
+                    objectName: "markdownText"
+                    text: block.text
                     textFormat: TextEdit.MarkdownText
                     readOnly: true
                     selectByMouse: true
                     wrapMode: TextEdit.Wrap
-                    color: palette.windowText
-                    Accessible.name: modelData.text
+                    color: view.Material.foreground
+                    Accessible.name: block.text
                     onLinkActivated: link => Qt.openUrlExternally(link)
+                    onTextChanged: links.apply()
+
+                    LinkColour {
+                        id: links
+                        document: prose.textDocument
+                        color: Theme.link(view.Material.theme === Material.Dark)
+                    }
                 }
             }
             Component {
                 id: codeComponent
                 CodeBlock {
                     app: view.app
-                    code: modelData.text
-                    language: modelData.language
+                    code: block.text
+                    language: block.language
                 }
             }
         }

@@ -1,5 +1,6 @@
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
 import QtQuick.Layouts
 import Arbor.Core
 
@@ -16,10 +17,47 @@ Item {
     readonly property bool isReply: model.role === "assistant"
     readonly property bool streaming: model.state === "streaming"
     property bool editing: false
+    readonly property bool dark: Material.theme === Material.Dark
+
+    // A long message of the user (a pasted text) shows its start until "Show more".
+    readonly property int collapsedChars: 1200
+    readonly property int collapsedLines: 16
+    readonly property int collapsedAt: isReply ? -1 : cutOf(model.text)
+    readonly property bool collapsible: collapsedAt >= 0
+    property bool expanded: false
+    readonly property string shortText: collapsible ? model.text.slice(0, collapsedAt) + "…" : model.text
 
     implicitHeight: card.implicitHeight
     Accessible.role: Accessible.ListItem
-    Accessible.name: (isUser ? qsTr("You") : qsTr("Assistant")) + ": " + model.text
+    Accessible.name: (isUser ? qsTr("You") : qsTr("Assistant")) + ": " + (isReply ? model.text : shortText)
+
+    // Where a long text is cut for its collapsed view, -1 when it is short enough.
+    function cutOf(text) {
+        let end = -1
+        for (let line = 0; line < collapsedLines; ++line) {
+            end = text.indexOf("\n", end + 1)
+            if (end < 0 || end >= collapsedChars) break
+        }
+        if (end >= 0 && end < collapsedChars) return text.slice(end).trim().length > 0 ? end : -1
+        if (text.length <= collapsedChars) return -1
+        // Not between the two halves of a surrogate pair (an emoji).
+        const code = text.charCodeAt(collapsedChars - 1)
+        return code >= 0xD800 && code <= 0xDBFF ? collapsedChars - 1 : collapsedChars
+    }
+
+    // How wide the user's card needs to be for its (short) text, from the font alone:
+    // never from the laid-out text, whose wrapping depends on that width. Lines longer
+    // than fit anyway are measured by their first characters only.
+    function naturalTextWidth(text) {
+        let widest = 0
+        for (const line of text.split("\n"))
+            widest = Math.max(widest, userMetrics.advanceWidth(line.slice(0, 240)))
+        return Math.ceil(widest)
+    }
+    FontMetrics {
+        id: userMetrics
+        font: userText.font
+    }
 
     function statsText(s) {
         if (!s) return ""
@@ -34,16 +72,20 @@ Item {
 
     Pane {
         id: card
-        width: bubble.isUser ? Math.min(bubble.width * 0.8, Math.max(implicitWidth, 240)) : bubble.width
+        objectName: bubble.isUser ? "userCard" : "replyCard"
+        width: !bubble.isUser ? bubble.width
+             : bubble.editing ? bubble.width * 0.8
+             : Math.min(bubble.width * 0.8, Math.max(240, bubble.naturalTextWidth(bubble.shortText) + leftPadding + rightPadding))
         anchors.right: bubble.isUser ? bubble.right : undefined
         padding: 10
         background: Rectangle {
             radius: 8
-            color: bubble.isUser ? Qt.alpha(palette.highlight, 0.15) : "transparent"
-            border.color: bubble.isUser ? "transparent" : Qt.alpha(palette.windowText, 0.12)
+            color: bubble.isUser ? Theme.userBubble(bubble.dark) : "transparent"
+            border.color: bubble.isUser ? "transparent" : Theme.outline(bubble.dark)
         }
 
         ColumnLayout {
+            id: column
             width: parent.width
             spacing: 6
 
@@ -55,22 +97,38 @@ Item {
 
             // The text: plain for the user's messages, markdown for replies.
             TextEdit {
+                id: userText
                 objectName: "userText"
                 visible: !bubble.isReply && !bubble.editing
                 Layout.fillWidth: true
-                text: bubble.model.text
+                Layout.preferredWidth: column.width
+                text: bubble.isReply ? "" : bubble.expanded ? bubble.model.text : bubble.shortText
                 readOnly: true
                 selectByMouse: true
                 wrapMode: TextEdit.Wrap
-                color: palette.windowText
+                color: bubble.Material.foreground
                 textFormat: TextEdit.PlainText
                 Accessible.name: text
             }
-            MarkdownView {
-                visible: bubble.isReply
+            Button {
+                objectName: "showMoreButton"
+                visible: bubble.collapsible && !bubble.editing
+                flat: true
+                text: bubble.expanded ? qsTr("Show less") : qsTr("Show more (%1 characters)").arg(bubble.model.text.length)
+                Accessible.name: bubble.expanded ? qsTr("Show less of the message") : qsTr("Show all of the message")
+                onClicked: bubble.expanded = !bubble.expanded
+            }
+            Loader {
+                // Only a reply is markdown: a user's text is never parsed as such.
+                active: bubble.isReply
+                visible: active
                 Layout.fillWidth: true
-                app: bubble.app
-                markdown: bubble.model.text
+                sourceComponent: Component {
+                    MarkdownView {
+                        app: bubble.app
+                        markdown: bubble.model.text
+                    }
+                }
             }
             BusyIndicator {
                 visible: bubble.streaming && bubble.model.text.length === 0

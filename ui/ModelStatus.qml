@@ -1,5 +1,6 @@
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
 import QtQuick.Layouts
 import Arbor.Core
 
@@ -27,7 +28,8 @@ Pane {
             elide: Text.ElideRight
             readonly property bool problem: status.model.state === "failed" || status.download.error.length > 0
             wrapMode: problem && !status.download.running ? Text.Wrap : Text.NoWrap
-            color: problem && !status.download.running ? "#c62828" : palette.windowText
+            color: problem && !status.download.running ? Theme.errorText(Material.theme === Material.Dark)
+                                                       : Material.foreground
             text: {
                 if (status.download.running)
                     return qsTr("Downloading the default model (94 MiB)…")

@@ -6,6 +6,7 @@ import QtQuick.Layouts
 // A message the user must see (a database moved aside, a failed write), until dismissed.
 Pane {
     id: bar
+    objectName: "noticeBar"
     property string text
     signal dismissed()
 
@@ -18,6 +19,7 @@ Pane {
     RowLayout {
         anchors.fill: parent
         Label {
+            objectName: "noticeText"
             Layout.fillWidth: true
             text: bar.text
             wrapMode: Text.Wrap

@@ -1,10 +1,11 @@
 #include "arbor_app.h"
 
-#include "markdown_blocks.h"
-
 #include <QClipboard>
 #include <QGuiApplication>
 #include <QUrl>
+
+#include <memory>
+#include <utility>
 
 namespace arbor::app {
 
@@ -24,14 +25,18 @@ ArborApp::ArborApp(std::filesystem::path database, QObject* parent)
         if (!problem.isEmpty()) setNotice(problem);
         settings_->load();
         conversations_->reload();
-        tabs_->restore();
+        restoreTabsUnlessLastStartFailed();
         api_->load();
     }, Qt::QueuedConnection);
     connect(settings_.get(), &AppSettings::loaded, this, &ArborApp::reloadModel);
     connect(tabs_.get(), &TabListModel::restored, this, [this] {
         started_ = true;
         emit startedChanged();
+        confirmStartAfterTabsShown();
     });
+    startupSettle_.setSingleShot(true);
+    startupSettle_.setInterval(kStartupSettleMs);
+    connect(&startupSettle_, &QTimer::timeout, this, &ArborApp::clearStartupMarker);
     connect(tabs_.get(), &TabListModel::conversationActivity, conversations_.get(), &ConversationListModel::reload);
     connect(models_.get(), &ModelService::modelChanged, this, [this] { api_->setModel(models_->current()); });
     // A finished download loads the default model, unless the user chose another meanwhile.
@@ -44,6 +49,8 @@ ArborApp::~ArborApp() {
     // A running model download is stopped; the API server stops next (it holds the
     // engine), then the tabs cancel their replies and post their last writes, then the
     // store finishes every posted job; the model goes last, released off this thread.
+    // Closing normally means the start did finish.
+    clearStartupMarker();
     download_.reset();
     api_.reset();
     tabs_.reset();
@@ -56,6 +63,61 @@ ArborApp::~ArborApp() {
 void ArborApp::start(const QString& modelOverride) {
     if (!modelOverride.isEmpty()) settings_->overrideModelPath(modelOverride);
     store_->open();
+}
+
+void ArborApp::restoreTabsUnlessLastStartFailed() {
+    startupMarked_ = true;
+    store_->call(
+        this,
+        [](arbor::Store& s) {
+            const bool unfinished = s.app_setting(kStartupMarkerKey).has_value();
+            s.set_app_setting(kStartupMarkerKey, "1");
+            return unfinished;
+        },
+        [this](bool lastStartUnfinished) {
+            if (!lastStartUnfinished) {
+                tabs_->restore();
+                return;
+            }
+            setNotice(tr("Arbor did not finish starting last time, so the tabs that were open then were not "
+                         "reopened. Their conversations are in the list."));
+            tabs_->skipRestore();
+        },
+        [this](const QString& problem) {
+            setNotice(problem);
+            tabs_->restore();
+        });
+}
+
+void ArborApp::confirmStartAfterTabsShown() {
+    // Each restored tab counts once, whether its messages loaded or failed to.
+    auto pending = std::make_shared<int>(tabs_->rowCount());
+    auto shown = [this, pending] {
+        if (--*pending == 0) startupSettle_.start();
+    };
+    for (int i = 0; i < tabs_->rowCount(); ++i) {
+        MessageListModel* messages = tabs_->sessionAt(i)->messages();
+        auto once = std::make_shared<bool>(false);
+        auto done = [shown, once] {
+            if (!std::exchange(*once, true)) shown();
+        };
+        connect(messages, &MessageListModel::loaded, this, done, Qt::SingleShotConnection);
+        connect(messages, &MessageListModel::error, this, done, Qt::SingleShotConnection);
+    }
+    if (*pending == 0) startupSettle_.start();
+}
+
+void ArborApp::clearStartupMarker() {
+    if (!std::exchange(startupMarked_, false)) return;
+    startupSettle_.stop();
+    store_->post([](StoreWorker& w) {
+        if (!w.store()) return;
+        try {
+            w.store()->remove_app_setting(kStartupMarkerKey);
+        } catch (const std::exception& e) {
+            emit w.failed(QString::fromUtf8(e.what()));
+        }
+    });
 }
 
 void ArborApp::reloadModel() {
@@ -84,10 +146,6 @@ void ArborApp::deleteConversation(qint64 id) {
 
 void ArborApp::copyText(const QString& text) const {
     if (QClipboard* clipboard = QGuiApplication::clipboard()) clipboard->setText(text);
-}
-
-QVariantList ArborApp::markdownBlocks(const QString& markdown) const {
-    return markdownBlocksToVariant(splitMarkdown(markdown));
 }
 
 void ArborApp::setNotice(const QString& notice) {

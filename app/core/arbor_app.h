@@ -13,7 +13,7 @@
 #include "tab_list_model.h"
 
 #include <QObject>
-#include <QVariantList>
+#include <QTimer>
 #include <QtQml/qqmlregistration.h>
 
 #include <filesystem>
@@ -21,6 +21,11 @@
 
 namespace arbor::app {
 
+// Start-up guard: a marker in the app settings is set before the tabs are restored and
+// removed once the restored tabs' messages have been shown and the window has kept
+// running for kStartupSettleMs (or when the app closes normally). A start that finds the
+// marker set follows one that never finished (killed while a restored tab froze it): it
+// opens no tabs and says so, so one bad conversation cannot lock the user out.
 class ArborApp : public QObject {
     Q_OBJECT
     QML_ELEMENT
@@ -37,6 +42,9 @@ class ArborApp : public QObject {
     Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
     Q_PROPERTY(QString databasePath READ databasePath CONSTANT)
 public:
+    static constexpr const char* kStartupMarkerKey = "app.start_unfinished";
+    static constexpr int kStartupSettleMs = 2000;
+
     explicit ArborApp(std::filesystem::path database, QObject* parent = nullptr);
     ~ArborApp() override;
 
@@ -62,7 +70,6 @@ public:
     Q_INVOKABLE void renameConversation(qint64 id, const QString& title);
     Q_INVOKABLE void deleteConversation(qint64 id);  // closes its tab first
     Q_INVOKABLE void copyText(const QString& text) const;
-    Q_INVOKABLE QVariantList markdownBlocks(const QString& markdown) const;
     Q_INVOKABLE void dismissNotice();
 
 signals:
@@ -71,6 +78,12 @@ signals:
 
 private:
     void setNotice(const QString& notice);
+    // Restores the tabs, or, when the last start never finished, skips them.
+    void restoreTabsUnlessLastStartFailed();
+    // Clears the start-up marker once every restored tab has shown its messages and the
+    // event loop has kept running for kStartupSettleMs.
+    void confirmStartAfterTabsShown();
+    void clearStartupMarker();
 
     QString databasePath_;
     // Declaration order matters for destruction, which ~ArborApp spells out.
@@ -82,7 +95,9 @@ private:
     std::unique_ptr<ApiController> api_;
     std::unique_ptr<DefaultModelDownload> download_;
     bool started_ = false;
+    bool startupMarked_ = false;  // the marker is set and not yet cleared
     QString notice_;
+    QTimer startupSettle_;
 };
 
 } // namespace arbor::app

@@ -121,8 +121,9 @@ QTextCharFormat CodeSyntax::format(Kind kind) const {
 }
 
 void CodeSyntax::setDark(bool dark) {
-    // Material-like hues, lighter on a dark background.
-    const char* const light[] = {"#7b1fa2", "#2e7d32", "#757575", "#1565c0"};
+    // Material-like hues, lighter on a dark background; each at least 4.5:1 against the
+    // code block's background in its theme (ui/Theme.qml).
+    const char* const light[] = {"#7b1fa2", "#1b5e20", "#616161", "#1565c0"};
     const char* const darkHues[] = {"#ce93d8", "#a5d6a7", "#9e9e9e", "#90caf9"};
     for (int k = 0; k < 4; ++k) {
         QTextCharFormat f;

@@ -1,7 +1,5 @@
 #include "markdown_blocks.h"
 
-#include <QVariantMap>
-
 namespace arbor::app {
 
 namespace {
@@ -33,6 +31,28 @@ bool closes(const QString& line, const Fence& open) {
     return parseFence(line, f) && f.ch == open.ch && f.length >= open.length && f.info.isEmpty();
 }
 
+// A list item's first line: "-", "*" or "+", or up to nine digits and "." or ")", then a
+// space or the end of the line.
+bool startsListItem(const QString& line) {
+    int i = 0;
+    if (line.startsWith(QLatin1Char('-')) || line.startsWith(QLatin1Char('*')) || line.startsWith(QLatin1Char('+'))) {
+        i = 1;
+    } else {
+        while (i < line.size() && i < 9 && line[i].isDigit()) ++i;
+        if (i == 0 || i >= line.size() || (line[i] != QLatin1Char('.') && line[i] != QLatin1Char(')'))) return false;
+        ++i;
+    }
+    return i == line.size() || line[i] == QLatin1Char(' ') || line[i] == QLatin1Char('\t');
+}
+
+// Where prose can be cut into separately rendered pieces without changing what it
+// means: after a blank line, before a line that starts at the margin and does not start
+// a list item (so a list's items, a list item's indented paragraphs and indented code
+// stay together, and an ordered list never restarts its numbering).
+bool startsIndependentParagraph(const QString& line) {
+    return !line.isEmpty() && !line[0].isSpace() && !startsListItem(line);
+}
+
 } // namespace
 
 QList<MarkdownBlock> splitMarkdown(const QString& markdown) {
@@ -40,6 +60,7 @@ QList<MarkdownBlock> splitMarkdown(const QString& markdown) {
     QStringList prose, code;
     Fence open;
     bool inCode = false;
+    bool afterBlank = false;
     auto flushProse = [&] {
         QString text = prose.join(QLatin1Char('\n'));
         if (!text.trimmed().isEmpty()) blocks.push_back({MarkdownBlock::Kind::Text, text.trimmed(), {}});
@@ -53,11 +74,14 @@ QList<MarkdownBlock> splitMarkdown(const QString& markdown) {
                 inCode = true;
                 code.clear();
             } else {
+                if (afterBlank && startsIndependentParagraph(line)) flushProse();
+                afterBlank = line.trimmed().isEmpty();
                 prose.push_back(line);
             }
         } else if (closes(line, open)) {
             blocks.push_back({MarkdownBlock::Kind::Code, code.join(QLatin1Char('\n')), open.info.section(' ', 0, 0)});
             inCode = false;
+            afterBlank = false;
         } else {
             code.push_back(line);
         }
@@ -65,18 +89,6 @@ QList<MarkdownBlock> splitMarkdown(const QString& markdown) {
     if (inCode) blocks.push_back({MarkdownBlock::Kind::Code, code.join(QLatin1Char('\n')), open.info.section(' ', 0, 0)});
     else flushProse();
     return blocks;
-}
-
-QVariantList markdownBlocksToVariant(const QList<MarkdownBlock>& blocks) {
-    QVariantList out;
-    for (const auto& b : blocks) {
-        QVariantMap m;
-        m[QStringLiteral("kind")] = b.kind == MarkdownBlock::Kind::Code ? QStringLiteral("code") : QStringLiteral("text");
-        m[QStringLiteral("text")] = b.text;
-        m[QStringLiteral("language")] = b.language;
-        out.push_back(m);
-    }
-    return out;
 }
 
 } // namespace arbor::app

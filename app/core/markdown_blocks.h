@@ -1,11 +1,12 @@
 // Splits a reply's markdown into prose and fenced code blocks, so the view can render
 // prose as rich text and each code block in a monospace box with its own copy button.
-// A fence still open at the end (a reply being streamed) is a code block to the end.
+// Prose is further cut into independent paragraphs (see startsIndependentParagraph), so
+// a streaming reply re-renders only its last piece. A fence still open at the end (a
+// reply being streamed) is a code block to the end.
 #pragma once
 
 #include <QList>
 #include <QString>
-#include <QVariantList>
 
 namespace arbor::app {
 
@@ -19,8 +20,5 @@ struct MarkdownBlock {
 };
 
 QList<MarkdownBlock> splitMarkdown(const QString& markdown);
-
-// For QML: a list of {kind: "text" | "code", text, language} maps.
-QVariantList markdownBlocksToVariant(const QList<MarkdownBlock>& blocks);
 
 } // namespace arbor::app

@@ -144,6 +144,11 @@ void TabListModel::restore() {
         });
 }
 
+void TabListModel::skipRestore() {
+    store_.call(this, [](arbor::Store& s) { s.save_open_tabs({}); }, [this] { emit restored(); },
+                [this](const QString&) { emit restored(); });
+}
+
 void TabListModel::scheduleSave() {
     if (!restoring_) saveTimer_.start();
 }

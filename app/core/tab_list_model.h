@@ -35,6 +35,8 @@ public:
 
     // Reopens the tabs saved by the last run (after the store has opened).
     void restore();
+    // Opens none of them and forgets them (the last start never finished), then restored().
+    void skipRestore();
     // Opens the conversation in a new tab, or switches to its tab when already open.
     Q_INVOKABLE void openConversation(qint64 conversationId);
     // Creates an empty conversation (titled by its first message) in a new tab.

@@ -1,13 +1,13 @@
 // Splitting a reply's markdown into prose and fenced code blocks (CommonMark fences:
 // ``` or ~~~, three or more, indented by up to three spaces), with a fence still open at
-// the end of a streaming reply taken as code to the end. Every expected block is written
+// the end of a streaming reply taken as code to the end, and prose cut into paragraphs
+// where that keeps its meaning. Every expected block is written
 // out by hand.
 #include "markdown_blocks.h"
 
 #include <QtTest>
 
 using arbor::app::MarkdownBlock;
-using arbor::app::markdownBlocksToVariant;
 using arbor::app::splitMarkdown;
 using Blocks = QList<MarkdownBlock>;
 
@@ -39,8 +39,20 @@ private slots:
         QTest::newRow("empty") << QString() << Blocks{};
         QTest::newRow("only blank lines") << QString("\n  \n\n") << Blocks{};
         QTest::newRow("prose only")
-            << QString("# Title\n\nSome *bold* text.\n- a\n- b")
-            << Blocks{prose("# Title\n\nSome *bold* text.\n- a\n- b")};
+            << QString("Some *bold* text.\n- a\n- b")
+            << Blocks{prose("Some *bold* text.\n- a\n- b")};
+        QTest::newRow("paragraphs are separate blocks")
+            << QString("# Title\n\nFirst paragraph,\nstill first.\n\n\nSecond.")
+            << Blocks{prose("# Title"), prose("First paragraph,\nstill first."), prose("Second.")};
+        QTest::newRow("a list's items stay together")
+            << QString("Steps:\n\n1. one\n\n2. two\n\n- a\n\n* b\n\n+ c\n\n10) ten\n\nAfter.")
+            << Blocks{prose("Steps:\n\n1. one\n\n2. two\n\n- a\n\n* b\n\n+ c\n\n10) ten"), prose("After.")};
+        QTest::newRow("indented paragraphs and code stay with what they follow")
+            << QString("- item\n\n  more of the item\n\nText\n\n    indented code\n\n\tTabbed")
+            << Blocks{prose("- item\n\n  more of the item"), prose("Text\n\n    indented code\n\n\tTabbed")};
+        QTest::newRow("a number or dash not starting a list item")
+            << QString("One\n\n2024 was a year.\n\n-5 degrees\n\n3.14 is pi")
+            << Blocks{prose("One"), prose("2024 was a year."), prose("-5 degrees"), prose("3.14 is pi")};
         QTest::newRow("prose is trimmed") << QString("\n\n  Hello there.  \n\n") << Blocks{prose("Hello there.")};
         QTest::newRow("one block with language")
             << QString("```cpp\nint main() {\n    return 0;\n}\n```")
@@ -92,19 +104,6 @@ private slots:
         const Blocks actual = splitMarkdown(markdown);
         QVERIFY2(actual == expected,
                  qPrintable(QStringLiteral("got: %1\nwanted: %2").arg(describe(actual), describe(expected))));
-    }
-
-    void variantForQml() {
-        const QVariantList list = markdownBlocksToVariant({prose("Hi"), code("x = 1", "py")});
-        QCOMPARE(list.size(), 2);
-        const QVariantMap first = list[0].toMap(), second = list[1].toMap();
-        QCOMPARE(first.value("kind").toString(), QString("text"));
-        QCOMPARE(first.value("text").toString(), QString("Hi"));
-        QCOMPARE(first.value("language").toString(), QString());
-        QCOMPARE(second.value("kind").toString(), QString("code"));
-        QCOMPARE(second.value("text").toString(), QString("x = 1"));
-        QCOMPARE(second.value("language").toString(), QString("py"));
-        QVERIFY(markdownBlocksToVariant({}).isEmpty());
     }
 };
 

@@ -2,8 +2,8 @@
 // a message each through the composer, both replies stream at the same time through the
 // one engine, both are stored, the window is saved as a PNG in the build directory, and
 // a restarted app brings both tabs back.
-#include "main_window.h"
 #include "test_support.h"
+#include "window_test_support.h"
 
 #include "arbor/paths.h"
 #include "arbor/store.h"
@@ -20,28 +20,13 @@
 #include <QtTest>
 
 using namespace arbor::app;
+using arbor::test::FreshApp;
+using arbor::test::findItem;
+using arbor::test::startWithModel;
+using arbor::test::typeAndSend;
+using arbor::test::visibleItems;
 
 namespace {
-
-// Walks the visual tree: delegates of views have a parent item but no QObject parent.
-void collect(QQuickItem* item, const QString& objectName, QList<QQuickItem*>& out) {
-    if (item->objectName() == objectName) out.push_back(item);
-    for (QQuickItem* child : item->childItems()) collect(child, objectName, out);
-}
-
-QQuickItem* findItem(QQuickWindow* window, const QString& objectName) {
-    QList<QQuickItem*> items;
-    collect(window->contentItem(), objectName, items);
-    return items.isEmpty() ? nullptr : items.front();
-}
-
-QList<QQuickItem*> visibleItems(QQuickWindow* window, const QString& objectName) {
-    QList<QQuickItem*> items, out;
-    collect(window->contentItem(), objectName, items);
-    for (QQuickItem* item : items)
-        if (item->isVisible()) out.push_back(item);
-    return out;
-}
 
 // Every visible control of the window has an accessible name (its text or an explicit
 // Accessible.name); returns the class names of those that do not.
@@ -61,16 +46,6 @@ QStringList controlsWithoutName(QQuickItem* item) {
     return missing;
 }
 
-// Types a message into the focused composer and presses Enter.
-void typeAndSend(QQuickWindow* window, const QString& text) {
-    QQuickItem* input = findItem(window, QStringLiteral("composerInput"));
-    QVERIFY(input);
-    QTRY_VERIFY(input->hasActiveFocus());
-    for (const QChar c : text) QTest::keyClick(window, c.toLatin1());  // ASCII only
-    QCOMPARE(input->property("text").toString(), text);
-    QTest::keyClick(window, Qt::Key_Return);
-}
-
 // The message at the top of a ListView and how far (pixels) the view is scrolled into it.
 std::pair<int, double> scrollPosition(QQuickItem* list) {
     const double y = list->property("contentY").toDouble();
@@ -79,23 +54,6 @@ std::pair<int, double> scrollPosition(QQuickItem* list) {
     QQuickItem* item = nullptr;
     if (index >= 0) QMetaObject::invokeMethod(list, "itemAtIndex", Q_RETURN_ARG(QQuickItem*, item), Q_ARG(int, index));
     return {index, item ? y - item->y() : 0.0};
-}
-
-// The real window over a fresh database.
-struct FreshApp {
-    QTemporaryDir dir;
-    ArborApp app{std::filesystem::path(dir.path().toStdString()) / "arbor.db"};
-    QQmlApplicationEngine engine;
-    QQuickWindow* window = loadMainWindow(engine, app);
-};
-
-// Shows the window (at `size` when given) and waits until the default model is ready.
-void startWithModel(FreshApp& fresh, QSize size = {}) {
-    QVERIFY(fresh.window);
-    if (size.isValid()) fresh.window->resize(size);
-    fresh.app.start(QString::fromStdString(arbor::test::model_path().string()));
-    QVERIFY(QTest::qWaitForWindowExposed(fresh.window));
-    QTRY_VERIFY_WITH_TIMEOUT(fresh.app.started() && fresh.app.model()->ready(), 60000);
 }
 
 } // namespace
@@ -109,6 +67,7 @@ private slots:
     void modelThatFailsLeavesOldConversationsReadable();
     void missingDefaultModelIsFetchedFromTheWindow();
     void corruptDatabaseIsMovedAsideAndReported();
+    void startThatNeverFinishedOpensNoTabs();
 };
 
 void TestAppEndToEnd::keyboardShortcuts() {
@@ -264,7 +223,7 @@ void TestAppEndToEnd::missingDefaultModelIsFetchedFromTheWindow() {
 
     QVERIFY(QDir().mkpath(QFileInfo(expected).path()));
     QVERIFY(QFile::link(model, expected));
-    QTest::mouseClick(fresh.window, Qt::LeftButton, {}, button->mapToScene(button->boundingRect().center()).toPoint());
+    arbor::test::click(fresh.window, button);
     QTRY_VERIFY_WITH_TIMEOUT(fresh.app.model()->ready(), 60000);
     QVERIFY2(fresh.app.defaultModelDownload()->error().isEmpty(), qPrintable(fresh.app.defaultModelDownload()->error()));
     QCOMPARE(fresh.app.model()->path(), expected);
@@ -293,6 +252,55 @@ void TestAppEndToEnd::corruptDatabaseIsMovedAsideAndReported() {
     QTRY_COMPARE(app.conversations()->rowCount(), 1);
 }
 
+// A start killed while it restored the tabs (a conversation that froze the window) leaves
+// the start-up marker set, as written here. The next start opens no tabs and says why;
+// it finishes, so the marker goes, and the start after it is an ordinary one.
+void TestAppEndToEnd::startThatNeverFinishedOpensNoTabs() {
+    const arbor::test::TemporaryDatabase db;
+    auto marker = [&db] { return arbor::Store(db.path()).app_setting(ArborApp::kStartupMarkerKey); };
+    qint64 conversation = 0;
+    {
+        arbor::Store store(db.path());
+        conversation = store.create_conversation("The paste that froze it");
+        const auto question = store.add_message(conversation, std::nullopt, arbor::Role::User, "question", {});
+        const arbor::OpenTab tab{conversation, question, true};
+        store.save_open_tabs({&tab, 1});
+        store.set_app_setting(ArborApp::kStartupMarkerKey, "1");
+    }
+    const QString noModel = QString::fromStdString((db.path().parent_path() / "no-model.gguf").string());
+    {
+        arbor::test::AppWindow running(db.path());
+        QVERIFY(running.window);
+        running.app.start(noModel);
+        QVERIFY(QTest::qWaitForWindowExposed(running.window));
+        QTRY_VERIFY_WITH_TIMEOUT(running.app.started(), 30000);
+        QCOMPARE(running.app.tabs()->rowCount(), 0);
+        QQuickItem* notice = findItem(running.window, QStringLiteral("noticeText"));
+        QVERIFY(notice);
+        QTRY_VERIFY(notice->isVisible());
+        const QString said = notice->property("text").toString();
+        QVERIFY2(said.contains(QStringLiteral("did not finish starting")) && said.contains(QStringLiteral("not reopened")),
+                 qPrintable(said));
+        QTRY_COMPARE(running.app.conversations()->rowCount(), 1);  // still there to open
+        QTest::qWait(100);
+        QVERIFY(running.window->grabWindow().save(QStringLiteral(ARBOR_TEST_BUILD_DIR "/arbor-start-guard.png")));
+        QTRY_VERIFY_WITH_TIMEOUT(!marker(), 5 * ArborApp::kStartupSettleMs);  // this start finished
+        running.app.tabs()->openConversation(conversation);
+        QTRY_COMPARE(int(arbor::Store(db.path()).open_tabs().size()), 1);
+    }
+    {
+        arbor::test::AppWindow running(db.path());
+        QVERIFY(running.window);
+        running.app.start(noModel);
+        QTRY_VERIFY_WITH_TIMEOUT(running.app.started(), 30000);
+        QVERIFY(marker());  // set while the tabs are restored and shown
+        QCOMPARE(running.app.tabs()->rowCount(), 1);
+        QTRY_COMPARE(running.app.tabs()->current()->messages()->rowCount(), 1);
+        QVERIFY2(running.app.notice().isEmpty(), qPrintable(running.app.notice()));
+        QTRY_VERIFY_WITH_TIMEOUT(!marker(), 5 * ArborApp::kStartupSettleMs);
+    }
+}
+
 void TestAppEndToEnd::twoTabsGenerateAtOnce() {
     ARBOR_REQUIRE_MODEL();
     QTemporaryDir dir;
@@ -304,13 +312,11 @@ void TestAppEndToEnd::twoTabsGenerateAtOnce() {
     const QStringList titles = {prompts[0], QStringLiteral("Write a short story about a robot who learns to") + QChar(0x2026)};
     QList<qint64> conversations;
     {
-        ArborApp app(db);
-        QQmlApplicationEngine engine;
-        QQuickWindow* window = loadMainWindow(engine, app);
-        QVERIFY(window);
-        app.start(model);
-        QVERIFY(QTest::qWaitForWindowExposed(window));
-        QTRY_VERIFY_WITH_TIMEOUT(app.started() && app.model()->ready(), 60000);
+        arbor::test::AppWindow running(db);
+        startWithModel(running);
+        if (QTest::currentTestFailed()) return;
+        ArborApp& app = running.app;
+        QQuickWindow* window = running.window;
 
         // Count how many tabs generate at the same moment.
         int generating = 0, mostAtOnce = 0;
@@ -404,13 +410,6 @@ void TestAppEndToEnd::twoTabsGenerateAtOnce() {
     }
 }
 
-int main(int argc, char** argv) {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    qputenv("QT_QUICK_BACKEND", "software");  // no GPU or GL needed to render and grab
-    prepareGui();
-    QGuiApplication app(argc, argv);
-    TestAppEndToEnd test;
-    return QTest::qExec(&test, argc, argv);
-}
+int main(int argc, char** argv) { return arbor::test::runWindowTests<TestAppEndToEnd>(argc, argv); }
 
 #include "test_app_end_to_end.moc"

@@ -60,6 +60,36 @@ TestCase {
         compare(collect(view, "codeText", []).length, 1)
     }
 
+    // A streaming reply: finished blocks keep their items (a selection in them survives
+    // new tokens) and the growing code block is extended, not set again (its selection
+    // survives too).
+    function test_streamingKeepsFinishedBlocks() {
+        const view = createTemporaryObject(viewComponent, test, {
+            markdown: "First paragraph.\n\nSecond paragraph.\n\n```python\nx = 1" })
+        waitForRendering(view)
+        const prose = collect(view, "markdownText", [])
+        compare(prose.length, 2)
+        const code = collect(view, "codeText", [])
+        compare(code.length, 1)
+        prose[0].select(0, 5)
+        code[0].select(0, 1)
+
+        for (const piece of ["\ny", " = 2", "\n```", "\n\nThird", " paragraph."])
+            view.markdown += piece
+        waitForRendering(view)
+        const proseAfter = collect(view, "markdownText", [])
+        compare(proseAfter.length, 3)
+        verify(proseAfter[0] === prose[0])
+        verify(proseAfter[1] === prose[1])
+        compare(proseAfter[0].selectedText, "First")
+        const codeAfter = collect(view, "codeText", [])
+        compare(codeAfter.length, 1)
+        verify(codeAfter[0] === code[0])
+        compare(codeAfter[0].text, "x = 1\ny = 2")
+        compare(codeAfter[0].selectedText, "x")
+        compare(view.blockCount, 4)
+    }
+
     function test_proseOnly() {
         const view = createTemporaryObject(viewComponent, test, { markdown: "Just **words**." })
         waitForRendering(view)

@@ -88,4 +88,42 @@ TestCase {
                               finishReason: "cancelled" } })
         compare(visibleNamed(bubble, "statsLabel")[0].text, "10 prompt tokens, 0 from cache  ·  cancelled")
     }
+
+    // A short message of the user gets a card as wide as its text; a long one is cut to
+    // its start, at most 80% of the width, until "Show more".
+    function test_userCardFitsShortText() {
+        const bubble = make({ role: "user", text: "Hi" })
+        waitForRendering(bubble)
+        const card = visibleNamed(bubble, "userCard")[0]
+        compare(card.width, 240)
+        compare(visibleNamed(bubble, "showMoreButton").length, 0)
+        const wide = make({ role: "user", text: "word ".repeat(200) })
+        waitForRendering(wide)
+        compare(visibleNamed(wide, "userCard")[0].width, 600 * 0.8)
+        compare(visibleNamed(wide, "showMoreButton").length, 0)  // 1,000 characters: shown whole
+    }
+
+    function test_longUserMessageIsCollapsed_data() {
+        return [
+            { tag: "many characters", text: "word ".repeat(2000), shown: "word ".repeat(240) + "…" },
+            { tag: "many lines", text: "line\n".repeat(40), shown: "line\n".repeat(15) + "line…" },
+            { tag: "emoji not split", text: "a" + "😀".repeat(1000), shown: "a" + "😀".repeat(599) + "…" },
+        ]
+    }
+    function test_longUserMessageIsCollapsed(data) {
+        const bubble = make({ role: "user", text: data.text })
+        waitForRendering(bubble)
+        const text = visibleNamed(bubble, "userText")[0]
+        compare(text.text, data.shown)
+        const more = visibleNamed(bubble, "showMoreButton")
+        compare(more.length, 1)
+        verify(more[0].text.startsWith("Show more"))
+        const collapsedHeight = bubble.height
+        mouseClick(more[0])
+        compare(text.text, data.text)
+        tryVerify(() => bubble.height > collapsedHeight)
+        compare(more[0].text, "Show less")
+        mouseClick(more[0])
+        compare(text.text, data.shown)
+    }
 }

@@ -1,0 +1,126 @@
+// The block list a reply's markdown view repeats over: as markdown grows the way a
+// streaming reply does, only the rows that changed are reported (so the view keeps the
+// items of finished blocks), and the rows always equal a fresh split. Checked under
+// QAbstractItemModelTester.
+#include "markdown_block_model.h"
+
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+#include <QtTest>
+
+using arbor::app::MarkdownBlockModel;
+
+namespace {
+
+QStringList rows(const MarkdownBlockModel& model) {
+    QStringList out;
+    for (int i = 0; i < model.rowCount(); ++i) {
+        const QModelIndex at = model.index(i);
+        out << QStringLiteral("%1[%2]{%3}").arg(at.data(MarkdownBlockModel::KindRole).toString(),
+                                               at.data(MarkdownBlockModel::LanguageRole).toString(),
+                                               at.data(MarkdownBlockModel::TextRole).toString());
+    }
+    return out;
+}
+
+// What the model reports for one change.
+struct Report {
+    QList<QPair<int, int>> changed, inserted, removed;
+    int resets = 0;
+};
+
+class Recorder {
+public:
+    explicit Recorder(MarkdownBlockModel& model) {
+        QObject::connect(&model, &QAbstractItemModel::dataChanged, &context_,
+                         [this](const QModelIndex& a, const QModelIndex& b) { report.changed.push_back({a.row(), b.row()}); });
+        QObject::connect(&model, &QAbstractItemModel::rowsInserted, &context_,
+                         [this](const QModelIndex&, int a, int b) { report.inserted.push_back({a, b}); });
+        QObject::connect(&model, &QAbstractItemModel::rowsRemoved, &context_,
+                         [this](const QModelIndex&, int a, int b) { report.removed.push_back({a, b}); });
+        QObject::connect(&model, &QAbstractItemModel::modelReset, &context_, [this] { ++report.resets; });
+    }
+    Report take() { return std::exchange(report, {}); }
+    Report report;
+
+private:
+    QObject context_;
+};
+
+using Span = QList<QPair<int, int>>;
+
+} // namespace
+
+class TestMarkdownBlockModel : public QObject {
+    Q_OBJECT
+
+private slots:
+    void roles() {
+        MarkdownBlockModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setMarkdown(QStringLiteral("Intro.\n\n```py\nx = 1\n```"));
+        QCOMPARE(rows(model), (QStringList{"text[]{Intro.}", "code[py]{x = 1}"}));
+        const QHash<int, QByteArray> names = model.roleNames();
+        QCOMPARE(names.value(MarkdownBlockModel::KindRole), QByteArray("kind"));
+        QCOMPARE(names.value(MarkdownBlockModel::TextRole), QByteArray("text"));
+        QCOMPARE(names.value(MarkdownBlockModel::LanguageRole), QByteArray("language"));
+    }
+
+    // A reply streamed piece by piece: each step reports only the last block's change or
+    // the new blocks; never a reset, never a change to a finished block.
+    void streamingReportsOnlyWhatChanged() {
+        MarkdownBlockModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        Recorder recorder(model);
+        QSignalSpy count(&model, &MarkdownBlockModel::countChanged);
+
+        model.setMarkdown(QStringLiteral("First"));
+        Report r = recorder.take();
+        QCOMPARE(r.inserted, (Span{{0, 0}}));
+        QVERIFY(r.changed.isEmpty());
+
+        model.setMarkdown(QStringLiteral("First para"));
+        r = recorder.take();
+        QCOMPARE(r.changed, (Span{{0, 0}}));
+        QVERIFY(r.inserted.isEmpty() && r.removed.isEmpty());
+
+        model.setMarkdown(QStringLiteral("First para.\n\nSecond"));
+        r = recorder.take();
+        QCOMPARE(r.changed, (Span{{0, 0}}));  // "First para" gained its full stop
+        QCOMPARE(r.inserted, (Span{{1, 1}}));
+
+        model.setMarkdown(QStringLiteral("First para.\n\nSecond one.\n```c\nint"));
+        r = recorder.take();
+        QCOMPARE(r.changed, (Span{{1, 1}}));
+        QCOMPARE(r.inserted, (Span{{2, 2}}));
+
+        model.setMarkdown(QStringLiteral("First para.\n\nSecond one.\n```c\nint a;\n"));
+        r = recorder.take();
+        QCOMPARE(r.changed, (Span{{2, 2}}));  // only the code block grew
+        QVERIFY(r.inserted.isEmpty() && r.removed.isEmpty());
+        QCOMPARE(rows(model), (QStringList{"text[]{First para.}", "text[]{Second one.}", "code[c]{int a;\n}"}));
+        QCOMPARE(r.resets, 0);
+        QCOMPARE(count.size(), 3);
+    }
+
+    // Any other change (an edit, a shorter text) still ends as a fresh split would.
+    void otherChangesEndAsAFreshSplit() {
+        MarkdownBlockModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        Recorder recorder(model);
+        model.setMarkdown(QStringLiteral("A.\n\nB.\n\nC.\n\nD."));
+        recorder.take();
+        model.setMarkdown(QStringLiteral("A.\n\nX.\n\nC."));
+        Report r = recorder.take();
+        QCOMPARE(r.removed, (Span{{3, 3}}));
+        QCOMPARE(r.changed, (Span{{1, 1}}));
+        QCOMPARE(rows(model), (QStringList{"text[]{A.}", "text[]{X.}", "text[]{C.}"}));
+        model.setMarkdown(QString());
+        QCOMPARE(model.rowCount(), 0);
+        model.setMarkdown(QStringLiteral("```\nx\n```"));
+        QCOMPARE(rows(model), (QStringList{"code[]{x}"}));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMarkdownBlockModel)
+#include "test_markdown_block_model.moc"

@@ -1,0 +1,176 @@
+// Readable in both themes: the real window shows a conversation (a message of the user, a
+// reply with prose, a link and a code block in syntax colours) in the dark theme chosen
+// before the start, then light and dark again switched while it runs. In each, the window
+// is grabbed and, for every message text and code block shown, the colours of its text
+// pixels are measured against its background: each must reach the WCAG AA contrast for
+// body text, 4.5:1. Screenshots: build/arbor-theme-<theme>.png.
+#include "test_support.h"
+#include "window_test_support.h"
+
+#include "arbor/store.h"
+
+#include <QHash>
+#include <QVector3D>
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace arbor::app;
+using arbor::test::visibleItems;
+
+namespace {
+
+constexpr double kMinContrast = 4.5;
+
+// WCAG 2: relative luminance of an sRGB colour, and the contrast ratio of two.
+double linear(int channel) {
+    const double c = channel / 255.0;
+    return c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+}
+double luminance(QRgb c) { return 0.2126 * linear(qRed(c)) + 0.7152 * linear(qGreen(c)) + 0.0722 * linear(qBlue(c)); }
+double contrast(QRgb a, QRgb b) {
+    const double la = luminance(a), lb = luminance(b);
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
+QString hex(QRgb c) { return QColor(c).name(); }
+
+// The text colours of a region against its background, the region's most common
+// colour. Anti-aliased glyph edges blend a text colour into the background, so every
+// pixel of one text colour lies on the line from the background towards it. Colours are
+// taken farthest from the background first: one that points the same way as an earlier
+// one (cosine over 0.97) is a blend of that text colour; one that does not starts a new
+// text colour (the solid inside of glyphs, seen on at least 3 pixels). Returns a
+// description of every text colour below the minimum contrast, empty when all pass;
+// `found` counts them.
+QStringList lowContrastColours(const QImage& shot, const QRect& region, int& found) {
+    QHash<QRgb, int> counts;
+    const QRect r = region.intersected(shot.rect());
+    for (int y = r.top(); y <= r.bottom(); ++y)
+        for (int x = r.left(); x <= r.right(); ++x) ++counts[shot.pixel(x, y) | 0xff000000];
+    QRgb background = 0;
+    int most = 0;
+    for (auto it = counts.cbegin(); it != counts.cend(); ++it)
+        if (it.value() > most) std::tie(background, most) = std::pair(it.key(), it.value());
+
+    struct Shade {
+        QRgb colour;
+        int pixels;
+        QVector3D offset;  // from the background
+    };
+    QList<Shade> shades;
+    for (auto it = counts.cbegin(); it != counts.cend(); ++it) {
+        const QVector3D offset(qRed(it.key()) - qRed(background), qGreen(it.key()) - qGreen(background),
+                               qBlue(it.key()) - qBlue(background));
+        if (offset.length() >= 32) shades.push_back({it.key(), it.value(), offset});  // else too close to tell
+    }
+    std::sort(shades.begin(), shades.end(), [](const Shade& a, const Shade& b) { return a.offset.length() > b.offset.length(); });
+    struct TextColour {
+        Shade solid;
+        int pixels = 0;
+    };
+    QList<TextColour> colours;
+    for (const Shade& shade : shades) {
+        auto same = std::find_if(colours.begin(), colours.end(), [&](const TextColour& c) {
+            return QVector3D::dotProduct(c.solid.offset.normalized(), shade.offset.normalized()) > 0.97f;
+        });
+        if (same != colours.end()) same->pixels += shade.pixels;
+        else if (shade.pixels >= 3) colours.push_back({shade, shade.pixels});
+    }
+    QStringList low;
+    found = 0;
+    for (const TextColour& c : colours) {
+        if (c.pixels < 30) continue;  // a stray pixel or two, not text
+        ++found;
+        const double ratio = contrast(c.solid.colour, background);
+        if (ratio < kMinContrast)
+            low << QStringLiteral("%1 on %2: %3:1 (%4 pixels of that colour)")
+                       .arg(hex(c.solid.colour), hex(background))
+                       .arg(ratio, 0, 'f', 2)
+                       .arg(c.pixels);
+    }
+    return low;
+}
+
+// Every message text and code block in view passes; they are all there to be measured.
+void checkContrast(QQuickWindow* window, const QString& theme) {
+    QTest::qWait(200);  // let the last frame render
+    const QImage shot = window->grabWindow();
+    QVERIFY(!shot.isNull());
+    QVERIFY(shot.save(QStringLiteral(ARBOR_TEST_BUILD_DIR "/arbor-theme-%1.png").arg(theme)));
+    int measured = 0;
+    for (const QString& name : {QStringLiteral("userText"), QStringLiteral("markdownText"), QStringLiteral("codeText")}) {
+        const QList<QQuickItem*> items = visibleItems(window, name);
+        QVERIFY2(!items.isEmpty(), qPrintable(name + " is not shown"));
+        for (QQuickItem* item : items) {
+            const QRect region = item->mapRectToScene(item->boundingRect()).toAlignedRect();
+            int colours = 0;
+            const QStringList low = lowContrastColours(shot, region, colours);
+            QVERIFY2(colours > 0, qPrintable(QStringLiteral("%1: no text found in %2 (%3)")
+                                                 .arg(theme, name, item->property("text").toString().left(40))));
+            QVERIFY2(low.isEmpty(), qPrintable(QStringLiteral("%1, %2 \"%3\": %4")
+                                                   .arg(theme, name, item->property("text").toString().left(40),
+                                                        low.join(QStringLiteral("; ")))));
+            ++measured;
+        }
+    }
+    QVERIFY(measured >= 4);  // the user's text, two paragraphs, the code
+}
+
+const char* const kReply =
+    "Use `std::filesystem` and read the guide at [the reference page for directory iterators]"
+    "(https://en.cppreference.com/w/cpp/filesystem/directory_iterator) when in doubt.\n\n"
+    "It prints one name a line, in the order the system gives them:\n\n"
+    "```cpp\n"
+    "// Lists the files of a directory, one a line, and counts them.\n"
+    "// A second comment line, so that comments are measured too.\n"
+    "int main() {\n"
+    "    int count = 0, limit = 1000, step = 1;\n"
+    "    for (auto& entry : std::filesystem::directory_iterator(\"some/folder\"))\n"
+    "        std::puts(\"a file name here\"), count += step;\n"
+    "    return count > limit ? 1 : 0;\n"
+    "}\n"
+    "```";
+
+} // namespace
+
+class TestThemeContrast : public QObject {
+    Q_OBJECT
+private slots:
+    void messagesAreReadableInEachTheme();
+};
+
+void TestThemeContrast::messagesAreReadableInEachTheme() {
+    const arbor::test::TemporaryDatabase db;
+    {
+        arbor::Store store(db.path());
+        const auto conversation = store.create_conversation("Listing files");
+        const auto question = store.add_message(conversation, std::nullopt, arbor::Role::User,
+                                                "How do I list the files of a folder in C++? Show me a short example.", {});
+        const auto reply = store.add_message(conversation, question, arbor::Role::Assistant, kReply, {});
+        const arbor::OpenTab tab{conversation, reply, true};
+        store.save_open_tabs({&tab, 1});
+        store.set_app_setting("ui.theme", "dark");  // chosen in an earlier run
+    }
+    arbor::test::AppWindow running(db.path());
+    QVERIFY(running.window);
+    running.app.start(QString::fromStdString((db.path().parent_path() / "no-model.gguf").string()));
+    QVERIFY(QTest::qWaitForWindowExposed(running.window));
+    QTRY_VERIFY_WITH_TIMEOUT(running.app.started(), 30000);
+    QTRY_COMPARE(running.app.settings()->theme(), QStringLiteral("dark"));
+    QTRY_VERIFY(visibleItems(running.window, QStringLiteral("codeText")).size() == 1);
+    checkContrast(running.window, QStringLiteral("dark"));
+    if (QTest::currentTestFailed()) return;
+
+    running.app.settings()->setTheme(QStringLiteral("light"));
+    checkContrast(running.window, QStringLiteral("light"));
+    if (QTest::currentTestFailed()) return;
+
+    running.app.settings()->setTheme(QStringLiteral("dark"));
+    checkContrast(running.window, QStringLiteral("dark-again"));
+}
+
+int main(int argc, char** argv) { return arbor::test::runWindowTests<TestThemeContrast>(argc, argv); }
+
+#include "test_theme_contrast.moc"

@@ -1,0 +1,133 @@
+#include "window_test_support.h"
+
+#include "test_support.h"
+
+#include <QMutex>
+
+#include <ctime>
+#include <QtTest>
+
+namespace arbor::test {
+
+namespace {
+
+void collect(QQuickItem* item, const QString& objectName, QList<QQuickItem*>& out) {
+    if (item->objectName() == objectName) out.push_back(item);
+    for (QQuickItem* child : item->childItems()) collect(child, objectName, out);
+}
+
+} // namespace
+
+QList<QQuickItem*> itemsNamed(QQuickItem* item, const QString& objectName) {
+    QList<QQuickItem*> out;
+    collect(item, objectName, out);
+    return out;
+}
+
+QQuickItem* findItem(QQuickWindow* window, const QString& objectName) {
+    const QList<QQuickItem*> items = itemsNamed(window->contentItem(), objectName);
+    return items.isEmpty() ? nullptr : items.front();
+}
+
+QList<QQuickItem*> visibleItems(QQuickWindow* window, const QString& objectName) {
+    QList<QQuickItem*> out;
+    for (QQuickItem* item : itemsNamed(window->contentItem(), objectName))
+        if (item->isVisible()) out.push_back(item);
+    return out;
+}
+
+void startWithModel(AppWindow& fresh, QSize size) {
+    QVERIFY(fresh.window);
+    if (size.isValid()) fresh.window->resize(size);
+    fresh.app.start(QString::fromStdString(model_path().string()));
+    QVERIFY(QTest::qWaitForWindowExposed(fresh.window));
+    QTRY_VERIFY_WITH_TIMEOUT(fresh.app.started() && fresh.app.model()->ready(), 60000);
+}
+
+void typeAndSend(QQuickWindow* window, const QString& text) {
+    QQuickItem* input = findItem(window, QStringLiteral("composerInput"));
+    QVERIFY(input);
+    QTRY_VERIFY(input->hasActiveFocus());
+    for (const QChar c : text) QTest::keyClick(window, c.toLatin1());  // ASCII only
+    QCOMPARE(input->property("text").toString(), text);
+    QTest::keyClick(window, Qt::Key_Return);
+}
+
+void click(QQuickWindow* window, QQuickItem* item) {
+    QTest::mouseClick(window, Qt::LeftButton, {}, item->mapToScene(item->boundingRect().center()).toPoint());
+}
+
+namespace {
+
+qint64 threadCpuNs() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return qint64(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+} // namespace
+
+GuiStallMeter::GuiStallMeter() {
+    timer_.setInterval(20);
+    QObject::connect(&timer_, &QTimer::timeout, [this] { tick(); });
+    reset();
+    timer_.start();
+}
+
+void GuiStallMeter::tick() {
+    const qint64 now = clock_.elapsed(), cpu = threadCpuNs();
+    longestGap_ = std::max(longestGap_, now - lastTick_);
+    longestBusyNs_ = std::max(longestBusyNs_, cpu - lastCpuNs_);
+    lastTick_ = now;
+    lastCpuNs_ = cpu;
+}
+
+void GuiStallMeter::reset() {
+    clock_.start();
+    lastTick_ = 0;
+    lastCpuNs_ = threadCpuNs();
+    longestGap_ = longestBusyNs_ = 0;
+}
+
+qint64 GuiStallMeter::longestBusyMs() const {
+    return std::max(longestBusyNs_, threadCpuNs() - lastCpuNs_) / 1000000;
+}
+
+qint64 GuiStallMeter::longestGapMs() const { return std::max(longestGap_, clock_.elapsed() - lastTick_); }
+
+QString GuiStallMeter::describe() const {
+    return QStringLiteral("the GUI thread was busy for %1 ms without a break (%2 ms of wall-clock time)")
+        .arg(longestBusyMs())
+        .arg(longestGapMs());
+}
+
+namespace {
+
+QMutex loopMutex;
+QStringList loopWarnings;
+QtMessageHandler previousHandler = nullptr;
+
+void recordLayoutLoops(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+    if (message.contains(QLatin1String("polish() loop")) || message.contains(QLatin1String("Binding loop"))) {
+        QMutexLocker lock(&loopMutex);
+        loopWarnings << message;
+    }
+    if (previousHandler) previousHandler(type, context, message);
+}
+
+} // namespace
+
+LayoutLoopWatch::LayoutLoopWatch() {
+    QMutexLocker lock(&loopMutex);
+    loopWarnings.clear();
+    previousHandler = qInstallMessageHandler(recordLayoutLoops);
+}
+
+LayoutLoopWatch::~LayoutLoopWatch() { qInstallMessageHandler(previousHandler); }
+
+QStringList LayoutLoopWatch::warnings() const {
+    QMutexLocker lock(&loopMutex);
+    return loopWarnings;
+}
+
+} // namespace arbor::test
