@@ -142,8 +142,13 @@ Item {
         if (messageList.followEnd) {
             messageList.scrollToEnd()
         } else {
+            // Placed from the item's own y (what the offset was measured from): adding the
+            // offset to where positionViewAtIndex left the view missed by the list's margins
+            // whenever the items above had been laid out again.
             messageList.positionViewAtIndex(saved.top, ListView.Beginning)
-            messageList.contentY += saved.offset
+            const item = messageList.itemAtIndex(saved.top)
+            if (item) messageList.contentY = item.y + saved.offset
+            else messageList.contentY += saved.offset
         }
         if (session) composer.focusInput()
     }
