@@ -68,23 +68,44 @@ struct Q8_0P {
 };
 
 // Sub-blocks in Q4_1's order; dw = D * sc and mw = -(Dmin * m), exact products.
-struct Q4_KP {
-    using Block = PanelBlockQ4_K;
-    using Codes = const uint8_t*;
+template <class B>
+struct KScalesP {
+    using Block = B;
     static constexpr bool kHasMin = true;
     static constexpr int kParts = 1;
     static constexpr size_t kBlockBytes = sizeof(Block) / 8;
-    static const uint8_t* codes(const Block* p, int64_t b) { return p[b / 8].qs[b % 8][0]; }
-    template <int H, int Half>
-    static __m256i half(const uint8_t* q) {
-        return Q4_1P::half<H, Half>(q);
-    }
     static __m256 dw(const Block* p, int64_t b, int) {
         return _mm256_mul_ps(halves(p[b / 8].d), bytes_as_floats(p[b / 8].sc[b % 8]));
     }
     static __m256 mw(const Block* p, int64_t b) {
         const __m256 m = _mm256_mul_ps(halves(p[b / 8].dmin), bytes_as_floats(p[b / 8].m[b % 8]));
         return _mm256_xor_ps(m, _mm256_set1_ps(-0.0f));
+    }
+};
+
+struct Q4_KP : KScalesP<PanelBlockQ4_K> {
+    using Codes = const uint8_t*;
+    static const uint8_t* codes(const Block* p, int64_t b) { return p[b / 8].qs[b % 8][0]; }
+    template <int H, int Half>
+    static __m256i half(const uint8_t* q) {
+        return Q4_1P::half<H, Half>(q);
+    }
+};
+
+// Q4_K's nibbles with the fifth bit shifted in beside them.
+struct Q5_KP : KScalesP<PanelBlockQ5_K> {
+    struct Codes {
+        const uint8_t* lo;
+        const uint8_t* hi;
+    };
+    static Codes codes(const Block* p, int64_t b) { return {p[b / 8].qs[b % 8][0], p[b / 8].qh[b % 8][0]}; }
+    template <int H, int Half>
+    static __m256i half(Codes q) {
+        const __m256i lo = Q4_1P::half<H, Half>(q.lo);
+        const __m256i h = widen_u8(q.hi + 16 * (H / 4));
+        constexpr int kBit = 2 * (H % 4) + Half;  // to bring to bit 4
+        const __m256i hi = kBit >= 4 ? _mm256_srli_epi16(h, kBit - 4) : _mm256_slli_epi16(h, 4 - kBit);
+        return _mm256_or_si256(lo, _mm256_and_si256(hi, _mm256_set1_epi16(0x10)));
     }
 };
 
@@ -292,6 +313,7 @@ void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const Pane
     switch (w.layout()) {
     case PanelLayout::Q8_0: panel_rows<Q8_0P>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     case PanelLayout::Q4_K: panel_rows<Q4_KP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
+    case PanelLayout::Q5_K: panel_rows<Q5_KP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     case PanelLayout::Q6_K: panel_rows<Q6_KP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     case PanelLayout::Q4_1: panel_rows<Q4_1P>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     }

@@ -62,25 +62,44 @@ void pack_block(const BlockQ8_0* const (&src)[kPanelRows], int rows, PanelBlockQ
     }
 }
 
-// Q4_K: sub-block 2g's element l is the low nibble of qs[32g + l], sub-block 2g + 1's
-// the high nibble; each sub-block takes Q4_1's panel order.
+// Q4_K and Q5_K's shared fields of row r: sub-block 2g's element l is the low nibble of
+// qs[32g + l], sub-block 2g + 1's the high nibble; each sub-block takes Q4_1's panel order.
+template <class Src, class Dst>
+void pack_k_nibbles(const Src& b, int r, Dst& out) {
+    out.d[r] = b.d;
+    out.dmin[r] = b.dmin;
+    uint8_t sc[8], mn[8];
+    quant::unpack_k_scales(b.scales, sc, mn);
+    for (int j = 0; j < 8; ++j) {
+        out.sc[j][r] = sc[j];
+        out.m[j][r] = mn[j];
+        const uint8_t* q = b.qs + 32 * (j / 2);
+        const int shift = 4 * (j % 2);
+        auto e = [&](int k) { return uint8_t((q[k] >> shift) & 0x0f); };
+        for (int h = 0; h < 8; ++h)
+            for (int jj = 0; jj < 2; ++jj)
+                out.qs[j][h][2 * r + jj] = uint8_t(e(4 * h + jj) | (e(4 * h + jj + 2) << 4));
+    }
+}
+
 void pack_block(const BlockQ4_K* const (&src)[kPanelRows], int rows, PanelBlockQ4_K& out) {
     std::memset(&out, 0, sizeof out);
+    for (int r = 0; r < rows; ++r) pack_k_nibbles(*src[r], r, out);
+}
+
+// Q5_K: as Q4_K, and sub-block j's element l has its fifth bit at bit j of qh[l].
+void pack_block(const BlockQ5_K* const (&src)[kPanelRows], int rows, PanelBlockQ5_K& out) {
+    std::memset(&out, 0, sizeof out);
     for (int r = 0; r < rows; ++r) {
-        out.d[r] = src[r]->d;
-        out.dmin[r] = src[r]->dmin;
-        uint8_t sc[8], mn[8];
-        quant::unpack_k_scales(src[r]->scales, sc, mn);
-        for (int j = 0; j < 8; ++j) {
-            out.sc[j][r] = sc[j];
-            out.m[j][r] = mn[j];
-            const uint8_t* q = src[r]->qs + 32 * (j / 2);
-            const int shift = 4 * (j % 2);
-            auto e = [&](int k) { return uint8_t((q[k] >> shift) & 0x0f); };
+        const BlockQ5_K& b = *src[r];
+        pack_k_nibbles(b, r, out);
+        for (int j = 0; j < 8; ++j)
             for (int h = 0; h < 8; ++h)
-                for (int jj = 0; jj < 2; ++jj)
-                    out.qs[j][h][2 * r + jj] = uint8_t(e(4 * h + jj) | (e(4 * h + jj + 2) << 4));
-        }
+                for (int i = 0; i < 2; ++i)
+                    for (int half = 0; half < 2; ++half) {
+                        const int bit = (b.qh[4 * h + i + 2 * half] >> j) & 1;
+                        out.qh[j][h / 4][2 * r + i] |= uint8_t(bit << (2 * (h % 4) + half));
+                    }
     }
 }
 
@@ -108,7 +127,7 @@ void pack_block(const BlockQ6_K* const (&src)[kPanelRows], int rows, PanelBlockQ
     }
 }
 
-// `blocks` counts the destination's blocks per panel (Q4_K, Q6_K: super-blocks).
+// `blocks` counts the destination's blocks per panel (K-quants: super-blocks).
 template <class Src, class Dst>
 void pack_panels(const TensorView& w, int64_t panels, int64_t blocks, uint8_t* out) {
     for (int64_t p = 0; p < panels; ++p) {
@@ -151,10 +170,12 @@ struct Q8_0Layout {
     static ScaleMin scale(const Block* blocks, int r, int64_t b, int) { return {fp16_to_fp32(blocks[b].d[r]), 0.0f}; }
 };
 
-struct Q4_KLayout {
-    using Block = PanelBlockQ4_K;
+// Q4_K and Q5_K: the low four bits of a code and the sub-block's scale and min.
+template <class B>
+struct KNibbleLayout {
+    using Block = B;
     static constexpr int kParts = 1;
-    static int code(const Block* blocks, int r, int64_t k) {
+    static int nibble(const Block* blocks, int r, int64_t k) {
         const Block& b = blocks[k / QK_K];
         const int j = int(k % QK_K) / kBlock, i = int(k % kBlock);
         return (b.qs[j][i / 4][2 * r + i % 2] >> (4 * (i / 2 % 2))) & 0x0f;
@@ -163,6 +184,20 @@ struct Q4_KLayout {
         const Block& s = blocks[b / 8];
         const int j = int(b % 8);
         return {fp16_to_fp32(s.d[r]) * float(s.sc[j][r]), -(fp16_to_fp32(s.dmin[r]) * float(s.m[j][r]))};
+    }
+};
+
+struct Q4_KLayout : KNibbleLayout<PanelBlockQ4_K> {
+    static int code(const Block* blocks, int r, int64_t k) { return nibble(blocks, r, k); }
+};
+
+struct Q5_KLayout : KNibbleLayout<PanelBlockQ5_K> {
+    static int code(const Block* blocks, int r, int64_t k) {
+        const Block& b = blocks[k / QK_K];
+        const int j = int(k % QK_K) / kBlock, i = int(k % kBlock);
+        const int h = i / 4, half = i / 2 % 2;
+        const int fifth = (b.qh[j][h / 4][2 * r + i % 2] >> (2 * (h % 4) + half)) & 1;
+        return nibble(blocks, r, k) | (fifth << 4);
     }
 };
 
@@ -184,7 +219,7 @@ struct Q6_KLayout {
 };
 
 template <class L>
-constexpr bool kHasMin = std::is_same_v<L, Q4_1Layout> || std::is_same_v<L, Q4_KLayout>;
+constexpr bool kHasMin = std::is_same_v<L, Q4_1Layout> || std::is_same_v<L, Q4_KLayout> || std::is_same_v<L, Q5_KLayout>;
 
 // The contract's fold for one (weight row, activation row) pair.
 template <class L>
@@ -205,7 +240,7 @@ float contract_dot(const uint8_t* panel, int r, const PanelActivations& x, int64
     return acc;
 }
 
-// Element k is d * q + m: for Q4_K exactly GGUF's d1 * q - m1, for Q6_K its (d * sc) * q.
+// Element k is d * q + m: for Q4_K and Q5_K exactly GGUF's d1 * q - m1, for Q6_K its (d * sc) * q.
 template <class L>
 void dequantize_from(const uint8_t* panel, int r, int64_t cols, float* out) {
     const auto* blocks = reinterpret_cast<const typename L::Block*>(panel);
@@ -222,6 +257,7 @@ decltype(auto) with_layout(PanelLayout layout, F&& f) {
     switch (layout) {
     case PanelLayout::Q8_0: return f.template operator()<Q8_0Layout>();
     case PanelLayout::Q4_K: return f.template operator()<Q4_KLayout>();
+    case PanelLayout::Q5_K: return f.template operator()<Q5_KLayout>();
     case PanelLayout::Q6_K: return f.template operator()<Q6_KLayout>();
     case PanelLayout::Q4_1: break;
     }
@@ -231,13 +267,14 @@ decltype(auto) with_layout(PanelLayout layout, F&& f) {
 } // namespace
 
 bool PanelWeights::packable(DType type, int64_t cols) {
-    if (type == DType::Q4_K || type == DType::Q6_K) return cols > 0 && cols % QK_K == 0;
+    if (type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K) return cols > 0 && cols % QK_K == 0;
     return (type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0) && cols > 0 && cols % kBlock == 0;
 }
 
 namespace {
 size_t panel_bytes_of(const TensorView& w) {
     if (w.type == DType::Q4_K) return size_t(w.cols / QK_K) * sizeof(PanelBlockQ4_K);
+    if (w.type == DType::Q5_K) return size_t(w.cols / QK_K) * sizeof(PanelBlockQ5_K);
     if (w.type == DType::Q6_K) return size_t(w.cols / QK_K) * sizeof(PanelBlockQ6_K);
     const size_t block_bytes = w.type == DType::Q8_0 ? sizeof(PanelBlockQ8_0) : sizeof(PanelBlockQ4_1);
     return size_t(w.cols / kBlock) * block_bytes;
@@ -268,6 +305,7 @@ PanelWeights PanelWeights::pack(const TensorView& w, std::shared_ptr<uint8_t[]> 
     if (w.type == DType::Q4_0) pack_panels<BlockQ4_0, PanelBlockQ4_1>(w, out.panels(), blocks, out.data_);
     else if (w.type == DType::Q4_1) pack_panels<BlockQ4_1, PanelBlockQ4_1>(w, out.panels(), blocks, out.data_);
     else if (w.type == DType::Q4_K) pack_panels<BlockQ4_K, PanelBlockQ4_K>(w, out.panels(), super_blocks, out.data_);
+    else if (w.type == DType::Q5_K) pack_panels<BlockQ5_K, PanelBlockQ5_K>(w, out.panels(), super_blocks, out.data_);
     else if (w.type == DType::Q6_K) pack_panels<BlockQ6_K, PanelBlockQ6_K>(w, out.panels(), super_blocks, out.data_);
     else pack_panels<BlockQ8_0, PanelBlockQ8_0>(w, out.panels(), blocks, out.data_);
     return out;

@@ -1,4 +1,4 @@
-// Weights packed as panels of eight rows (panel_weights.h; Q4_0, Q4_1, Q8_0, Q4_K, Q6_K): packing keeps every weight
+// Weights packed as panels of eight rows (panel_weights.h; Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K): packing keeps every weight
 // (checked against dequantize_row of the GGUF rows); the activations' 16-bit codes
 // round each value to the nearest step (AVX2 bit for bit as the reference); the scalar
 // reference follows the contract (checked against a fold written here over the GGUF
@@ -71,6 +71,20 @@ struct Element {
     int code;
     float d, m;
 };
+// Q4_K and Q5_K: the low four bits of element k's code, its sub-block's scale and min.
+template <class Block>
+Element k_quant_element(const Block& b, int64_t k) {
+    // GGUF's layout written out: sub-block j's element l in nibble j % 2 of byte
+    // 32 (j / 2) + l; 6-bit scale and min of sub-block j from the 12 packed bytes.
+    const int j = int(k % 256) / 32, l = int(k % 32);
+    const uint8_t byte = b.qs[32 * (j / 2) + l];
+    const uint8_t* s = b.scales;
+    const int sc = j < 4 ? s[j] & 63 : (s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4);
+    const int mn = j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+    return {j % 2 ? byte >> 4 : byte & 0x0f, arbor::fp16_to_fp32(b.d) * float(sc),
+            -(arbor::fp16_to_fp32(b.dmin) * float(mn))};
+}
+
 Element gguf_element(DType type, const uint8_t* row, int64_t k) {
     if (type == DType::Q4_0) {
         // The value d * (code - 8) as the contract sees it: code, d and the minimum -8 d.
@@ -85,16 +99,14 @@ Element gguf_element(DType type, const uint8_t* row, int64_t k) {
         return {i < 16 ? b.qs[i] & 0x0f : b.qs[i - 16] >> 4, arbor::fp16_to_fp32(b.d), arbor::fp16_to_fp32(b.m)};
     }
     if (type == DType::Q4_K) {
-        // GGUF's layout written out: sub-block j's element l in nibble j % 2 of byte
-        // 32 (j / 2) + l; 6-bit scale and min of sub-block j from the 12 packed bytes.
-        const auto& b = reinterpret_cast<const arbor::BlockQ4_K*>(row)[k / 256];
-        const int j = int(k % 256) / 32, l = int(k % 32);
-        const uint8_t byte = b.qs[32 * (j / 2) + l];
-        const uint8_t* s = b.scales;
-        const int sc = j < 4 ? s[j] & 63 : (s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4);
-        const int mn = j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-        return {j % 2 ? byte >> 4 : byte & 0x0f, arbor::fp16_to_fp32(b.d) * float(sc),
-                -(arbor::fp16_to_fp32(b.dmin) * float(mn))};
+        return k_quant_element(reinterpret_cast<const arbor::BlockQ4_K*>(row)[k / 256], k);
+    }
+    if (type == DType::Q5_K) {
+        // As Q4_K, and the fifth bit of sub-block j's element l is bit j of qh[l].
+        const auto& b = reinterpret_cast<const arbor::BlockQ5_K*>(row)[k / 256];
+        Element e = k_quant_element(b, k);
+        e.code |= ((b.qh[k % 32] >> (k % 256 / 32)) & 1) << 4;
+        return e;
     }
     if (type == DType::Q6_K) {
         // GGUF's layout written out: element 128h + 32u + l (u < 4, l < 32) has its low
@@ -111,7 +123,7 @@ Element gguf_element(DType type, const uint8_t* row, int64_t k) {
 }
 
 bool has_min(DType type) {
-    return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q4_K;
+    return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q4_K || type == DType::Q5_K;
 }
 
 // The contract written out over the GGUF blocks: integer sums of codes per block (Q6_K:
@@ -165,14 +177,14 @@ QString type_name(DType type) {
 }
 
 bool super_blocks(DType type) {
-    return type == DType::Q4_K || type == DType::Q6_K;
+    return type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K;
 }
 
 void add_shape_rows() {
     QTest::addColumn<int>("type");
     QTest::addColumn<int>("rows");
     QTest::addColumn<int>("cols");
-    for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q6_K})
+    for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K})
         for (int rows : {1, 7, 8, 9, 24, 61})
             for (int cols : super_blocks(type) ? std::vector<int>{256, 768} : std::vector<int>{32, 96, 576})
                 QTest::newRow(qPrintable(QString("%1 %2x%3").arg(type_name(type)).arg(rows).arg(cols)))
@@ -196,9 +208,11 @@ private slots:
         QCOMPARE(p.rows(), int64_t(rows));
         // The same bytes as the GGUF blocks, padding rows included (Q4_0: as Q4_1's, the
         // minimum added; Q4_K: 1184 bytes per super-block of eight rows for 8 x 144, the
-        // scales and mins unpacked to bytes).
+        // scales and mins unpacked to bytes; Q5_K: 1440 for 8 x 176, the same).
         const DType layout = DType(type) == DType::Q4_0 ? DType::Q4_1 : DType(type);
-        const size_t per_panel = DType(type) == DType::Q4_K ? size_t(cols / 256) * 1184 : arbor::row_bytes(layout, cols) * 8;
+        const size_t per_panel = DType(type) == DType::Q4_K   ? size_t(cols / 256) * 1184
+                                 : DType(type) == DType::Q5_K ? size_t(cols / 256) * 1440
+                                                              : arbor::row_bytes(layout, cols) * 8;
         QCOMPARE(p.panel_bytes() * size_t(p.panels()), per_panel * size_t(p.panels()));
         std::vector<float> want(static_cast<size_t>(cols)), got(static_cast<size_t>(cols));
         for (int r = 0; r < rows; ++r) {
@@ -221,17 +235,17 @@ private slots:
     void sharedStorageHoldsTheSamePanels() {
         const Matrix a = random_matrix(DType::Q4_1, 37, 96, 21), b = random_matrix(DType::Q8_0, 16, 64, 22),
                      c = random_matrix(DType::Q4_0, 9, 32, 23), k = random_matrix(DType::Q4_K, 11, 512, 24),
-                     k6 = random_matrix(DType::Q6_K, 17, 256, 25);
+                     k6 = random_matrix(DType::Q6_K, 17, 256, 25), k5 = random_matrix(DType::Q5_K, 13, 512, 26);
         const Matrix f32{DType::F32, 4, 32, std::vector<uint8_t>(4 * 32 * sizeof(float))};
         const arbor::TensorView va = a.view(), vb = b.view(), vc = c.view(), vk = k.view(), vk6 = k6.view(),
-                                vf = f32.view();
-        const std::vector<const arbor::TensorView*> ws = {&va, &vf, &vb, &vc, &vk, &vk6};
+                                vk5 = k5.view(), vf = f32.view();
+        const std::vector<const arbor::TensorView*> ws = {&va, &vf, &vb, &vc, &vk, &vk6, &vk5};
         std::vector<size_t> offsets;
         const auto storage = arbor::PanelWeights::storage_for(ws, offsets);
         QCOMPARE(reinterpret_cast<uintptr_t>(storage.get()) % arbor::kHugePage, uintptr_t(0));
         QCOMPARE(offsets[1], SIZE_MAX);
         size_t end = 0;
-        for (size_t i : {0, 2, 3, 4, 5}) {
+        for (size_t i : {0, 2, 3, 4, 5, 6}) {
             QCOMPARE(offsets[i] % 64, size_t(0));
             QVERIFY(offsets[i] >= end);  // in order and disjoint
             end = offsets[i] + arbor::PanelWeights::packed_bytes(*ws[i]);
@@ -335,7 +349,7 @@ private slots:
     void avx2MatchesReference_data() {
         QTest::addColumn<int>("type");
         QTest::addColumn<int>("n_x");
-        for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q6_K})
+        for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K})
             for (int n_x : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 16, 17, 24})
                 QTest::newRow(qPrintable(QString("%1 x%2").arg(type_name(type)).arg(n_x))) << int(type) << n_x;
     }
@@ -376,6 +390,7 @@ private slots:
         QTest::newRow("Q4_1") << int(DType::Q4_1);
         QTest::newRow("Q8_0") << int(DType::Q8_0);
         QTest::newRow("Q4_K") << int(DType::Q4_K);
+        QTest::newRow("Q5_K") << int(DType::Q5_K);
         QTest::newRow("Q6_K") << int(DType::Q6_K);
     }
     void rowIndependentOfBatchAndThreads() {
@@ -435,10 +450,11 @@ private slots:
         QVERIFY(arbor::PanelWeights::packable(DType::Q4_1, 64));
         QVERIFY(arbor::PanelWeights::packable(DType::Q8_0, 32));
         QVERIFY(arbor::PanelWeights::packable(DType::Q4_K, 256));
+        QVERIFY(arbor::PanelWeights::packable(DType::Q5_K, 256));
         QVERIFY(arbor::PanelWeights::packable(DType::Q6_K, 256));
         QVERIFY(!arbor::PanelWeights::packable(DType::Q4_K, 224));  // not whole super-blocks
         QVERIFY(!arbor::PanelWeights::packable(DType::Q6_K, 224));
-        for (DType type : {DType::F32, DType::F16, DType::Q5_0, DType::Q5_1, DType::Q5_K})
+        for (DType type : {DType::F32, DType::F16, DType::Q5_0, DType::Q5_1})
             QVERIFY2(!arbor::PanelWeights::packable(type, 256), qPrintable(type_name(type)));
         QVERIFY(!arbor::PanelWeights::packable(DType::Q4_1, 48));
         const Matrix f32 = random_matrix(DType::F32, 8, 64, 41);

@@ -1,6 +1,6 @@
 // Quantized weight matrices repacked as panels of eight rows, multiplied with activations
 // quantized to 16 bits per block in integer arithmetic (the CPU backend's default for
-// Q4_0, Q4_1, Q8_0, Q4_K and Q6_K weights).
+// Q4_0, Q4_1, Q8_0, Q4_K, Q5_K and Q6_K weights).
 //
 // Why panels: in GGUF order a vector holds elements of one weight row, so every
 // (weight row, activation row) pair needs its own accumulator and a horizontal sum. In a
@@ -19,6 +19,8 @@
 // GGUF blocks' in number. Q4_K panels hold one PanelBlockQ4_K per super-block of 256:
 // the eight rows' super-block scales, their 6-bit sub-block scales and mins unpacked to
 // bytes, and eight sub-blocks of codes in Q4_1's order (1184 bytes for the GGUF's 1152).
+// Q5_K panels add to that the fifth bit of every code in an order matching the nibbles'
+// (1440 bytes for the GGUF's 1408).
 // Q6_K panels hold one PanelBlockQ6_K per super-block: the low four bits of the codes in
 // Q4_1's order, the high two bits in a matching order, the sub-block scales side by side
 // (1680 bytes, as the GGUF's).
@@ -29,16 +31,16 @@
 //   a = max |x[k]|;  d[t][b] = a / 32767;  inv = d > 0 ? 1 / d : 0 (floats);
 //   c[t][k] = x[k] * inv rounded to the nearest integer, ties to even;
 //   s[t][b] = d[t][b] * float(sum of the block's c[t][k]).
-// Weight row r, block b: codes q[r][k] (Q4_0, Q4_1, Q4_K: 0..15, Q8_0: -128..127, Q6_K:
-// -32..31), scale
+// Weight row r, block b: codes q[r][k] (Q4_0, Q4_1, Q4_K: 0..15, Q5_K: 0..31, Q8_0:
+// -128..127, Q6_K: -32..31), scale
 // dw, min mw (Q4_0: -8 dw, exact in half precision, so its blocks take the Q4_1 layout;
-// Q4_K, sub-block j of a super-block with scales D, Dmin: dw = D * float(sc[j]) and
+// Q4_K and Q5_K, sub-block j of a super-block with scales D, Dmin: dw = D * float(sc[j]) and
 // mw = -(Dmin * float(m[j])), both exact in float and the very values GGUF dequantizes
 // with, d1 * q - m1).
 //   y[t][r] = acc after acc = 0 and, for b = 0, 1, ... in order,
 //     n = sum over the block of q[r][k] * c[t][k]   (exact integers)
 //     acc = fma(float(n), dw[r][b] * d[t][b], acc)
-//     Q4_0, Q4_1 and Q4_K: acc = fma(mw[r][b], s[t][b], acc)
+//     Q4_0, Q4_1, Q4_K and Q5_K: acc = fma(mw[r][b], s[t][b], acc)
 // Q6_K has a scale per 16 elements and no min: its block's two halves i = 0, 1 in turn,
 // each with the sum n over its 16 elements and dw = D * float(sc[2b + i]) (exact).
 #pragma once
@@ -77,6 +79,12 @@ struct PanelBlockQ4_K {
     uint8_t m[8][kPanelRows];
     uint8_t qs[8][8][2 * kPanelRows];
 };
+// Super-block of 256: PanelBlockQ4_K's fields, and the fifth bit (16) of each code in
+// qh[j][h / 4][2r + i] at bit 2 (h % 4) + half, for the element that the low nibble
+// (half 0) or high nibble (half 1) of qs[j][h][2r + i] holds.
+struct PanelBlockQ5_K : PanelBlockQ4_K {
+    uint8_t qh[8][2][2 * kPanelRows];
+};
 // Super-block of 256: code q of element 32j + k of row r (q + 32 the GGUF's 6-bit value)
 // has its low four bits where PanelBlockQ4_1 would (ql[j] as its qs), and its high two
 // bits in qh[j][h % 4][2r + i] at bit 4 (h / 4) + 2 half, for the element that the low
@@ -89,14 +97,14 @@ struct PanelBlockQ6_K {
     uint8_t qh[8][4][2 * kPanelRows];
 };
 static_assert(sizeof(PanelBlockQ4_1) == 160 && sizeof(PanelBlockQ8_0) == 272 && sizeof(PanelBlockQ4_K) == 1184 &&
-              sizeof(PanelBlockQ6_K) == 1680);
+              sizeof(PanelBlockQ5_K) == 1440 && sizeof(PanelBlockQ6_K) == 1680);
 
 // Which panel block a matrix's panels hold.
-enum class PanelLayout { Q4_1, Q8_0, Q4_K, Q6_K };
+enum class PanelLayout { Q4_1, Q8_0, Q4_K, Q5_K, Q6_K };
 
 class PanelWeights {
 public:
-    // Whether a matrix of this type and row length can be packed (Q4_0, Q4_1, Q8_0, Q4_K, Q6_K;
+    // Whether a matrix of this type and row length can be packed (Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K;
     // whole blocks, which GGUF guarantees for these types).
     static bool packable(DType type, int64_t cols);
     // Throws std::invalid_argument when !packable(w.type, w.cols), or when a Q4_0 scale
@@ -116,6 +124,7 @@ public:
         switch (type_) {
         case DType::Q8_0: return PanelLayout::Q8_0;
         case DType::Q4_K: return PanelLayout::Q4_K;
+        case DType::Q5_K: return PanelLayout::Q5_K;
         case DType::Q6_K: return PanelLayout::Q6_K;
         default: return PanelLayout::Q4_1;
         }
