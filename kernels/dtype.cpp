@@ -22,6 +22,11 @@ constexpr std::array kTypes = {
     DTypeInfo{DType::Q5_K, "Q5_K", QK_K, sizeof(BlockQ5_K), true},
     DTypeInfo{DType::Q6_K, "Q6_K", QK_K, sizeof(BlockQ6_K), true},
     DTypeInfo{DType::Q8_K, "Q8_K", QK_K, sizeof(BlockQ8_K), false},
+    DTypeInfo{DType::Q2_K, "Q2_K", QK_K, sizeof(BlockQ2_K), true},
+    DTypeInfo{DType::Q3_K, "Q3_K", QK_K, sizeof(BlockQ3_K), true},
+    DTypeInfo{DType::IQ4_NL, "IQ4_NL", QK4_NL, sizeof(BlockIQ4_NL), true},
+    DTypeInfo{DType::IQ4_XS, "IQ4_XS", QK_K, sizeof(BlockIQ4_XS), true},
+    DTypeInfo{DType::MXFP4, "MXFP4", QK_MXFP4, sizeof(BlockMXFP4), true},
 };
 
 } // namespace

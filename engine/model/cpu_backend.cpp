@@ -83,6 +83,7 @@ public:
           activations_(options.int8_activations ? Activations::Int8 : Activations::Float),
           attention_part_(options.attention_part > 0 ? options.attention_part : std::numeric_limits<int32_t>::max()) {
         attention_scratch_.resize(size_t(pool_.size()));
+        if (activations_ == Activations::Int8) check_int8_types();
         if (options.panel_weights && activations_ == Activations::Float) pack_panels();
     }
 
@@ -101,6 +102,7 @@ public:
 
 private:
     void pack_panels();
+    void check_int8_types() const;
     // A product's output description, through the weight's panels when it has them.
     MatmulOutput product(const TensorView& w, float* y, int64_t ldy, const std::vector<float>& bias = {}) const {
         const auto it = panels_.find(w.data);
@@ -157,6 +159,19 @@ private:
     std::vector<SoftmaxStats> partial_stats_;     // per part: one per query head of the group
     std::vector<double> part_shares_;  // merge_parts' scratch (merges run on the calling thread)
 };
+
+// Refused at start rather than failing in the first step.
+void CpuBackend::check_int8_types() const {
+    const ModelWeights& w = model_.weights();
+    auto check = [](const TensorView& t) {
+        if (!has_int8_dot(t.type))
+            throw Error("int8 activations have no products for " + std::string(dtype_name(t.type)) +
+                        " weights: run this model with float activations");
+    };
+    for (const auto& lw : w.layers)
+        for (const TensorView* t : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down}) check(*t);
+    check(w.output);
+}
 
 void CpuBackend::pack_panels() {
     const auto start = std::chrono::steady_clock::now();

@@ -97,6 +97,77 @@ void fill_q6_k(Rng& rng, uint8_t* out, int64_t n, double sigma) {
     }
 }
 
+// n blocks of random bytes, each then given its scales (and codes) by `set`.
+template <typename Block, typename Set>
+void fill_blocks(Rng& rng, uint8_t* out, int64_t n, Set set) {
+    for (int64_t i = 0; i < n; ++i) {
+        Block b;
+        random_bytes(rng, &b, sizeof b);
+        set(b);
+        std::memcpy(out + size_t(i) * sizeof b, &b, sizeof b);
+    }
+}
+
+// Q2_K: value = d * sc * q - dmin * m (q 0..3) with m = sc in [8, 15] and dmin = 1.5 d,
+// which centres the codes on zero.
+void fill_q2_k(Rng& rng, uint8_t* out, int64_t n, double sigma) {
+    constexpr int kLo = 8, kHi = 15;
+    const double d = sigma / (code_sd(4) * scale_rms(kLo, kHi));
+    fill_blocks<BlockQ2_K>(rng, out, n, [&](BlockQ2_K& b) {
+        for (auto& s : b.scales) {
+            const int sc = kLo + int(rng.next() % (kHi - kLo + 1));
+            s = uint8_t(sc | (sc << 4));
+        }
+        b.d = block_scale(rng, d);
+        b.dmin = fp32_to_fp16(fp16_to_fp32(b.d) * 1.5f);
+    });
+}
+
+// Q3_K: value = d * sc * q with q uniform on -3..3 (its -4 left out, so the codes centre
+// on zero: the type has no min), sc in [16, 31], stored + 32 as Q3_K packs it. The code
+// q + 4 has its two low bits in qs and its third in hmask.
+void fill_q3_k(Rng& rng, uint8_t* out, int64_t n, double sigma) {
+    constexpr int kLo = 16, kHi = 31;
+    const double d = sigma / (code_sd(7) * scale_rms(kLo, kHi));
+    fill_blocks<BlockQ3_K>(rng, out, n, [&](BlockQ3_K& b) {
+        std::memset(&b, 0, sizeof b);
+        for (int e = 0; e < QK_K; ++e) {
+            const int v = 1 + int(rng.next() % 7);
+            b.qs[32 * (e / 128) + e % 32] |= uint8_t((v & 3) << (2 * (e % 128 / 32)));
+            b.hmask[e % 32] |= uint8_t((v >> 2) << (e / 32));
+        }
+        for (int s = 0; s < 16; ++s) {
+            const int v = kLo + int(rng.next() % (kHi - kLo + 1)) + 32;
+            b.scales[s % 8] |= uint8_t((v & 0x0f) << (4 * (s / 8)));
+            b.scales[8 + s % 4] |= uint8_t((v >> 4) << (2 * (s / 4)));
+        }
+        b.d = block_scale(rng, d);
+    });
+}
+
+// The IQ4 grid's values have a root mean square of about 67.
+constexpr double kIq4Rms = 67.0;
+
+void fill_iq4_nl(Rng& rng, uint8_t* out, int64_t n, double sigma) {
+    fill_blocks<BlockIQ4_NL>(rng, out, n, [&](BlockIQ4_NL& b) { b.d = block_scale(rng, sigma / kIq4Rms); });
+}
+
+// IQ4_XS: sub-block scales in [16, 31], stored + 32.
+void fill_iq4_xs(Rng& rng, uint8_t* out, int64_t n, double sigma) {
+    constexpr int kLo = 16, kHi = 31;
+    const double d = sigma / (kIq4Rms * scale_rms(kLo, kHi));
+    fill_blocks<BlockIQ4_XS>(rng, out, n, [&](BlockIQ4_XS& b) {
+        b.scales_h = 0;
+        std::memset(b.scales_l, 0, sizeof b.scales_l);
+        for (int s = 0; s < 8; ++s) {
+            const int v = kLo + int(rng.next() % (kHi - kLo + 1)) + 32;
+            b.scales_l[s / 2] |= uint8_t((v & 0x0f) << (4 * (s % 2)));
+            b.scales_h = uint16_t(b.scales_h | ((v >> 4) << (2 * s)));
+        }
+        b.d = block_scale(rng, d);
+    });
+}
+
 // Uniform on [mean - sqrt(3) sigma, mean + sqrt(3) sigma): standard deviation sigma.
 template <typename Store>
 void fill_floats(Rng& rng, uint8_t* out, int64_t n, double mean, double sigma, Store store) {
@@ -142,6 +213,10 @@ void fill_random_blocks(DType type, double mean, double sigma, Rng& rng, uint8_t
     case DType::Q4_K: fill_k_with_min<BlockQ4_K>(rng, out, n, sigma, 16); return;
     case DType::Q5_K: fill_k_with_min<BlockQ5_K>(rng, out, n, sigma, 32); return;
     case DType::Q6_K: fill_q6_k(rng, out, n, sigma); return;
+    case DType::Q2_K: fill_q2_k(rng, out, n, sigma); return;
+    case DType::Q3_K: fill_q3_k(rng, out, n, sigma); return;
+    case DType::IQ4_NL: fill_iq4_nl(rng, out, n, sigma); return;
+    case DType::IQ4_XS: fill_iq4_xs(rng, out, n, sigma); return;
     default:
         throw std::invalid_argument("synthetic weights: no generator for type " + std::string(dtype_name(type)));
     }

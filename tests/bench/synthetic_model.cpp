@@ -51,10 +51,15 @@ constexpr TypeName kTypes[] = {
     {"f32", DType::F32, 0},   {"f16", DType::F16, 1},   {"bf16", DType::BF16, 32}, {"q8_0", DType::Q8_0, 7},
     {"q4_0", DType::Q4_0, 2}, {"q4_1", DType::Q4_1, 3}, {"q5_0", DType::Q5_0, 8},  {"q5_1", DType::Q5_1, 9},
     {"q4_k", DType::Q4_K, 14}, {"q5_k", DType::Q5_K, 16}, {"q6_k", DType::Q6_K, 18},
+    {"q2_k", DType::Q2_K, 10}, {"q3_k", DType::Q3_K, 11}, {"iq4_nl", DType::IQ4_NL, 25},
+    {"iq4_xs", DType::IQ4_XS, 30},
 };
 constexpr uint32_t kFileTypeQ4_K_M = 15;
 
-bool is_k_quant(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K; }
+bool is_k_quant(DType t) {
+    return t == DType::Q2_K || t == DType::Q3_K || t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K ||
+           t == DType::IQ4_XS;
+}
 
 // llama.cpp's choice of the layers whose attn_v and ffn_down get more bits in Q4_K_M.
 bool more_bits(int layer, int n_layer) {
@@ -260,7 +265,10 @@ DType matrix_type(const WeightTypes& types, std::string_view tensor, int layer, 
         if (is_output || layer_more_bits) t = DType::Q6_K;
     }
     if (is_k_quant(t) && cols % QK_K != 0)
-        t = t == DType::Q4_K ? DType::Q5_0 : t == DType::Q5_K ? DType::Q5_1 : DType::Q8_0;
+        t = t == DType::Q4_K   ? DType::Q5_0
+            : t == DType::Q5_K ? DType::Q5_1
+            : t == DType::Q6_K ? DType::Q8_0
+                               : DType::IQ4_NL;  // Q2_K, Q3_K, IQ4_XS, as llama.cpp falls back
     return t;
 }
 

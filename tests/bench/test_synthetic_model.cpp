@@ -115,7 +115,8 @@ private slots:
     void everyTypeRunsForward_data() {
         QTest::addColumn<QString>("type");
         QTest::addColumn<int>("arch");
-        for (const char* t : {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"})
+        for (const char* t : {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k",
+                              "q2_k", "q3_k", "iq4_nl", "iq4_xs"})
             for (Arch a : {Arch::Llama, Arch::Qwen2})
                 QTest::newRow(qPrintable(QString("%1-%2").arg(t, QString::fromUtf8(arbor::synth::arch_name(a).data()))))
                     << QString(t) << int(a);
@@ -163,6 +164,19 @@ private slots:
         }
 
         check_generation(*model);
+
+        // Int8 activations have products for the types up to Q6_K only: the low-bit
+        // types are refused when the backend is made, naming the type.
+        arbor::BackendOptions int8;
+        int8.int8_activations = true;
+        int8.kv_tokens = 64;
+        const bool low_bit = want == DType::Q2_K || want == DType::Q3_K || want == DType::IQ4_NL || want == DType::IQ4_XS;
+        if (low_bit) {
+            const QString error = thrown<arbor::Error>([&] { arbor::make_cpu_backend(*model, int8); });
+            QVERIFY2(error.contains(QString::fromUtf8(arbor::dtype_name(want).data())), qPrintable(error));
+        } else {
+            QVERIFY(arbor::make_cpu_backend(*model, int8) != nullptr);
+        }
     }
 
     // The named shapes are the published models' (one layer written, to stay small).
@@ -321,7 +335,7 @@ private slots:
         QCOMPARE(refusal(s), QString("synthetic model tiny: vocabulary 100 is outside 259..262144"));
         QVERIFY(!std::filesystem::exists(path("bad.gguf")));
         QVERIFY(!arbor::synth::shape_named("2b"));
-        QVERIFY(!arbor::synth::weight_types_named("q3_k"));
+        QVERIFY(!arbor::synth::weight_types_named("iq2_xs"));
 
         const QString error = thrown<std::runtime_error>(
             [&] { arbor::synth::write_synthetic_model(spec_of("tiny", "q4_0"), path("no-such-dir/x.gguf")); });
@@ -365,11 +379,11 @@ private slots:
         QVERIFY(model->weights().output.data != model->weights().token_embd.data);
         QCOMPARE(model->weights().layers[2].wk.type, DType::Q5_K);
 
-        p.start(ARBOR_SYNTH_PATH, {"--shape", "tiny", "--type", "q3_k", "--out", out});
+        p.start(ARBOR_SYNTH_PATH, {"--shape", "tiny", "--type", "iq2_xs", "--out", out});
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 2);
         const QString err = p.readAllStandardError();
-        QVERIFY2(err.startsWith("arbor-synth: unknown type 'q3_k'"), qPrintable(err));
+        QVERIFY2(err.startsWith("arbor-synth: unknown type 'iq2_xs'"), qPrintable(err));
     }
 };
 

@@ -67,6 +67,11 @@ const std::vector<DType>& weight_types() {
     return types;
 }
 
+const std::vector<DType>& low_bit_weight_types() {
+    static const std::vector<DType> types = {DType::Q2_K, DType::Q3_K, DType::IQ4_NL, DType::IQ4_XS, DType::MXFP4};
+    return types;
+}
+
 std::vector<uint8_t> random_weight_row(DType type, int64_t n, std::mt19937& rng) {
     std::vector<uint8_t> row(row_bytes(type, n));
     std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -92,6 +97,11 @@ std::vector<uint8_t> random_weight_row(DType type, int64_t n, std::mt19937& rng)
     case DType::Q4_K: set_halves<BlockQ4_K>(row, rng, true, &BlockQ4_K::d, &BlockQ4_K::dmin); break;
     case DType::Q5_K: set_halves<BlockQ5_K>(row, rng, true, &BlockQ5_K::d, &BlockQ5_K::dmin); break;
     case DType::Q6_K: set_halves<BlockQ6_K>(row, rng, false, &BlockQ6_K::d); break;
+    case DType::Q2_K: set_halves<BlockQ2_K>(row, rng, true, &BlockQ2_K::d, &BlockQ2_K::dmin); break;
+    case DType::Q3_K: set_halves<BlockQ3_K>(row, rng, false, &BlockQ3_K::d); break;
+    case DType::IQ4_NL: set_halves<BlockIQ4_NL>(row, rng, false, &BlockIQ4_NL::d); break;
+    case DType::IQ4_XS: set_halves<BlockIQ4_XS>(row, rng, false, &BlockIQ4_XS::d); break;
+    case DType::MXFP4: break;  // every exponent byte is a valid scale
     default: throw std::logic_error("random_weight_row: not a weight type");
     }
     return row;

@@ -26,8 +26,11 @@ enum class QuantFileKind { Weights, Activations };
 // Throws std::runtime_error when the file is missing or malformed.
 QuantFile read_quant_file(const std::filesystem::path& path, QuantFileKind kind);
 
-// The weight types, and the weight types' names for data-driven rows.
+// The weight types with every kernel (dequantization, int8 dot products, float products).
 const std::vector<DType>& weight_types();
+// The weight types with dequantization and float products only (Q2_K, Q3_K, IQ4_NL,
+// IQ4_XS, MXFP4).
+const std::vector<DType>& low_bit_weight_types();
 
 // n elements of random bytes for `type` with finite half-float scale fields
 // (non-negative d/dmin for Q4_K/Q5_K as in real files); random floats for F32/F16/BF16.

@@ -46,7 +46,9 @@ private slots:
 void TestDequant::dequantize_matches_gguf_py_data() {
     QTest::addColumn<DType>("type");
     QTest::addColumn<Isa>("isa");
-    for (DType t : test::weight_types())
+    std::vector<DType> types = test::weight_types();
+    types.insert(types.end(), test::low_bit_weight_types().begin(), test::low_bit_weight_types().end());
+    for (DType t : types)
         for (Isa isa : {Isa::Scalar, Isa::Avx2}) {
             const std::string name = std::string(dtype_name(t)) + "/" + std::string(isa_name(isa));
             QTest::newRow(name.c_str()) << t << isa;
@@ -125,6 +127,8 @@ void TestDequant::vec_dot_types() {
     QCOMPARE(vec_dot_type(DType::Q5_K), DType::Q8_K);
     QCOMPARE(vec_dot_type(DType::Q6_K), DType::Q8_K);
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, vec_dot_type(DType::Q8_K));
+    // The low-bit types have float products only.
+    for (DType t : test::low_bit_weight_types()) QVERIFY_THROWS_EXCEPTION(std::invalid_argument, vec_dot_type(t));
 }
 
 void TestDequant::rejects_bad_arguments() {

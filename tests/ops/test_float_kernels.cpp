@@ -60,7 +60,9 @@ std::vector<uint8_t> weight_rows(arbor::DType type, int64_t n, int64_t rows, uin
 
 const arbor::DType kTypes[] = {arbor::DType::F32,  arbor::DType::F16,  arbor::DType::BF16, arbor::DType::Q4_0,
                                arbor::DType::Q4_1, arbor::DType::Q5_0, arbor::DType::Q5_1, arbor::DType::Q8_0,
-                               arbor::DType::Q4_K, arbor::DType::Q5_K, arbor::DType::Q6_K};
+                               arbor::DType::Q4_K, arbor::DType::Q5_K, arbor::DType::Q6_K,
+                               arbor::DType::Q2_K, arbor::DType::Q3_K, arbor::DType::IQ4_NL,
+                               arbor::DType::IQ4_XS, arbor::DType::MXFP4};
 
 // Row lengths valid for the type: block multiples, and odd lengths for plain floats.
 std::vector<int> lengths(arbor::DType type) {

@@ -7,6 +7,7 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -39,6 +40,10 @@ std::vector<uint8_t> random_weights(arbor::DType type, int64_t rows, int64_t col
         case arbor::DType::Q4_1: case arbor::DType::Q5_1: case arbor::DType::Q4_K: case arbor::DType::Q5_K:
             put_half(0); put_half(2); break;
         case arbor::DType::Q6_K: put_half(offsetof(arbor::BlockQ6_K, d)); break;
+        case arbor::DType::Q2_K: put_half(offsetof(arbor::BlockQ2_K, d)); put_half(offsetof(arbor::BlockQ2_K, dmin)); break;
+        case arbor::DType::Q3_K: put_half(offsetof(arbor::BlockQ3_K, d)); break;
+        case arbor::DType::IQ4_NL: case arbor::DType::IQ4_XS: put_half(0); break;
+        case arbor::DType::MXFP4: blk[0] = uint8_t(120 + byte(rng) % 8); break;  // scales 2^-8 .. 2^-1
         default: break;
         }
     }
@@ -58,10 +63,20 @@ private slots:
         const arbor::DType types[] = {arbor::DType::F32, arbor::DType::F16, arbor::DType::BF16, arbor::DType::Q8_0,
                                       arbor::DType::Q4_0, arbor::DType::Q4_1, arbor::DType::Q5_0, arbor::DType::Q5_1,
                                       arbor::DType::Q4_K, arbor::DType::Q5_K, arbor::DType::Q6_K};
-        for (auto t : types)
+        // The low-bit types have float products only.
+        const arbor::DType float_only[] = {arbor::DType::Q2_K, arbor::DType::Q3_K, arbor::DType::IQ4_NL,
+                                           arbor::DType::IQ4_XS, arbor::DType::MXFP4};
+        auto modes = [&](arbor::DType t) {
+            if (std::find(std::begin(float_only), std::end(float_only), t) != std::end(float_only))
+                return std::vector{arbor::Activations::Float};
+            return std::vector{arbor::Activations::Float, arbor::Activations::Int8};
+        };
+        std::vector<arbor::DType> all(std::begin(types), std::end(types));
+        all.insert(all.end(), std::begin(float_only), std::end(float_only));
+        for (auto t : all)
             for (int batch : {1, 3, 70})
                 for (int threads : {1, 3})
-                    for (auto mode : {arbor::Activations::Float, arbor::Activations::Int8})
+                    for (auto mode : modes(t))
                         QTest::newRow(qPrintable(QString("%1 batch %2 threads %3 %4")
                                                      .arg(QString::fromUtf8(arbor::dtype_name(t).data()))
                                                      .arg(batch)

@@ -87,4 +87,30 @@ static inline void q6k_codes(const BlockQ6_K& b, int h, __m256i (&part)[4]) {
                               _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4));
 }
 
+enum class Sign { Signed, Unsigned };
+
+// Widens bytes 8k..8k+7 of q to eight floats.
+template <Sign S, int k>
+inline __m256 bytes_to_float(__m256i q) {
+    const __m128i half = k < 2 ? _mm256_castsi256_si128(q) : _mm256_extracti128_si256(q, 1);
+    const __m128i part = (k % 2) ? _mm_srli_si128(half, 8) : half;
+    const __m256i wide = S == Sign::Signed ? _mm256_cvtepi8_epi32(part) : _mm256_cvtepu8_epi32(part);
+    return _mm256_cvtepi32_ps(wide);
+}
+
+// dst[0..32) = q * d (+ m when kMin; - m when kSubMin).
+template <Sign S, bool kMin = false, bool kSubMin = false>
+inline void store32(__m256i q, __m256 d, __m256 m, float* dst) {
+    auto one = [&](__m256 v) {
+        v = _mm256_mul_ps(v, d);
+        if constexpr (kMin) v = _mm256_add_ps(v, m);
+        if constexpr (kSubMin) v = _mm256_sub_ps(v, m);
+        return v;
+    };
+    _mm256_storeu_ps(dst + 0, one(bytes_to_float<S, 0>(q)));
+    _mm256_storeu_ps(dst + 8, one(bytes_to_float<S, 1>(q)));
+    _mm256_storeu_ps(dst + 16, one(bytes_to_float<S, 2>(q)));
+    _mm256_storeu_ps(dst + 24, one(bytes_to_float<S, 3>(q)));
+}
+
 } // namespace arbor::quant::avx2

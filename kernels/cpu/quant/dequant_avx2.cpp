@@ -9,32 +9,6 @@ namespace arbor::quant {
 namespace {
 using namespace avx2;
 
-enum class Sign { Signed, Unsigned };
-
-// Widens bytes 8k..8k+7 of q to eight floats.
-template <Sign S, int k>
-inline __m256 bytes_to_float(__m256i q) {
-    const __m128i half = k < 2 ? _mm256_castsi256_si128(q) : _mm256_extracti128_si256(q, 1);
-    const __m128i part = (k % 2) ? _mm_srli_si128(half, 8) : half;
-    const __m256i wide = S == Sign::Signed ? _mm256_cvtepi8_epi32(part) : _mm256_cvtepu8_epi32(part);
-    return _mm256_cvtepi32_ps(wide);
-}
-
-// dst[0..32) = q * d (+ m when kMin; - m when kSubMin).
-template <Sign S, bool kMin = false, bool kSubMin = false>
-inline void store32(__m256i q, __m256 d, __m256 m, float* dst) {
-    auto one = [&](__m256 v) {
-        v = _mm256_mul_ps(v, d);
-        if constexpr (kMin) v = _mm256_add_ps(v, m);
-        if constexpr (kSubMin) v = _mm256_sub_ps(v, m);
-        return v;
-    };
-    _mm256_storeu_ps(dst + 0, one(bytes_to_float<S, 0>(q)));
-    _mm256_storeu_ps(dst + 8, one(bytes_to_float<S, 1>(q)));
-    _mm256_storeu_ps(dst + 16, one(bytes_to_float<S, 2>(q)));
-    _mm256_storeu_ps(dst + 24, one(bytes_to_float<S, 3>(q)));
-}
-
 void dequant_f32(const void* src, float* dst, int64_t n) {
     std::memcpy(dst, src, size_t(n) * sizeof(float));
 }
@@ -170,7 +144,7 @@ DequantFn avx2_dequant(DType type) {
     case DType::Q4_K: return dequant_q45_k<false, BlockQ4_K>;
     case DType::Q5_K: return dequant_q45_k<true, BlockQ5_K>;
     case DType::Q6_K: return dequant_q6_k;
-    default: return nullptr;
+    default: return avx2_dequant_low_bits(type);
     }
 }
 

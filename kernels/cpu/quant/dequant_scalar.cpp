@@ -170,7 +170,7 @@ DequantFn scalar_dequant(DType type) {
     case DType::Q4_K: return dequant_q4_k;
     case DType::Q5_K: return dequant_q5_k;
     case DType::Q6_K: return dequant_q6_k;
-    default: return nullptr;
+    default: return scalar_dequant_low_bits(type);
     }
 }
 

@@ -68,9 +68,11 @@ DType vec_dot_type(DType weight) {
     case DType::Q4_K:
     case DType::Q5_K:
     case DType::Q6_K: return DType::Q8_K;
-    default: fail("vec_dot_type: " + std::string(dtype_name(weight)) + " is not a weight type");
+    default: fail("vec_dot_type: " + std::string(dtype_name(weight)) + " weights have no int8 dot product");
     }
 }
+
+bool has_int8_dot(DType weight) { return quant::scalar_vec_dot(weight) != nullptr; }
 
 void dequantize_row(DType type, const void* src, float* dst, int64_t n, Isa isa) {
     check_isa(isa, "dequantize_row");

@@ -29,8 +29,11 @@ std::string_view isa_name(Isa isa);
 
 // Type activations are quantized to before a dot with a row of `weight`:
 // Q8_0 for Q4_0/Q5_0/Q8_0, Q8_1 for Q4_1/Q5_1, Q8_K for Q4_K/Q5_K/Q6_K,
-// F32 for F32/F16/BF16. Throws std::invalid_argument for a non-weight type.
+// F32 for F32/F16/BF16. Throws std::invalid_argument for a type without dot products
+// (has_int8_dot false: the activation types, and Q2_K, Q3_K, IQ4_NL, IQ4_XS, MXFP4,
+// which have float products only, float_dot.h).
 DType vec_dot_type(DType weight);
+bool has_int8_dot(DType weight);
 
 // The entry points below throw std::invalid_argument when the type is not handled,
 // n is negative or not a multiple of the type's block size, or `isa` is not
