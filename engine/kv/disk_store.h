@@ -78,7 +78,7 @@ public:
     DiskStoreCounters counters() const;
 
     // Throws std::logic_error on the first disagreement between the index and the
-    // directory: an indexed page without its file or with another size, a page file not
+    // directory: an indexed page without its file, a page file not
     // indexed, byte totals that do not add up, or use over the budget.
     void check_invariants() const;
 
