@@ -27,6 +27,8 @@ int serve(const arbor::server::ServerArgs& args) {
     eo.backend.threads = args.threads;
     eo.backend.device = args.device;
     eo.backend.kv_budget_bytes = size_t(args.kv_mib) << 20;
+    eo.kv_disk_bytes = uint64_t(args.kv_disk_mib) << 20;
+    eo.kv_disk_dir = args.kv_disk_dir;
     arbor::Engine engine(*model, eo);
     arbor::api::ApiServer server(engine, *model, args.api);
     server.start();

@@ -15,7 +15,7 @@ namespace arbor::server {
 const char* const kServerUsage =
     "usage: arbor-server [--model PATH] [--host H] [--port P] [--api-key-file FILE] [--threads N]\n"
     "                    [--device D] [--kv-mib N] [--cors-origin ORIGIN]... [--allowed-hosts H,...]\n"
-    "                    [--share-cache] [--verbose]\n"
+    "                    [--kv-disk-mib N] [--kv-disk-dir DIR] [--share-cache] [--verbose]\n"
     "Serves the OpenAI-compatible API (/v1/models, /v1/chat/completions, /v1/completions,\n"
     "/health) with one engine on the model.\n"
     "  --model PATH          GGUF file (default: the installed default model)\n"
@@ -27,6 +27,11 @@ const char* const kServerUsage =
     "  --threads N           CPU threads (default: one per core)\n"
     "  --device D            auto, cpu, cuda or cuda:N (default auto: the GPU when usable)\n"
     "  --kv-mib N            KV cache memory in MiB (default 512)\n"
+    "  --kv-disk-mib N       KV disk tier budget in MiB (default 4096; 0 turns it off): pages\n"
+    "                        leaving memory, and all at exit, are kept on disk and read back\n"
+    "                        when a prompt continues them (also after a restart)\n"
+    "  --kv-disk-dir DIR     where the disk tier keeps them (default\n"
+    "                        ${XDG_CACHE_HOME:-~/.cache}/arbor/kv)\n"
     "  --cors-origin ORIGIN  allow browser requests from ORIGIN ('*': any); repeatable\n"
     "  --allowed-hosts H,... also answer requests whose Host names H (besides localhost and\n"
     "                        the server's addresses); '*': any name (unsafe); repeatable\n"
@@ -120,6 +125,11 @@ ServerArgs parse_server_args(const std::vector<std::string>& args) {
         } else if (a == "--threads") out.threads = int(to_int(a, value(), 0, 1024));
         else if (a == "--device") out.device = value();
         else if (a == "--kv-mib") out.kv_mib = to_int(a, value(), 16, 1 << 20);
+        else if (a == "--kv-disk-mib") out.kv_disk_mib = to_int(a, value(), 0, int64_t(1) << 30);
+        else if (a == "--kv-disk-dir") {
+            out.kv_disk_dir = value();
+            if (out.kv_disk_dir.empty()) throw ServerUsageError("--kv-disk-dir needs a directory");
+        }
         else if (a == "--cors-origin") {
             out.api.allowed_origins.push_back(value());
             if (out.api.allowed_origins.back().empty()) throw ServerUsageError("--cors-origin needs an origin");

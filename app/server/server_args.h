@@ -21,6 +21,8 @@ struct ServerArgs {
     int threads = 0;             // 0: one per core
     std::string device = "auto"; // BackendOptions::device
     int64_t kv_mib = 512;
+    int64_t kv_disk_mib = 4096;  // 0: no disk tier
+    std::string kv_disk_dir;     // empty: arbor::kv_disk_dir()
     bool help = false;
     bool verbose = false;
     std::vector<std::string> warnings;  // for the user, before serving (a key given on the command line)

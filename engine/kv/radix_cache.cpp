@@ -11,14 +11,7 @@ namespace arbor::kv {
 
 namespace {
 
-uint64_t mix(uint64_t x) {
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
-}
+using page_key_detail::mix;
 
 [[noreturn]] void fail(const std::string& what) { throw std::logic_error("radix cache: " + what); }
 
@@ -110,9 +103,11 @@ bool RadixCache::starts_with(const Node& node, std::span<const int32_t> head) co
     return head.size() <= node.tokens.size() && std::equal(head.begin(), head.end(), node.tokens.begin());
 }
 
-std::vector<int32_t> RadixCache::match(uint64_t ns, std::span<const int32_t> tokens, PartialPage* partial) {
+std::vector<int32_t> RadixCache::match(uint64_t ns, std::span<const int32_t> tokens, PartialPage* partial,
+                                       PageKey* last_key) {
     std::vector<int32_t> out;
     if (partial) *partial = PartialPage{};
+    if (last_key) *last_key = root_key_of(ns);
     const auto root = roots_.find(ns);
     if (root == roots_.end()) return out;
     const size_t n_full = tokens.size() / size_t(page_size_);
@@ -127,6 +122,7 @@ std::vector<int32_t> RadixCache::match(uint64_t ns, std::span<const int32_t> tok
         const size_t m = common_pages(*child, tokens, i, n_full);
         touch(*child, tick);
         out.insert(out.end(), child->pages.begin(), child->pages.begin() + std::ptrdiff_t(m));
+        if (last_key && m > 0) *last_key = child->keys[m - 1];
         i += m;
         if (m < child->pages.size()) {
             inside = child;
@@ -182,6 +178,8 @@ RadixCache::Node* RadixCache::split(Node& node, size_t keep) {
     const auto cut = std::ptrdiff_t(keep * size_t(page_size_));
     up->tokens.assign(node.tokens.begin(), node.tokens.begin() + cut);
     up->pages.assign(node.pages.begin(), node.pages.begin() + std::ptrdiff_t(keep));
+    up->before = node.before;
+    up->keys.assign(node.keys.begin(), node.keys.begin() + std::ptrdiff_t(keep));
 
     std::unique_ptr<Node> owned;
     const auto [begin, end] = parent->children.equal_range(node.key_hash);
@@ -198,6 +196,8 @@ RadixCache::Node* RadixCache::split(Node& node, size_t keep) {
     if (was_leaf) remove_leaf(node);
     node.tokens.erase(node.tokens.begin(), node.tokens.begin() + cut);
     node.pages.erase(node.pages.begin(), node.pages.begin() + std::ptrdiff_t(keep));
+    node.keys.erase(node.keys.begin(), node.keys.begin() + std::ptrdiff_t(keep));
+    node.before = up->keys.back();
     node.parent = up;
     node.key_hash = hash_chunk(chunk(node.tokens, 0));
     if (was_leaf) add_leaf(node);
@@ -223,7 +223,10 @@ int32_t RadixCache::insert(uint64_t ns, std::span<const int32_t> tokens, std::sp
     }
     if (pages.empty()) return 0;
     auto& root = roots_[ns];
-    if (!root) root = make_node(nullptr);
+    if (!root) {
+        root = make_node(nullptr);
+        root->before = root_key_of(ns);
+    }
 
     const uint64_t tick = ++clock_;
     Node* cur = root.get();
@@ -295,6 +298,9 @@ int32_t RadixCache::insert(uint64_t ns, std::span<const int32_t> tokens, std::sp
         leaf->pages.assign(pages.begin() + std::ptrdiff_t(i), pages.begin() + std::ptrdiff_t(n));
         leaf->tick = tick;
         leaf->key_hash = hash_chunk(chunk(leaf->tokens, 0));
+        leaf->before = last_key(*cur);
+        for (size_t k = 0; k < leaf->pages.size(); ++k)
+            leaf->keys.push_back(chain_key(k == 0 ? leaf->before : leaf->keys.back(), chunk(leaf->tokens, k)));
         Node* added = leaf.get();
         const uint64_t key = leaf->key_hash;
         cur->children.emplace(key, std::move(leaf));
@@ -307,6 +313,7 @@ int32_t RadixCache::insert(uint64_t ns, std::span<const int32_t> tokens, std::sp
         tail->is_tail = true;
         tail->tokens.assign(tail_tokens.begin(), tail_tokens.end());
         tail->pages.push_back(pages[n]);
+        tail->before = last_key(*cur);
         tail->tick = tick;
         add_leaf(*tail);
         cur->tails.push_back(std::move(tail));

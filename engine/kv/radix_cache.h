@@ -20,11 +20,17 @@
 // a scan of the whole tree per page. Only leaves are ever in the set, so a parent goes
 // only after its children; every touch covers the whole path from the root, so a
 // parent is never older than its children.
+//
+// Disk keys: every whole page also carries its content address (page_key.h), chained
+// from root_key(model key, namespace) through the pages before it, so that an evicted
+// page can be spilled to the disk tier under the key a later lookup computes.
 #pragma once
 
+#include "kv/page_key.h"
 #include "kv/page_pool.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <span>
@@ -41,6 +47,12 @@ struct PartialPage {
     int32_t tokens = 0;
 };
 
+// Called for each whole page that evict() is about to free, while the cache still holds
+// it (its bytes are intact until the call returns): its key, its parent's key and its
+// token ids.
+using SpillFn = std::function<void(const PageKey& key, const PageKey& parent, std::span<const int32_t> tokens,
+                                   int32_t page)>;
+
 class RadixCache {
 public:
     // The pool must outlive the cache. Throws arbor::Error for a page size below 1.
@@ -51,6 +63,13 @@ public:
 
     int32_t page_size() const { return page_size_; }
 
+    // The model part of every page's key (page_key.h). Set before the first insert.
+    void set_model_key(const PageKey& model) { model_key_ = model; }
+    PageKey root_key_of(uint64_t ns) const { return root_key(model_key_, ns); }
+    void set_spill(SpillFn spill) { spill_ = std::move(spill); }
+    // Calls fn for every cached whole page (no tails), parents before children.
+    void for_each_page(const SpillFn& fn) const;
+
     // Longest cached prefix of `tokens` made of whole pages under namespace `ns`,
     // verified on the exact token ids. Each returned page is retained for the caller
     // and the matched path is marked used now. With `partial`, also reports the cached
@@ -58,7 +77,10 @@ public:
     // stopped) sharing the most leading tokens with the rest, retained and marked used
     // the same way; page -1 when none shares a token. Tails hanging where the whole-page
     // match stopped are candidates too; they are never among the returned whole pages.
-    std::vector<int32_t> match(uint64_t ns, std::span<const int32_t> tokens, PartialPage* partial = nullptr);
+    // With `last_key`, also reports the key of the last returned page (the namespace's
+    // root key when none): where a lookup on disk continues.
+    std::vector<int32_t> match(uint64_t ns, std::span<const int32_t> tokens, PartialPage* partial = nullptr,
+                               PageKey* last_key = nullptr);
     // Offers pages[i] holding tokens[i*P, (i+1)*P) for every i. Chunks not yet cached
     // under this prefix are added and retained by the cache; where a chunk is already
     // cached, the cache keeps its own page and the caller's stays the caller's.
@@ -105,6 +127,8 @@ private:
         uint64_t key_hash = 0;  // hash of the first page's tokens (the key in parent); 0 for a tail
         std::vector<int32_t> tokens;  // pages.size() * page_size ids; 1..P-1 for a tail
         std::vector<int32_t> pages;   // exactly one for a tail
+        PageKey before;               // key of the page before the first one (the root key at a root)
+        std::vector<PageKey> keys;    // one per whole page; empty for a tail
         std::unordered_multimap<uint64_t, std::unique_ptr<Node>> children;
         std::vector<std::unique_ptr<Node>> tails;  // partial pages continuing this node's end
         bool is_tail = false;  // lives in parent->tails, never has children or tails
@@ -133,6 +157,7 @@ private:
     // Splits `node` after its first `keep` pages; returns the new upper node.
     Node* split(Node& node, size_t keep);
     std::unique_ptr<Node> make_node(Node* parent);
+    static const PageKey& last_key(const Node& node) { return node.keys.empty() ? node.before : node.keys.back(); }
     void check_node(const Node& node, const Node& parent, std::vector<uint8_t>& seen) const;
     void check_tails(const Node& node) const;
 
@@ -144,6 +169,8 @@ private:
     int32_t cached_ = 0;
     uint64_t clock_ = 0;
     uint64_t next_serial_ = 0;
+    PageKey model_key_;
+    SpillFn spill_;
 };
 
 } // namespace arbor::kv

@@ -1,4 +1,5 @@
-// RadixCache eviction: the LRU walk over leaves (tails included) and its dry-run count.
+// RadixCache eviction: the LRU walk over leaves (tails included), its dry-run count, and
+// the walk over every page that a disk flush takes.
 #include "kv/radix_cache.h"
 
 #include <utility>
@@ -13,6 +14,11 @@ int32_t RadixCache::evict(int32_t n) {
         Node* leaf = it->node;
         while (freed < n && !leaf->pages.empty() && pool_.refcount(leaf->pages.back()) == 1) {
             const int32_t page = leaf->pages.back();
+            if (spill_ && !leaf->is_tail) {
+                const size_t k = leaf->pages.size() - 1;
+                spill_(leaf->keys[k], k == 0 ? leaf->before : leaf->keys[k - 1], chunk(leaf->tokens, k), page);
+            }
+            if (!leaf->is_tail) leaf->keys.pop_back();
             leaf->pages.pop_back();
             leaf->tokens.resize(leaf->is_tail ? 0 : leaf->pages.size() * size_t(page_size_));
             in_cache_[size_t(page)] = 0;
@@ -35,6 +41,18 @@ int32_t RadixCache::evict(int32_t n) {
         }
     }
     return freed;
+}
+
+void RadixCache::for_each_page(const SpillFn& fn) const {
+    std::vector<const Node*> stack;
+    for (const auto& [ns, root] : roots_) stack.push_back(root.get());
+    while (!stack.empty()) {
+        const Node* node = stack.back();
+        stack.pop_back();
+        for (size_t k = 0; k < node->keys.size(); ++k)
+            fn(node->keys[k], k == 0 ? node->before : node->keys[k - 1], chunk(node->tokens, k), node->pages[k]);
+        for (const auto& [h, child] : node->children) stack.push_back(child.get());
+    }
 }
 
 int32_t RadixCache::evictable_pages() const {

@@ -27,6 +27,12 @@ void RadixCache::check_node(const Node& node, const Node& parent, std::vector<ui
             fail(id + " holds " + std::to_string(node.tokens.size()) + " tokens for " +
                  std::to_string(node.pages.size()) + " pages");
         if (node.key_hash != hash_chunk(chunk(node.tokens, 0))) fail(id + " is keyed by a stale hash");
+        if (node.keys.size() != node.pages.size()) fail(id + " has " + std::to_string(node.keys.size()) + " disk keys for " +
+                                                        std::to_string(node.pages.size()) + " pages");
+        if (!(node.before == last_key(parent))) fail(id + " does not chain its disk keys from its parent's");
+        for (size_t k = 0; k < node.keys.size(); ++k)
+            if (!(node.keys[k] == chain_key(k == 0 ? node.before : node.keys[k - 1], chunk(node.tokens, k))))
+                fail(id + " holds a stale disk key for page " + std::to_string(k));
     }
     if (parent.parent != nullptr && node.tick > parent.tick) fail(id + " was used more recently than its parent");
     if (node.in_leaves != leafless(node)) fail(id + " is misfiled in the leaf set");
@@ -62,6 +68,7 @@ void RadixCache::check_invariants() const {
     for (const auto& [ns, root] : roots_) {
         if (root->parent || !root->pages.empty() || !root->tokens.empty() || root->in_leaves || root->is_tail)
             fail("root of namespace " + std::to_string(ns) + " is not an empty root");
+        if (!(root->before == root_key_of(ns))) fail("root of namespace " + std::to_string(ns) + " has a stale disk key");
         stack.push_back(root.get());
         while (!stack.empty()) {
             const Node* node = stack.back();

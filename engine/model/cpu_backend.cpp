@@ -99,6 +99,10 @@ public:
     void copy_page_prefix(int32_t src, int32_t dst, int32_t n_positions) override {
         kv_.copy_prefix(src, dst, n_positions);
     }
+    std::string page_io_unsupported() const override { return {}; }
+    KvType kv_type() const override { return kv_.type(); }
+    void read_page(int32_t page, std::span<std::byte> out) const override { kv_.read_page(page, out); }
+    void write_page(int32_t page, std::span<const std::byte> bytes) override { kv_.write_page(page, bytes); }
 
 private:
     void pack_panels();

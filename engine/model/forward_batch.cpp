@@ -1,4 +1,5 @@
-// What every backend checks of a step before running it, and how many logit rows it gives.
+// What every backend checks of a step before running it, how many logit rows it gives, and
+// the page byte access of a backend that has none (the CUDA library builds this file too).
 #include "arbor/backend.h"
 #include "arbor/error.h"
 
@@ -29,5 +30,9 @@ void validate_batch(const ForwardBatch& batch, int32_t page_size, int32_t page_c
     for (TokenId t : batch.tokens)
         if (t < 0 || t >= n_vocab) throw Error("forward batch: token id " + std::to_string(t) + " out of range");
 }
+
+void Backend::read_page(int32_t, std::span<std::byte>) const { throw Error(page_io_unsupported()); }
+
+void Backend::write_page(int32_t, std::span<const std::byte>) { throw Error(page_io_unsupported()); }
 
 } // namespace arbor

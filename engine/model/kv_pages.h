@@ -108,7 +108,24 @@ public:
         }
     }
 
+    // A page's bytes, layer after layer (page_bytes() in all): what the disk tier stores.
+    void read_page(int32_t page, std::span<std::byte> out) const {
+        check_page_io(page, out.size());
+        for (int32_t layer = 0; layer < n_layer_; ++layer)
+            std::memcpy(out.data() + size_t(layer) * layer_page_bytes_, base(layer, page), layer_page_bytes_);
+    }
+    void write_page(int32_t page, std::span<const std::byte> bytes) {
+        check_page_io(page, bytes.size());
+        for (int32_t layer = 0; layer < n_layer_; ++layer)
+            std::memcpy(base(layer, page), bytes.data() + size_t(layer) * layer_page_bytes_, layer_page_bytes_);
+    }
+
 private:
+    void check_page_io(int32_t page, size_t bytes) const {
+        if (page < 0 || page >= page_count_ || bytes != page_bytes())
+            throw Error("KV page bytes: page " + std::to_string(page) + " of " + std::to_string(page_count_) + ", " +
+                        std::to_string(bytes) + " bytes for " + std::to_string(page_bytes()));
+    }
     size_t row_offset(int32_t slot) const { return size_t(slot) * size_t(head_dim_) * element_bytes_; }
     size_t key_row_bytes() const { return size_t(key_stride_) * element_bytes_; }
     size_t values_offset(int32_t kv_head) const {

@@ -4,10 +4,13 @@
 #include "arbor/engine.h"
 
 #include "arbor/error.h"
+#include "arbor/paths.h"
 #include "arbor/sampler.h"
+#include "disk_bridge.h"
 #include "kv/page_pool.h"
 #include "kv/radix_cache.h"
 #include "model/reply_stream.h"
+#include "model_fingerprint.h"
 #include "scheduler.h"
 
 #include <spdlog/spdlog.h>
@@ -25,18 +28,6 @@ using Clock = std::chrono::steady_clock;
 
 double ms_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-// Identifies the model's weights in the prefix cache.
-uint64_t model_namespace(const Model& model) {
-    uint64_t h = 1469598103934665603ull;
-    auto mix = [&](std::string_view s) {
-        for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-    };
-    mix(model.file().path().string());
-    mix(std::to_string(model.file().tensors().size()));
-    mix(model.config().name);
-    return h;
 }
 
 struct Active {
@@ -57,16 +48,21 @@ struct Engine::Impl {
     EngineOptions options;
     std::string device_fallback;  // why options.backend.device "auto" runs on the CPU
     std::unique_ptr<Backend> backend;
+    kv::PageKey fingerprint;  // the model's weights, in the prefix cache and on disk
     kv::PagePool pool;
     kv::RadixCache cache;
     sched::Scheduler scheduler;
     int32_t context;
+    std::unique_ptr<sched::DiskBridge> disk;  // null when the disk tier is off
+    std::string disk_off_reason;
 
     std::mutex mutex;
     std::condition_variable wake, idle;
     std::vector<std::unique_ptr<Active>> inbox;
     std::vector<RequestId> cancels;
     bool stop = false, stopped = false, clear_requested = false;
+    bool loads_ready = false;       // the disk tier has pages for install_loaded()
+    bool waiting_for_disk = false;  // the loop has nothing to do until pages come
     EngineStats snapshot;
     size_t in_flight = 0;  // submitted and not finished (guarded by mutex)
     RequestId next_id = 1;
@@ -79,13 +75,38 @@ struct Engine::Impl {
     std::thread loop;
 
     Impl(const Model& m, EngineOptions o)
-        : model(m), options(o), backend(make_backend(m, o.backend, &device_fallback)), pool(backend->page_count()),
-          cache(pool, backend->page_size()),
+        : model(m), options(o), backend(make_backend(m, o.backend, &device_fallback)),
+          fingerprint(sched::model_fingerprint(m)), pool(backend->page_count()), cache(pool, backend->page_size()),
           scheduler(pool, cache,
                     sched::SchedulerOptions{backend->page_size(), o.max_batch_tokens, o.max_running, o.short_queue,
-                                            o.max_wait_steps, model_namespace(m)}),
+                                            o.max_wait_steps, fingerprint.lo, o.kv_disk_min_pages}),
           context(std::min(backend->page_count() * backend->page_size(), std::max(m.config().n_ctx_train, 1))) {
+        cache.set_model_key(fingerprint);
+        if (o.kv_disk_bytes > 0) open_disk_tier();
         loop = std::thread([this] { run(); });
+    }
+
+    ~Impl() {
+        disk.reset();  // its threads end before the cache and backend they use
+    }
+
+    void open_disk_tier() {
+        disk_off_reason = backend->page_io_unsupported();
+        if (disk_off_reason.empty()) {
+            const kv::DiskFormat format{fingerprint, uint32_t(backend->kv_type()), uint32_t(backend->page_size()),
+                                        uint64_t(backend->page_bytes())};
+            auto store = std::make_unique<kv::DiskStore>(
+                options.kv_disk_dir.empty() ? kv_disk_dir() : options.kv_disk_dir, format, options.kv_disk_bytes);
+            disk_off_reason = store->disabled_reason();
+            if (disk_off_reason.empty())
+                disk = std::make_unique<sched::DiskBridge>(*backend, cache, scheduler, std::move(store), [this] {
+                    std::lock_guard lock(mutex);
+                    loads_ready = true;
+                    wake.notify_one();
+                });
+            return;
+        }
+        spdlog::warn("KV disk tier off: {}", disk_off_reason);
     }
 
     void emit(Active& a, Event e) {
@@ -170,6 +191,7 @@ struct Engine::Impl {
             a.first_token = now;
             a.stats.time_to_first_token_ms = ms_between(a.submitted, now);
             a.stats.cached_tokens = std::max(0, a.seq.cached_prompt_tokens);
+            a.stats.disk_tokens = a.seq.disk_prompt_tokens;
         }
         a.last_token = now;
         ++a.stats.generated_tokens;
@@ -221,6 +243,7 @@ struct Engine::Impl {
             if (prefill_only(*it.seq)) {
                 // The whole prompt is in the KV now; finishing offers it to the cache.
                 a.stats.cached_tokens = std::max(0, a.seq.cached_prompt_tokens);
+                a.stats.disk_tokens = a.seq.disk_prompt_tokens;
                 finish(a, FinishReason::Length);
                 done.push_back(a.seq.id);
                 continue;
@@ -245,6 +268,16 @@ struct Engine::Impl {
         snapshot.waiting = scheduler.waiting();
         snapshot.steps = step;
         snapshot.preemptions = scheduler.preemptions();
+        if (disk) {
+            kv::DiskStore& store = disk->tier().store();
+            const auto counters = store.counters();
+            snapshot.disk_pages = store.pages();
+            snapshot.disk_bytes = store.bytes_used();
+            snapshot.disk_written = counters.written;
+            snapshot.disk_read = counters.read;
+            snapshot.disk_rejected = counters.rejected;
+            snapshot.disk_dropped = disk->tier().counters().spills_dropped;
+        }
     }
 
     void run() {
@@ -255,8 +288,11 @@ struct Engine::Impl {
             {
                 std::unique_lock lock(mutex);
                 wake.wait(lock, [&] {
-                    return stop || !inbox.empty() || !cancels.empty() || clear_requested || !active.empty();
+                    return stop || !inbox.empty() || !cancels.empty() || clear_requested || loads_ready ||
+                           (!active.empty() && !waiting_for_disk);
                 });
+                waiting_for_disk = false;
+                loads_ready = false;
                 incoming.swap(inbox);
                 to_cancel.swap(cancels);
                 std::swap(clear, clear_requested);
@@ -266,6 +302,7 @@ struct Engine::Impl {
             if (stopping) {
                 for (auto& [id, a] : active) finish(*a, FinishReason::Cancelled);
                 while (!active.empty()) retire(active.begin()->first);
+                if (disk) disk->flush();  // every cached page outlives the process
                 cache.clear();
                 publish_stats();
                 return;
@@ -277,6 +314,7 @@ struct Engine::Impl {
                 retire(id);
             }
             if (clear) cache.evict(cache.cached_pages());
+            if (disk) disk->install_loaded();
             if (!active.empty()) {
                 const auto plan = scheduler.schedule(step);
                 if (!plan.items.empty() || !plan.copies.empty()) {
@@ -293,6 +331,9 @@ struct Engine::Impl {
                             }
                     }
                     ++step;
+                } else if (scheduler.loading() > 0) {
+                    std::lock_guard lock(mutex);
+                    waiting_for_disk = true;  // until the loader has pages (or a request comes)
                 } else if (scheduler.running() == 0 && scheduler.waiting() > 0) {
                     // Nothing can be admitted into an otherwise idle pool: the head request
                     // can never run.
@@ -383,5 +424,10 @@ int32_t Engine::context_size() const { return impl_->context; }
 std::string Engine::device() const { return impl_->backend->description(); }
 
 const std::string& Engine::device_fallback() const { return impl_->device_fallback; }
+
+std::string Engine::disk_tier_off_reason() const {
+    if (impl_->disk) return impl_->disk->tier().store().disabled_reason();
+    return impl_->disk_off_reason;
+}
 
 } // namespace arbor

@@ -33,7 +33,14 @@ void Scheduler::enqueue(Sequence* seq, uint64_t step) {
     insert_by_arrival(waiting_, seq);
 }
 
+void Scheduler::abandon_load(Sequence* seq) {
+    if (seq->loading == 0) return;
+    if (disk_) disk_->cancel_load(seq);
+    seq->loading = 0;
+}
+
 void Scheduler::remove(Sequence* seq) {
+    abandon_load(seq);
     std::erase(running_, seq);
     std::erase(waiting_, seq);
     offer_to_cache(seq, /*leaving=*/true);
@@ -91,6 +98,7 @@ void Scheduler::release_pages(Sequence* seq) {
 }
 
 void Scheduler::preempt(Sequence* seq, uint64_t) {
+    abandon_load(seq);
     std::erase(running_, seq);
     offer_to_cache(seq, /*leaving=*/true);
     release_pages(seq);
@@ -102,15 +110,62 @@ void Scheduler::preempt(Sequence* seq, uint64_t) {
     insert_by_arrival(waiting_, seq);
 }
 
+bool Scheduler::load_from_disk(Sequence* seq, const kv::PageKey& after) {
+    if (!disk_) return false;
+    const int32_t P = opt_.page_size;
+    // Whole pages only, and at least one row left to compute for the logits.
+    const int32_t whole = (int32_t(seq->tokens.size()) - 1) / P;
+    const int32_t from = seq->computed / P;
+    if (whole - from < opt_.disk_min_pages) return false;
+    const auto rest = std::span(seq->tokens.data() + size_t(from) * size_t(P), size_t(whole - from) * size_t(P));
+    const int32_t n = disk_->available(after, rest);
+    if (n < opt_.disk_min_pages) return false;
+    // Pages for the loaded positions and the first computed row, or no load at all.
+    if (!ensure_pages(seq, (from + n) * P + 1)) {
+        while (int32_t(seq->table.pages.size()) > from) {
+            pool_.release(seq->table.pages.back());
+            seq->table.pages.pop_back();
+        }
+        return false;
+    }
+    seq->load_from = from;
+    seq->loading = n;
+    seq->load_ticket = next_ticket_++;
+    disk_->start_load(seq, after);
+    return true;
+}
+
+void Scheduler::loaded(Sequence* seq, uint64_t ticket, int32_t ok) {
+    if (seq->loading == 0 || seq->load_ticket != ticket) return;
+    const int32_t memory = seq->load_from * opt_.page_size;
+    seq->computed = (seq->load_from + std::clamp(ok, 0, seq->loading)) * opt_.page_size;
+    seq->loading = 0;
+    if (seq->cached_prompt_tokens < 0) {
+        seq->cached_prompt_tokens = std::min(seq->computed, seq->prompt_len);
+        seq->disk_prompt_tokens = std::max(0, seq->cached_prompt_tokens - memory);
+    }
+    offer_to_cache(seq);
+}
+
+int32_t Scheduler::loading() const {
+    return int32_t(std::count_if(running_.begin(), running_.end(), [](const Sequence* s) { return s->loading > 0; }));
+}
+
 bool Scheduler::admit(Sequence* seq) {
     const size_t copies_before = copies_.size();
+    bool from_disk = false;
     if (seq->tokens.size() >= 2) {
         kv::PartialPage partial;
-        seq->table.pages =
-            cache_.match(cache_key(seq->cache_namespace), std::span(seq->tokens.data(), seq->tokens.size() - 1), &partial);
+        kv::PageKey last_key;
+        seq->table.pages = cache_.match(cache_key(seq->cache_namespace),
+                                        std::span(seq->tokens.data(), seq->tokens.size() - 1), &partial, &last_key);
         seq->computed = int32_t(seq->table.pages.size()) * opt_.page_size;
         seq->cached_pages = int32_t(seq->table.pages.size());
-        if (partial.page >= 0) {
+        from_disk = load_from_disk(seq, last_key);
+        if (from_disk && partial.page >= 0) {
+            // The disk continues the whole pages further than a cached page's head would.
+            pool_.release(partial.page);
+        } else if (partial.page >= 0) {
             // The matching head of the next cached page is copied into a page of our own.
             if (const auto own = allocate_page()) {
                 copies_.push_back({partial.page, *own, partial.tokens});
@@ -123,13 +178,13 @@ bool Scheduler::admit(Sequence* seq) {
     }
     // At least the first page of new rows must be obtainable, else the sequence waits
     // (and the copy planned for it is dropped, with the cached page it retained).
-    if (!ensure_pages(seq, seq->computed + 1)) {
+    if (!from_disk && !ensure_pages(seq, seq->computed + 1)) {
         for (size_t i = copies_before; i < copies_.size(); ++i) pool_.release(copies_[i].src);
         copies_.resize(copies_before);
         release_pages(seq);
         return false;
     }
-    if (seq->cached_prompt_tokens < 0) seq->cached_prompt_tokens = std::min(seq->computed, seq->prompt_len);
+    if (seq->cached_prompt_tokens < 0 && !from_disk) seq->cached_prompt_tokens = std::min(seq->computed, seq->prompt_len);
     std::erase(waiting_, seq);
     seq->running = true;
     insert_by_arrival(running_, seq);
@@ -166,7 +221,7 @@ std::vector<StepItem> Scheduler::plan_rows(uint64_t step) {
     // Decode rows first: one per running sequence with its prompt done.
     for (size_t i = 0; i < running_.size() && budget > 0;) {
         Sequence* seq = running_[i];
-        if (seq->pending() != 1) {
+        if (seq->pending() != 1 || seq->loading > 0) {
             ++i;
             continue;
         }
@@ -207,7 +262,7 @@ std::vector<StepItem> Scheduler::plan_rows(uint64_t step) {
     const std::vector<Sequence*> order = admission_order(step);
     auto prefill_pass = [&](bool background) {
         for (Sequence* seq : running_) {
-            if (seq->pending() <= 1 || budget <= 0 || yields(seq) != background) continue;
+            if (seq->pending() <= 1 || seq->loading > 0 || budget <= 0 || yields(seq) != background) continue;
             const size_t before = items.size();
             add_chunk(seq);
             foreground_prefill |= !background && items.size() > before;
@@ -216,6 +271,7 @@ std::vector<StepItem> Scheduler::plan_rows(uint64_t step) {
             if (seq->running || yields(seq) != background) continue;
             if (budget <= 0 || int32_t(running_.size()) >= opt_.max_running) break;
             if (!admit(seq)) break;  // first come, first served: nobody overtakes a blocked request
+            if (seq->loading > 0) continue;  // joins a later step, when its pages are in
             const size_t before = items.size();
             add_chunk(seq);
             foreground_prefill |= !background && items.size() > before;
@@ -224,8 +280,9 @@ std::vector<StepItem> Scheduler::plan_rows(uint64_t step) {
     prefill_pass(false);
     if (!foreground_prefill) prefill_pass(true);
 
-    // Everything running is blocked on pages: free the youngest so the rest can move.
-    if (items.empty() && running_.size() > 1) {
+    // Everything running is blocked on pages: free the youngest so the rest can move
+    // (unless some wait for the disk: their pages come without freeing anyone's).
+    if (items.empty() && running_.size() > 1 && loading() == 0) {
         preempt(running_.back(), step);
         return plan_rows(step);
     }

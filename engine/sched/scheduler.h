@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <vector>
 
 namespace arbor::sched {
@@ -33,6 +34,19 @@ struct Plan {
     std::vector<PageCopy> copies;
 };
 
+// The disk tier as the scheduler sees it (the engine implements it).
+class DiskSource {
+public:
+    virtual ~DiskSource() = default;
+    // How many whole pages of `tokens` (page i holding tokens[i*P, (i+1)*P)) the disk
+    // holds in a row, chained from `after` (the key of the page before the first).
+    virtual int32_t available(const kv::PageKey& after, std::span<const int32_t> tokens) = 0;
+    // Starts reading seq->loading pages into seq->table.pages[seq->load_from ..) for
+    // seq->load_ticket; the engine calls Scheduler::loaded() when they are in.
+    virtual void start_load(Sequence* seq, const kv::PageKey& after) = 0;
+    virtual void cancel_load(Sequence* seq) = 0;
+};
+
 struct SchedulerOptions {
     int32_t page_size = 16;
     int32_t max_batch_tokens = 512;
@@ -40,6 +54,9 @@ struct SchedulerOptions {
     int32_t short_queue = 8;
     int32_t max_wait_steps = 64;
     uint64_t cache_namespace = 0;   // identifies the model in the prefix cache (mixed with each sequence's)
+    // Fewest pages worth reading from disk: a shorter continuation is computed instead
+    // (recomputing a few tokens costs less than a disk read and a wait).
+    int32_t disk_min_pages = 4;
 };
 
 class Scheduler {
@@ -57,6 +74,14 @@ public:
     // prefix cache.
     void complete(const std::vector<StepItem>& items);
 
+    // Continue prefix matches on disk (nullptr: no disk tier). The source must outlive
+    // the scheduler's use of it.
+    void set_disk(DiskSource* disk) { disk_ = disk; }
+    // The first `ok` pages of a sequence's load are in its pages (the rest failed): the
+    // sequence may run. Ignored for a sequence no longer loading that ticket.
+    void loaded(Sequence* seq, uint64_t ticket, int32_t ok);
+    int32_t loading() const;  // running sequences waiting for disk pages
+
     int32_t running() const { return int32_t(running_.size()); }
     int32_t waiting() const { return int32_t(waiting_.size()); }
     uint64_t preemptions() const { return preemptions_; }  // since construction
@@ -73,6 +98,9 @@ private:
     std::optional<int32_t> allocate_page();
     void preempt(Sequence* seq, uint64_t step);
     bool admit(Sequence* seq);
+    // Starts a disk load continuing seq's in-memory match when it is worth it.
+    bool load_from_disk(Sequence* seq, const kv::PageKey& after);
+    void abandon_load(Sequence* seq);
     // leaving (removed or preempted): the partly filled last page is offered as well.
     void offer_to_cache(Sequence* seq, bool leaving = false);
     void release_pages(Sequence* seq);
@@ -86,6 +114,8 @@ private:
     std::deque<Sequence*> waiting_;    // in arrival order
     std::vector<PageCopy> copies_;     // collected while planning
     uint64_t preemptions_ = 0;
+    DiskSource* disk_ = nullptr;
+    uint64_t next_ticket_ = 1;
 };
 
 } // namespace arbor::sched

@@ -21,7 +21,14 @@ struct Sequence {
     int32_t computed = 0;
     kv::BlockTable table;
     int32_t cached_pages = 0;       // leading pages already offered to the prefix cache
-    int32_t cached_prompt_tokens = -1;  // prompt tokens found in the cache at first admission
+    int32_t cached_prompt_tokens = -1;  // prompt tokens found in the cache (memory or disk) at first admission
+    int32_t disk_prompt_tokens = 0;     // of those, the ones read from the disk tier
+    // Pages being read from the disk tier into table.pages[load_from .. load_from+loading):
+    // while loading > 0 the sequence holds its pages but runs no rows. load_ticket names
+    // the load (a new one for every load, so results of an abandoned load are ignored).
+    int32_t loading = 0;
+    int32_t load_from = 0;
+    uint64_t load_ticket = 0;
     // A prefill-only warm-up: its prefill rows wait for a step without foreground prefill
     // (or until it has waited max_wait_steps), so it never delays a first token.
     bool background = false;

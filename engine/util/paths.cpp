@@ -12,6 +12,13 @@ std::filesystem::path data_dir() {
     return std::filesystem::path(home && *home ? home : ".") / ".local" / "share" / "arbor";
 }
 
+std::filesystem::path kv_disk_dir() {
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/')
+        return std::filesystem::path(xdg) / "arbor" / "kv";
+    const char* home = std::getenv("HOME");
+    return std::filesystem::path(home && *home ? home : ".") / ".cache" / "arbor" / "kv";
+}
+
 std::filesystem::path models_dir() { return data_dir() / "models"; }
 
 std::filesystem::path default_model_path() {

@@ -10,7 +10,9 @@
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <memory>
 #include <sys/stat.h>
+#include <vector>
 
 class TestServerCli : public QObject {
     Q_OBJECT
@@ -18,10 +20,17 @@ class TestServerCli : public QObject {
     static QString binary() { return QStringLiteral(ARBOR_SERVER_PATH); }
 
     // Starts arbor-server on the default model and a free port; returns the port it
-    // printed, 0 when it did not come up.
+    // printed, 0 when it did not come up. Its KV disk tier starts empty (a directory of
+    // its own) unless extra_args name one.
     static uint16_t start_server(QProcess& p, const QStringList& extra_args = {}) {
-        p.start(binary(), QStringList{"--model", QString::fromStdString(arbor::test::model_path().string()), "--port",
-                                      "0", "--threads", "2", "--kv-mib", "64"} + extra_args);
+        static std::vector<std::unique_ptr<QTemporaryDir>> disk_dirs;
+        QStringList args{"--model", QString::fromStdString(arbor::test::model_path().string()), "--port", "0",
+                         "--threads", "2", "--kv-mib", "64"};
+        if (!extra_args.contains("--kv-disk-dir")) {
+            disk_dirs.push_back(std::make_unique<QTemporaryDir>());
+            args << "--kv-disk-dir" << disk_dirs.back()->path();
+        }
+        p.start(binary(), args + extra_args);
         if (!p.waitForStarted()) return 0;
         QString line;
         while (!line.contains('\n') && p.waitForReadyRead(60000)) line += QString::fromUtf8(p.readAllStandardOutput());
@@ -228,6 +237,30 @@ private slots:
         const int64_t seen = cached_tokens(port, "mallory", prompt);
         QVERIFY2(share ? seen > 0 : seen == 0, qPrintable(QString::number(seen)));
         QVERIFY(cached_tokens(port, "alice", prompt) > 0);
+        QVERIFY(stop(p));
+    }
+
+    // The disk tier keeps what a stopped server computed, and the next one reports the
+    // tokens it restores as cached. (--share-cache: API clients' own namespaces are keyed
+    // per server run, so only the shared one outlives it.)
+    void restartedServerReadsTheDiskTier() {
+        ARBOR_REQUIRE_MODEL();
+        QTemporaryDir disk;
+        const QStringList args{"--share-cache", "--kv-disk-dir", disk.path()};
+        std::string prompt = "Minutes of the harbour committee.";
+        for (int i = 0; i < 8; ++i) prompt += " Item " + std::to_string(i + 1) + ": the ferry timetable for the winter months.";
+        {
+            QProcess p;
+            const uint16_t port = start_server(p, args);
+            QVERIFY(port != 0);
+            QCOMPARE(cached_tokens(port, "alice", prompt), int64_t(0));
+            QVERIFY(stop(p));
+        }
+        QProcess p;
+        const uint16_t port = start_server(p, args);
+        QVERIFY(port != 0);
+        const int64_t restored = cached_tokens(port, "alice", prompt);
+        QVERIFY2(restored >= 64, qPrintable(QString::number(restored)));
         QVERIFY(stop(p));
     }
 

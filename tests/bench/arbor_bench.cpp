@@ -1,8 +1,8 @@
 // arbor-bench: by default measures prefill (a prompt of --prompt-tokens, default 512) and
 // decode (--gen-tokens single-token steps, default 128, after --depth tokens of context)
 // throughput of one sequence, like llama-bench's pp512 and tg128 (and its -d).
-// --workload concurrent|multiturn|shared-prefix runs the serving workloads through the
-// engine instead, --workload matmul the matrix product alone, --workload memread the
+// --workload concurrent|multiturn|shared-prefix|restart runs the serving workloads through
+// the engine instead, --workload matmul the matrix product alone, --workload memread the
 // machine's plain memory-read speed (workloads.h). Every result names the CPU and its
 // vector extensions (cpu_info.h).
 // --synthetic SHAPE:TYPE benchmarks a synthetic model (synthetic_cache.h) instead of --model.
@@ -48,22 +48,27 @@ struct Options {
     std::string workload = "single";
     std::string device = "auto";   // BackendOptions::device
     int kv_mib = 2048;
+    // Serving workloads' KV disk tier (0: off, the default, so that a run never reads what
+    // an earlier run left; the restart workload uses a temporary directory of its own).
+    int kv_disk_mib = 0;
+    std::string kv_disk_dir;       // empty: arbor::kv_disk_dir()
     std::vector<int> chats = {1, 4, 8, 16};  // concurrent workload only
+    std::vector<int> lengths = {1024, 4096, 16384};  // restart workload only
 };
 
 void usage() {
     std::fputs("usage: arbor-bench [--model PATH | --synthetic SHAPE:TYPE] [--threads N]\n"
                "                   [--prompt-tokens N] [--gen-tokens N] [--depth N] [--attention-part N]\n"
                "                   [--repetitions N] [--int8-activations] [--json]\n"
-               "                   [--workload single|concurrent|multiturn|shared-prefix|matmul|memread]\n"
-               "                   [--kv-mib N]\n"
+               "                   [--workload single|concurrent|multiturn|shared-prefix|restart|matmul|memread]\n"
+               "                   [--kv-mib N] [--kv-disk-mib N] [--kv-disk-dir DIR] [--lengths N[,N...]]\n"
                "                   [--chats N[,N...]] [--kv-type f16|f32]\n"
                "                   [--weights panels|gguf] [--device auto|cpu|cuda[:N]]\n",
                stderr);
 }
 
-// "1,4,8": positive counts up to 256, comma-separated.
-bool parse_counts(const std::string& text, std::vector<int>& out) {
+// "1,4,8": positive counts up to `most`, comma-separated.
+bool parse_counts(const std::string& text, std::vector<int>& out, long most = 256) {
     out.clear();
     size_t start = 0;
     while (start <= text.size()) {
@@ -71,7 +76,7 @@ bool parse_counts(const std::string& text, std::vector<int>& out) {
         const std::string item = text.substr(start, comma - start);
         char* end = nullptr;
         const long v = std::strtol(item.c_str(), &end, 10);
-        if (item.empty() || *end != '\0' || v < 1 || v > 256) return false;
+        if (item.empty() || *end != '\0' || v < 1 || v > most) return false;
         out.push_back(int(v));
         start = comma + 1;
     }
@@ -106,6 +111,9 @@ bool parse(int argc, char** argv, Options& o) {
             o.panel_weights = t == "panels";
         }
         else if (a == "--kv-mib") { if (!next_int(o.kv_mib)) return false; }
+        else if (a == "--kv-disk-mib") { if (!next_int(o.kv_disk_mib, 0)) return false; }
+        else if (a == "--kv-disk-dir" && i + 1 < argc) o.kv_disk_dir = argv[++i];
+        else if (a == "--lengths" && i + 1 < argc) { if (!parse_counts(argv[++i], o.lengths, 1 << 20)) return false; }
         else if (a == "--chats" && i + 1 < argc) { if (!parse_counts(argv[++i], o.chats)) return false; }
         else if (a == "--threads" || a == "-t") { if (!next_int(o.threads)) return false; }
         else if (a == "--prompt-tokens") { if (!next_int(o.prompt_tokens)) return false; }
@@ -147,10 +155,13 @@ int run_workload(const Options& o, const arbor::Model& model) {
     eo.backend.panel_weights = o.panel_weights;
     if (o.attention_part >= 0) eo.backend.attention_part = o.attention_part;
     eo.backend.kv_budget_bytes = size_t(o.kv_mib) << 20;
+    eo.kv_disk_bytes = uint64_t(o.kv_disk_mib) << 20;
+    eo.kv_disk_dir = o.kv_disk_dir;
     arbor::bench::WorkloadResult r;
     if (o.workload == "concurrent") r = arbor::bench::run_concurrent(model, eo, o.chats, o.repetitions);
     else if (o.workload == "multiturn") r = arbor::bench::run_multiturn(model, eo, o.repetitions);
     else if (o.workload == "shared-prefix") r = arbor::bench::run_shared_prefix(model, eo);
+    else if (o.workload == "restart") r = arbor::bench::run_restart(model, eo, o.lengths, o.repetitions);
     else if (o.workload == "matmul") r = arbor::bench::run_matmul(model, eo);
     else {
         std::fprintf(stderr, "arbor-bench: unknown workload '%s'\n", o.workload.c_str());

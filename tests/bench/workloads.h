@@ -23,6 +23,10 @@ WorkloadResult run_concurrent(const Model& model, const EngineOptions& options, 
 WorkloadResult run_multiturn(const Model& model, const EngineOptions& options, int passes);
 // 32 requests sharing a 1,000-token system prompt.
 WorkloadResult run_shared_prefix(const Model& model, const EngineOptions& options);
+// Follow-up time to first token after conversations of each length: hot, after a restart
+// with the disk tier, after a restart without it (restart_workload.cpp).
+WorkloadResult run_restart(const Model& model, const EngineOptions& options, const std::vector<int>& lengths,
+                           int repetitions);
 // The float-activation matmul on the model's weights, 1 to 64 activation rows (GMAC/s).
 WorkloadResult run_matmul(const Model& model, const EngineOptions& options);
 // Plain reads of a buffer larger than the caches with `threads` threads (GB/s): the

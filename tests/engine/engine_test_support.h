@@ -11,6 +11,15 @@
 
 namespace arbor::test {
 
+// A request for max_tokens greedy tokens.
+inline Request greedy(std::vector<TokenId> prompt, int max_tokens) {
+    Request r;
+    r.prompt = std::move(prompt);
+    r.options.sampler.temperature = 0.0f;
+    r.options.max_tokens = max_tokens;
+    return r;
+}
+
 struct Outcome {
     std::vector<TokenId> tokens;
     std::string text;

@@ -13,16 +13,9 @@
 #include <thread>
 
 using arbor::test::Collector;
+using arbor::test::greedy;
 
 namespace {
-
-arbor::Request greedy(std::vector<arbor::TokenId> prompt, int max_tokens) {
-    arbor::Request r;
-    r.prompt = std::move(prompt);
-    r.options.sampler.temperature = 0.0f;
-    r.options.max_tokens = max_tokens;
-    return r;
-}
 
 const char* const kPrompts[] = {
     "The history of the printing press begins",

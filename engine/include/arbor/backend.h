@@ -81,6 +81,19 @@ public:
     // Copies the K/V of the first n_positions slots of page src into page dst (all
     // layers): how a sequence takes over part of a cached page it cannot share.
     virtual void copy_page_prefix(int32_t src, int32_t dst, int32_t n_positions) = 0;
+
+    // Page bytes, for the KV disk tier: a page's K/V of every layer as page_bytes()
+    // bytes in the CPU backend's host layout (kv_pages.h: per layer, keys as columns, then
+    // value rows), so that pages on disk are the same whatever backend wrote them. A
+    // backend with pages in device memory copies device -> host here (and host -> device
+    // in write_page); the engine calls both on its loop thread, between steps, for pages
+    // no step of that moment reads or writes.
+    // Empty when the backend can, else why not (the disk tier is then off).
+    virtual std::string page_io_unsupported() const { return name() + " cannot read or write KV page bytes yet"; }
+    virtual KvType kv_type() const { return KvType::F16; }
+    // Both throw arbor::Error for a page out of range or a size other than page_bytes().
+    virtual void read_page(int32_t page, std::span<std::byte> out) const;
+    virtual void write_page(int32_t page, std::span<const std::byte> bytes);
 };
 
 // The CPU backend: weights stay in the model's mapping, KV pages in host memory.

@@ -8,6 +8,7 @@
 #include "arbor/model.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -22,7 +23,9 @@ using RequestId = uint64_t;
 // FinishReason::Length and no tokens. A client that knows how the next prompt will begin
 // (a chat's next user turn) warms the cache with it while the user is still typing. Such
 // a request runs in steps where no other request prefills (or after max_wait_steps), so
-// it never delays anyone's first token.
+// it never delays anyone's first token. With the disk tier on, such a request also reads
+// the prompt's pages from disk when they are there: a client prefetches a conversation
+// it expects to continue (the app's restored tabs) by sending it as a warm-up.
 //
 // cache_namespace scopes the prefix cache: a request reuses (and sees as cached_tokens)
 // only KV computed by requests of the same namespace, so clients cannot learn each
@@ -36,7 +39,10 @@ struct Request {
 
 struct RequestStats {
     int32_t prompt_tokens = 0;
-    int32_t cached_tokens = 0;         // prompt tokens whose KV came from the prefix cache
+    // Prompt tokens whose KV came from the prefix cache: memory or disk. The rest
+    // (prompt_tokens - cached_tokens) were computed.
+    int32_t cached_tokens = 0;
+    int32_t disk_tokens = 0;           // of cached_tokens, the ones read from the disk tier
     int32_t generated_tokens = 0;
     double time_to_first_token_ms = 0.0;  // from submit to the first token
     double decode_tokens_per_second = 0.0;
@@ -63,6 +69,13 @@ struct EngineOptions {
     int32_t max_running = 32;         // sequences admitted at once
     int32_t short_queue = 8;          // below this many waiting, admit longest cached prefix first
     int32_t max_wait_steps = 64;      // a request waiting this long is admitted before any other
+    // The KV disk tier (README "KV disk tier"): whole pages evicted from memory, and every
+    // cached page at shutdown, are written under kv_disk_dir (empty: arbor::kv_disk_dir())
+    // up to kv_disk_bytes; a prompt continuing a prefix found there reads it back instead
+    // of computing it, when that covers at least kv_disk_min_pages pages. 0 bytes: off.
+    uint64_t kv_disk_bytes = 0;
+    std::filesystem::path kv_disk_dir;
+    int32_t kv_disk_min_pages = 4;
 };
 
 struct EngineStats {
@@ -73,6 +86,10 @@ struct EngineStats {
     int32_t waiting = 0;
     uint64_t steps = 0;
     uint64_t preemptions = 0;     // running sequences whose pages were freed, to be recomputed
+    // Disk tier (zero when off): pages and bytes on disk (bytes: every file it counts),
+    // pages written and read since start, files rejected (damaged, foreign, not matching)
+    // and evicted pages not written because the write queue was full.
+    uint64_t disk_pages = 0, disk_bytes = 0, disk_written = 0, disk_read = 0, disk_rejected = 0, disk_dropped = 0;
 };
 
 class Engine {
@@ -104,6 +121,10 @@ public:
     // EngineOptions::backend.device was "auto" and no GPU could be used (else empty).
     std::string device() const;
     const std::string& device_fallback() const;
+    // Why the disk tier asked for in EngineOptions is off (the directory cannot be
+    // written, the backend has no page bytes, the disk is full); empty when it is on or
+    // was not asked for.
+    std::string disk_tier_off_reason() const;
 
 private:
     struct Impl;

@@ -16,6 +16,8 @@ inline constexpr std::string_view kDefaultModelInstallHint =
 // $XDG_DATA_HOME/arbor, or ~/.local/share/arbor.
 std::filesystem::path data_dir();
 std::filesystem::path models_dir();
+// $XDG_CACHE_HOME/arbor/kv, or ~/.cache/arbor/kv: the KV disk tier's pages.
+std::filesystem::path kv_disk_dir();
 // $ARBOR_MODEL when set, else models_dir()/kDefaultModelFile.
 std::filesystem::path default_model_path();
 

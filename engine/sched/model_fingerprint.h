@@ -1,0 +1,15 @@
+// Identity of a model's weights for the prefix cache and the disk tier: a hash of the
+// GGUF file's metadata, its tensor table (names, types, shapes, offsets) and samples of
+// every tensor's bytes (start, middle and end), not of its path, so that a copied or
+// moved file keeps its cached pages and an edited one loses them. Not a hash of every
+// weight byte (that would read the whole file at every start).
+#pragma once
+
+#include "arbor/model.h"
+#include "kv/page_key.h"
+
+namespace arbor::sched {
+
+kv::PageKey model_fingerprint(const Model& model);
+
+} // namespace arbor::sched
