@@ -19,7 +19,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_STRIP_FILES ON)
 # Linked libraries (Qt, SQLite, spdlog, ICU) are found by dpkg-shlibdeps; QML modules and
 # the platform plugins are loaded at run time, and the model download needs a Python
-# virtual environment and unzip.
+# virtual environment and unzip. Boost.Beast/Asio (libboost-dev) and nlohmann-json
+# (nlohmann-json3-dev) are header-only: compiled into the programs, needed to build the
+# package but not to run it, so they are no dependencies of it.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
   "qt6-qpa-plugins, qml6-module-qtqml, qml6-module-qtqml-models, qml6-module-qtqml-workerscript, \

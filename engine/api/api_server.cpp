@@ -2,8 +2,6 @@
 
 #include "api/openai_responses.h"
 
-#include <spdlog/spdlog.h>
-
 #include <ctime>
 #include <filesystem>
 
@@ -16,6 +14,7 @@ HttpServerOptions http_options(const ApiServerOptions& o) {
     h.port = o.port;
     h.max_body_bytes = o.max_body_bytes;
     h.max_connections = o.max_connections;
+    h.max_active_requests = o.max_active_requests;
     return h;
 }
 
@@ -27,6 +26,8 @@ bool same_secret(std::string_view a, std::string_view b) {
 }
 
 const char* const kModelsPrefix = "/v1/models/";
+
+bool is_generating_route(const std::string& path) { return path == "/v1/chat/completions" || path == "/v1/completions"; }
 
 // The token of an "Authorization: Bearer TOKEN" header (scheme case-insensitive).
 std::optional<std::string_view> bearer_token(const HttpRequest& request) {
@@ -84,7 +85,8 @@ void ApiServer::Impl::send_json(const HttpRequest& request, ResponseWriter& out,
 }
 
 void ApiServer::Impl::send_error(const HttpRequest& request, ResponseWriter& out, const ApiError& error) {
-    if (error.status >= 500) spdlog::warn("api: {} {}: {}", request.method, request.path, error.what());
+    if (error.status >= 500)
+        warnings.warn(std::to_string(error.status), "api: " + request.method + " " + request.path + ": " + error.what());
     auto headers = common_headers(request);
     headers.emplace_back("Content-Type", "application/json");
     if (error.status == 401) headers.emplace_back("WWW-Authenticate", "Bearer");
@@ -141,12 +143,17 @@ void ApiServer::Impl::preflight(const HttpRequest& request, ResponseWriter& out)
     out.send(204, headers, {});
 }
 
+bool ApiServer::Impl::answers_at_once(const HttpRequest& request) const {
+    // Only the generating routes wait (on the engine) or parse a large body.
+    return !(request.method == "POST" && is_generating_route(request.path));
+}
+
 void ApiServer::Impl::handle(const HttpRequest& request, ResponseWriter& out) {
     const std::string& path = request.path;
     const bool is_models_item = path.rfind(kModelsPrefix, 0) == 0 && path.size() > std::string_view(kModelsPrefix).size();
     const char* allowed = nullptr;  // methods of a known path
     if (path == "/health" || path == "/v1/models" || is_models_item) allowed = "GET";
-    else if (path == "/v1/chat/completions" || path == "/v1/completions") allowed = "POST";
+    else if (is_generating_route(path)) allowed = "POST";
     try {
         if (auto error = host_guard.check(request)) throw *error;
         if (!allowed)

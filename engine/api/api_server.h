@@ -30,7 +30,10 @@ struct ApiServerOptions {
     std::vector<std::string> allowed_origins;  // CORS; "*" allows any origin; empty: none
     std::string model_id;                      // empty: the model file's name without .gguf
     size_t max_body_bytes = 4u << 20;          // larger bodies are refused with 413
-    int max_connections = 64;                  // one more is answered 503
+    // Open connections (see HttpServerOptions: idle ones make room for new ones) and
+    // generating requests at once; past either limit a request is answered 503.
+    int max_connections = 1024;
+    int max_active_requests = 64;
     size_t reply_memory_entries = 512;         // assistant replies remembered by text
     // Whether API requests share the prefix cache with the app's conversations (and so
     // may learn what they hold); by default each API key, and all clients without one,

@@ -11,6 +11,7 @@
 #include "api/openai_request.h"
 #include "api/reply_memory.h"
 #include "api/request_guard.h"
+#include "api/warning_limiter.h"
 #include "arbor/chat_template.h"
 
 #include <functional>
@@ -32,6 +33,7 @@ struct ApiServer::Impl final : HttpHandler {
 
     void handle(const HttpRequest& request, ResponseWriter& out) override;
     void refuse(const HttpRequest& request, int status, const std::string& message, ResponseWriter& out) override;
+    bool answers_at_once(const HttpRequest& request) const override;
 
     // Headers every response carries (content type aside): CORS for allowed origins.
     HttpHeaders common_headers(const HttpRequest& request) const;
@@ -71,6 +73,7 @@ struct ApiServer::Impl final : HttpHandler {
     int64_t created;
     ChatFormatter chat;
     ReplyMemory replies;
+    WarningLimiter warnings;  // server errors (5xx), at most one line per status per 10 s
     HttpServer http;
 };
 

@@ -1,41 +1,53 @@
 #include "api/http_request.h"
 
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+
 #include <algorithm>
-#include <charconv>
 
 namespace arbor::api {
+namespace http = boost::beast::http;
+
+struct RequestParser::Beast {
+    http::request_parser<http::string_body> parser;
+};
+
 namespace {
 
-bool is_tchar(char c) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-    return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+HttpParseError parse_error_of(const boost::system::error_code& ec, size_t max_body_bytes) {
+    if (ec == http::error::header_limit) return {431, "the request head is too large"};
+    if (ec == http::error::body_limit)
+        return {413, "the request body is larger than " + std::to_string(max_body_bytes) + " bytes"};
+    if (ec == http::error::bad_method || ec == http::error::bad_target || ec == http::error::bad_version ||
+        ec == http::error::bad_line_ending)
+        return {400, "malformed request line"};
+    if (ec == http::error::bad_field || ec == http::error::bad_value || ec == http::error::bad_obs_fold)
+        return {400, "malformed header line"};
+    if (ec == http::error::bad_content_length) return {400, "malformed or conflicting Content-Length"};
+    if (ec == http::error::bad_transfer_encoding)
+        return {400, "Transfer-Encoding given twice or together with Content-Length"};
+    if (ec == http::error::bad_chunk || ec == http::error::bad_chunk_extension) return {400, "malformed chunk framing"};
+    return {400, "malformed request: " + ec.message()};
 }
 
-HeadResult failed(int status, std::string message) {
-    HeadResult r;
-    r.state = HeadResult::State::Failed;
-    r.error = {status, std::move(message)};
-    return r;
-}
-
-bool parse_request_line(std::string_view line, HttpRequest& req) {
-    const size_t sp1 = line.find(' ');
-    if (sp1 == std::string_view::npos || sp1 == 0) return false;
-    const size_t sp2 = line.find(' ', sp1 + 1);
-    if (sp2 == std::string_view::npos || sp2 == sp1 + 1) return false;
-    const auto method = line.substr(0, sp1);
-    const auto target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-    const auto version = line.substr(sp2 + 1);
-    if (!std::all_of(method.begin(), method.end(), is_tchar)) return false;
-    for (char c : target)
-        if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7F) return false;
-    if (version == "HTTP/1.1") req.minor_version = 1;
-    else if (version == "HTTP/1.0") req.minor_version = 0;
-    else return false;
-    req.method = std::string(method);
-    req.target = std::string(target);
-    req.path = req.target.substr(0, req.target.find('?'));
-    return true;
+// What Beast accepts but this server does not; `head` is the raw head.
+std::optional<HttpParseError> refused_head(std::string_view head, const HttpRequest& req) {
+    // Beast unfolds obs-fold lines; RFC 9112 (5.2) lets a server refuse them instead,
+    // which keeps one reading of every header.
+    if (head.find("\r\n ") != std::string_view::npos || head.find("\r\n\t") != std::string_view::npos)
+        return HttpParseError{400, "folded header lines are not allowed"};
+    if (req.target.empty() || (req.target[0] != '/' && req.target != "*"))
+        return HttpParseError{400, "the request target must be an absolute path"};
+    if (req.headers.size() > 100) return HttpParseError{431, "too many header fields"};
+    for (const auto& [name, value] : req.headers) {
+        for (char c : value)
+            if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7F)
+                return HttpParseError{400, "control character in a header value"};
+        if (name == "transfer-encoding" && ascii_lower(trim_whitespace(value)) != "chunked")
+            return HttpParseError{501, "Transfer-Encoding '" + value + "' is not supported"};
+    }
+    return std::nullopt;
 }
 
 } // namespace
@@ -66,117 +78,102 @@ bool HttpRequest::keep_alive() const {
     return v.find("close") == std::string::npos;
 }
 
-HeadResult parse_request_head(std::string_view buf, size_t max_bytes, HttpRequest& req) {
-    size_t start = 0;
-    while (start + 1 < buf.size() && buf[start] == '\r' && buf[start + 1] == '\n') start += 2;
-    const size_t end = buf.find("\r\n\r\n", start);
-    if (end == std::string_view::npos) {
-        if (buf.size() > max_bytes) return failed(431, "the request head is too large");
-        return {};
-    }
-    if (end + 4 > max_bytes) return failed(431, "the request head is too large");
-    req = HttpRequest{};
-    std::string_view head = buf.substr(start, end - start);
-    size_t eol = head.find("\r\n");
-    if (!parse_request_line(head.substr(0, eol), req)) return failed(400, "malformed request line");
-    if (req.target.empty() || (req.target[0] != '/' && req.target != "*"))
-        return failed(400, "the request target must be an absolute path");
-    while (eol != std::string_view::npos) {
-        head.remove_prefix(eol + 2);
-        eol = head.find("\r\n");
-        const auto line = head.substr(0, eol);
-        if (!line.empty() && (line[0] == ' ' || line[0] == '\t')) return failed(400, "folded header lines are not allowed");
-        const size_t colon = line.find(':');
-        if (colon == std::string_view::npos || colon == 0) return failed(400, "malformed header line");
-        const auto name = line.substr(0, colon);
-        if (!std::all_of(name.begin(), name.end(), is_tchar)) return failed(400, "malformed header name");
-        const auto value = trim_whitespace(line.substr(colon + 1));
-        for (char c : value)
-            if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7F)
-                return failed(400, "control character in a header value");
-        if (req.headers.size() >= 100) return failed(431, "too many header fields");
-        req.headers.emplace_back(ascii_lower(name), std::string(value));
-    }
-    HeadResult r;
-    r.state = HeadResult::State::Complete;
-    r.length = end + 4;
-    return r;
+RequestParser::RequestParser(const HttpLimits& limits)
+    : beast_(std::make_unique<Beast>()), max_body_bytes_(limits.max_body_bytes) {
+    beast_->parser.header_limit(uint32_t(std::min<size_t>(limits.max_head_bytes, UINT32_MAX)));
+    beast_->parser.body_limit(limits.max_body_bytes);
+    beast_->parser.eager(false);  // stop after the head
 }
 
-std::optional<HttpParseError> body_framing(const HttpRequest& req, BodyFraming& out) {
-    out = {};
-    bool has_length = false;
-    for (const auto& [k, v] : req.headers) {
-        if (k == "transfer-encoding") {
-            if (ascii_lower(trim_whitespace(v)) != "chunked")
-                return HttpParseError{501, "Transfer-Encoding '" + v + "' is not supported"};
-            out.chunked = true;
-        } else if (k == "content-length") {
-            uint64_t n = 0;
-            const auto t = trim_whitespace(v);
-            auto r = std::from_chars(t.data(), t.data() + t.size(), n);
-            if (t.empty() || r.ec != std::errc() || r.ptr != t.data() + t.size())
-                return HttpParseError{400, "malformed Content-Length"};
-            if (has_length && n != out.length) return HttpParseError{400, "conflicting Content-Length headers"};
-            has_length = true;
-            out.length = n;
-        }
-    }
-    if (out.chunked && has_length) return HttpParseError{400, "both Content-Length and Transfer-Encoding given"};
-    return std::nullopt;
+RequestParser::~RequestParser() = default;
+
+size_t RequestParser::body_bytes() const {
+    return state_ == State::NeedMore ? 0 : beast_->parser.get().body().size();
 }
 
-ChunkedDecoder::State ChunkedDecoder::feed(std::string& buf, std::string& body) {
-    auto fail = [&](int status, std::string msg) {
-        error_ = {status, std::move(msg)};
-        return State::Failed;
+HttpRequest RequestParser::take() { return std::move(request_); }
+
+size_t RequestParser::feed(std::string_view data) {
+    auto& parser = beast_->parser;
+    auto fail = [&](HttpParseError e) {
+        error_ = std::move(e);
+        state_ = State::Failed;
     };
-    size_t pos = 0;
-    State result = State::NeedMore;
-    while (result == State::NeedMore) {
-        if (phase_ == Phase::Data) {
-            const size_t take = size_t(std::min<uint64_t>(remaining_, buf.size() - pos));
-            if (take == 0) break;
-            body.append(buf, pos, take);
-            pos += take;
-            remaining_ -= take;
-            if (remaining_ == 0) phase_ = Phase::DataEnd;
-            continue;
+    size_t used = 0;
+    if (state_ == State::NeedMore) {
+        // Empty lines before the request line are skipped, and counted as used.
+        while (data.size() >= 2 && data[0] == '\r' && data[1] == '\n') {
+            data.remove_prefix(2);
+            used += 2;
         }
-        const size_t eol = buf.find("\r\n", pos);
-        if (eol == std::string::npos) {
-            if (buf.size() - pos > 4096) {
-                result = fail(400, "malformed chunk framing");
-                break;
-            }
-            break;
+        if (data.empty() || (data.size() == 1 && data[0] == '\r')) return used;
+        // Beast consumes the request line and whole header lines as they come; the raw
+        // head is kept for the checks Beast does not make.
+        boost::system::error_code ec;
+        const size_t n = parser.put(boost::asio::buffer(data.data(), data.size()), ec);
+        head_.append(data.substr(0, n));
+        used += n;
+        if (ec == http::error::need_more) return used;
+        if (ec) {
+            fail(parse_error_of(ec, max_body_bytes_));
+            return used;
         }
-        std::string_view line(buf.data() + pos, eol - pos);
-        pos = eol + 2;
-        if (phase_ == Phase::DataEnd) {
-            if (!line.empty()) result = fail(400, "chunk data longer than its size");
-            phase_ = Phase::Size;
-        } else if (phase_ == Phase::Size) {
-            line = line.substr(0, line.find(';'));  // chunk extensions are ignored
-            line = trim_whitespace(line);
-            uint64_t n = 0;
-            auto r = std::from_chars(line.data(), line.data() + line.size(), n, 16);
-            if (line.empty() || r.ec != std::errc() || r.ptr != line.data() + line.size()) {
-                result = fail(400, "malformed chunk size");
-            } else if (n > max_body_ || body.size() + n > max_body_) {
-                result = fail(413, "the request body is larger than " + std::to_string(max_body_) + " bytes");
-            } else if (n == 0) {
-                phase_ = Phase::Trailers;
-            } else {
-                remaining_ = n;
-                phase_ = Phase::Data;
-            }
-        } else if (line.empty()) {  // end of the trailers
-            result = State::Done;
+        const auto& msg = parser.get();
+        request_ = HttpRequest{};
+        request_.method = std::string(msg.method_string().data(), msg.method_string().size());
+        request_.target = std::string(msg.target().data(), msg.target().size());
+        request_.path = request_.target.substr(0, request_.target.find('?'));
+        if (msg.version() != 10 && msg.version() != 11) {
+            fail({400, "malformed request line: only HTTP/1.0 and HTTP/1.1 are served"});
+            return used;
         }
+        request_.minor_version = msg.version() % 10;
+        for (const auto& field : msg) {
+            const auto name = field.name_string();
+            const auto value = field.value();
+            request_.headers.emplace_back(ascii_lower(std::string_view(name.data(), name.size())),
+                                          std::string(value.data(), value.size()));
+        }
+        if (auto refused = refused_head(head_, request_)) {
+            fail(std::move(*refused));
+            return used;
+        }
+        head_.clear();
+        state_ = State::HeadDone;
+        parser.eager(true);
+        return used;
     }
-    buf.erase(0, pos);
-    return result;
+    if (state_ != State::HeadDone) return 0;
+    while (!parser.is_done() && !data.empty()) {
+        boost::system::error_code ec;
+        const size_t n = parser.put(boost::asio::buffer(data.data(), data.size()), ec);
+        data.remove_prefix(n);
+        used += n;
+        if (ec == http::error::need_more) break;
+        if (ec) {
+            fail(parse_error_of(ec, max_body_bytes_));
+            return used;
+        }
+        if (n == 0) break;
+    }
+    if (parser.is_done()) {
+        request_.body = std::move(parser.get().body());
+        state_ = State::Done;
+    }
+    return used;
+}
+
+ParsedRequest parse_http_request(std::string_view bytes, const HttpLimits& limits) {
+    ParsedRequest out;
+    RequestParser parser(limits);
+    size_t pos = parser.feed(bytes);
+    if (parser.state() == RequestParser::State::HeadDone) pos += parser.feed(bytes.substr(pos));
+    if (parser.state() == RequestParser::State::Failed) out.error = parser.error();
+    if (parser.state() == RequestParser::State::Done) {
+        out.request = parser.take();
+        out.length = pos;
+    }
+    return out;
 }
 
 const char* http_reason(int status) {

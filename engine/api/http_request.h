@@ -1,9 +1,14 @@
-// HTTP/1.1 request heads and bodies parsed from bytes (RFC 9112), with no I/O: the
-// server feeds what it read and learns whether a head or body is complete.
+// HTTP/1.1 requests parsed from bytes with Boost.Beast's parser (RFC 9112), with no I/O:
+// the server feeds what it read and learns whether the head or the whole request is
+// complete; parse_http_request() does the same for bytes held in memory (tests, fuzzing).
+// On top of Beast's checks this refuses folded header lines, targets that are not an
+// absolute path, versions other than 1.0 and 1.1, Transfer-Encodings other than chunked
+// (501) and more than 100 header fields (431).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,46 +31,58 @@ struct HttpRequest {
     bool keep_alive() const;
 };
 
-// Why a head or body could not be read: the status to answer with, then close.
+// Why a request could not be read: the status to answer with, then close.
 struct HttpParseError {
     int status = 400;
     std::string message;
 };
 
-struct HeadResult {
-    enum class State { Incomplete, Complete, Failed } state = State::Incomplete;
-    size_t length = 0;    // bytes of the head including the blank line (Complete)
-    HttpParseError error;  // Failed
+struct HttpLimits {
+    size_t max_head_bytes = 32u << 10;
+    size_t max_body_bytes = 4u << 20;
 };
 
-// Parses the request head at the start of buf into req. A head longer than max_bytes
-// fails with 431. Leading empty lines (allowed before a request) are skipped.
-HeadResult parse_request_head(std::string_view buf, size_t max_bytes, HttpRequest& req);
-
-// How the body of a parsed head is framed.
-struct BodyFraming {
-    bool chunked = false;
-    uint64_t length = 0;  // Content-Length when not chunked (0 when absent)
-};
-// Fails for conflicting or malformed Content-Length, an unsupported Transfer-Encoding
-// (501) or both headers at once.
-std::optional<HttpParseError> body_framing(const HttpRequest& req, BodyFraming& out);
-
-// Decodes a chunked body incrementally; trailers are read and dropped.
-class ChunkedDecoder {
+// Reads one request incrementally. feed() stops after the head (state HeadDone, so the
+// server can answer "Expect: 100-continue" before the body comes) and again after the
+// body (Done); bytes past the request (a pipelined next one) are not consumed.
+class RequestParser {
 public:
-    explicit ChunkedDecoder(size_t max_body) : max_body_(max_body) {}
-    enum class State { NeedMore, Done, Failed };
-    // Consumes bytes from the front of buf (erasing what it used), appending data to body.
-    State feed(std::string& buf, std::string& body);
+    enum class State { NeedMore, HeadDone, Done, Failed };
+
+    explicit RequestParser(const HttpLimits& limits);
+    ~RequestParser();
+    RequestParser(const RequestParser&) = delete;
+    RequestParser& operator=(const RequestParser&) = delete;
+
+    // Parses from the front of data; returns how many bytes it used. The caller drops
+    // those and calls again with the rest followed by what arrives next.
+    size_t feed(std::string_view data);
+    State state() const { return state_; }
+    // Bytes of the body received so far.
+    size_t body_bytes() const;
+    // From HeadDone on: the request (with its body once Done). take() moves it out.
+    const HttpRequest& request() const { return request_; }
+    HttpRequest take();
     const HttpParseError& error() const { return error_; }
 
 private:
-    enum class Phase { Size, Data, DataEnd, Trailers } phase_ = Phase::Size;
-    uint64_t remaining_ = 0;
-    size_t max_body_;
+    struct Beast;
+    std::unique_ptr<Beast> beast_;
+    State state_ = State::NeedMore;
+    HttpRequest request_;
     HttpParseError error_;
+    std::string head_;  // the raw head so far (at most the head limit)
+    size_t max_body_bytes_;
 };
+
+// One whole request from the front of `bytes`. nullopt with `error` unset: the bytes
+// end before the request does.
+struct ParsedRequest {
+    std::optional<HttpRequest> request;
+    std::optional<HttpParseError> error;
+    size_t length = 0;  // bytes of the request (when parsed)
+};
+ParsedRequest parse_http_request(std::string_view bytes, const HttpLimits& limits = {});
 
 const char* http_reason(int status);
 

@@ -196,17 +196,36 @@ private slots:
         QCOMPARE(r->status, 500);
     }
 
-    void capsConnections() {
+    // At the connection limit an idle connection makes room for a new one; only when
+    // every connection is being answered is the new one refused.
+    void idleConnectionsMakeRoom() {
         server_.reset();
         start(2);
         HttpTestClient a(port_), b(port_);
         QVERIFY(a.send_request("GET", "/a"));
-        QVERIFY(b.send_request("GET", "/b"));
         QVERIFY(a.read_response());
-        QVERIFY(b.read_response());  // both held open (keep-alive)
+        QVERIFY(b.send_request("GET", "/b"));
+        QVERIFY(b.read_response());  // both held open (keep-alive), a idle longest
+        auto third = http_request(port_, "GET", "/c");
+        QVERIFY(third);
+        QCOMPARE(third->status, 200);
+        QVERIFY(a.wait_closed());
+        QVERIFY(b.send_request("GET", "/b2"));
+        QVERIFY(b.read_response());
+    }
+
+    void refusesWhenEveryConnectionIsAnswered() {
+        server_.reset();
+        start(2);
+        HttpTestClient a(port_), b(port_);
+        QVERIFY(a.send_request("GET", "/wait-gone"));
+        QVERIFY(b.send_request("GET", "/wait-gone"));
+        QTRY_COMPARE(server_->open_connections(), 2);
+        QTest::qWait(100);  // both requests reach their handlers
         auto third = http_request(port_, "GET", "/c");
         QVERIFY(third);
         QCOMPARE(third->status, 503);
+        QCOMPARE(third->header("connection"), std::string("close"));
         a.close();
         b.close();
         // Closed connections free their slots.
