@@ -23,6 +23,12 @@ readonly APT_PACKAGES=(
     python3-venv python3-pip unzip ca-certificates desktop-file-utils
 )
 
+# Only for the checks `test` adds under CI=true: Clang builds the fuzz targets.
+readonly CI_APT_PACKAGES=(clang)
+readonly SANITIZE_BUILD_DIR="$REPO_ROOT/build-asan"
+# Seconds each fuzz target runs in CI.
+readonly CI_FUZZ_SECONDS=20
+
 # The official OpenAI client, used by the API integration test.
 readonly OPENAI_PACKAGE="openai>=1.0"
 
@@ -34,7 +40,8 @@ usage() {
     cat <<EOF
 usage: bash packaging/setup.sh <command> [args...]
   run   [args...]   set up, then start the desktop app arbor (args go to arbor)
-  test  [args...]   set up, then run all tests (args go to ctest)
+  test  [args...]   set up, then run all tests (args go to ctest); with CI=true also
+                    the engine's suites under ASan+UBSan and each fuzz target briefly
   setup             set up only: system packages, .venv, default model, build
 EOF
 }
@@ -56,17 +63,19 @@ package_installed() {
 
 install_system_packages() {
     step "[1/4] System packages"
+    local wanted=("${APT_PACKAGES[@]}")
+    [[ "${CI:-}" == "true" ]] && wanted+=("${CI_APT_PACKAGES[@]}")
     if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
         info "apt/dpkg not found: not a Debian-like system, skipping."
-        info "Install the equivalents of: ${APT_PACKAGES[*]}"
+        info "Install the equivalents of: ${wanted[*]}"
         return 0
     fi
     local missing=() p
-    for p in "${APT_PACKAGES[@]}"; do
+    for p in "${wanted[@]}"; do
         package_installed "$p" || missing+=("$p")
     done
     if [[ ${#missing[@]} -eq 0 ]]; then
-        info "all ${#APT_PACKAGES[@]} packages already installed"
+        info "all ${#wanted[@]} packages already installed"
         return 0
     fi
     info "installing: ${missing[*]}"
@@ -109,6 +118,27 @@ build_project() {
     cmake --build "$BUILD_DIR" --parallel "$(nproc)"
 }
 
+# The engine (no Qt beyond Qt Test) and its suites built with ASan and UBSan, in their own
+# build directory; a sanitizer report fails the test that triggered it.
+run_sanitized_tests() {
+    step "Sanitizers: the engine's suites with ASan + UBSan ($SANITIZE_BUILD_DIR)"
+    local log
+    if ! log="$(cmake -S "$REPO_ROOT" -B "$SANITIZE_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DARBOR_ENGINE_ONLY=ON -DARBOR_ENABLE_CUDA=OFF -DARBOR_SANITIZE=address,undefined 2>&1)"; then
+        printf '%s\n' "$log" >&2
+        die "CMake configuration of the sanitizer build failed (see above)"
+    fi
+    cmake --build "$SANITIZE_BUILD_DIR" --parallel "$(nproc)"
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        ctest --test-dir "$SANITIZE_BUILD_DIR" --output-on-failure
+}
+
+run_fuzz_targets() {
+    step "Fuzzing: each target for $CI_FUZZ_SECONDS s"
+    bash "$REPO_ROOT/tests/fuzz/fuzz" "$CI_FUZZ_SECONDS"
+}
+
 setup_all() {
     install_system_packages
     create_venv
@@ -134,7 +164,16 @@ main() {
             setup_all
             step "Running tests"
             cd "$REPO_ROOT"
-            exec ctest --test-dir "$BUILD_DIR" --output-on-failure "$@"
+            if [[ "${CI:-}" != "true" ]]; then
+                exec ctest --test-dir "$BUILD_DIR" --output-on-failure "$@"
+            fi
+            # CI also runs the sanitizer build and the fuzz targets; every part runs, and
+            # any failing part fails the whole.
+            local status=0
+            ctest --test-dir "$BUILD_DIR" --output-on-failure "$@" || status=1
+            run_sanitized_tests || status=1
+            run_fuzz_targets || status=1
+            exit $status
             ;;
         setup)
             setup_all

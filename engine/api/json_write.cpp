@@ -26,6 +26,9 @@ void Json::dump_to(std::string& out) const {
         else if (!std::isfinite(n.value)) {
             out += "null";
             return;
+        } else if (n.value == 0.0 && std::signbit(n.value)) {
+            out += "-0.0";  // "-0" would read back as the integer 0
+            return;
         } else r = std::to_chars(buf, buf + sizeof buf, n.value);
         out.append(buf, r.ptr);
         return;

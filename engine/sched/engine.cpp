@@ -39,6 +39,7 @@ struct Active {
     Clock::time_point submitted, first_token, last_token;
     RequestStats stats;
     bool finished = false;  // its Finished event was sent
+    std::string sink_error;  // what the sink threw, when it did (the request then ends)
 };
 
 } // namespace
@@ -109,13 +110,22 @@ struct Engine::Impl {
         spdlog::warn("KV disk tier off: {}", disk_off_reason);
     }
 
+    // A sink that throws ends its own request (with an error, see advance) and nothing
+    // else: the exception never reaches the loop, where it would fail the other requests
+    // of the step or, thrown again while they are failed, end the loop thread.
     void emit(Active& a, Event e) {
         e.id = a.seq.id;
-        if (a.sink) a.sink(e);
+        if (!a.sink) return;
+        try {
+            a.sink(e);
+        } catch (const std::exception& ex) {
+            if (a.sink_error.empty()) spdlog::error("request {}: its event sink failed: {}", a.seq.id, ex.what());
+            a.sink_error = ex.what();
+        }
     }
 
-    // Sends the request's one Finished event. A step that fails after finishing some of
-    // its requests (a sink that throws, say) calls this again for them: a no-op.
+    // Sends the request's one Finished event; called again for a finished request (a step
+    // that fails after finishing some of its requests), a no-op.
     void finish(Active& a, FinishReason reason, std::string error = {}) {
         if (a.finished) return;
         a.finished = true;
@@ -203,6 +213,10 @@ struct Engine::Impl {
         e.text = std::move(step_out.text);
         e.stats = a.stats;
         emit(a, std::move(e));
+        if (!a.sink_error.empty()) {
+            finish(a, FinishReason::Error, "the request's event sink failed: " + a.sink_error);
+            return true;
+        }
         if (step_out.finish) {
             finish(a, *step_out.finish);
             return true;

@@ -4,6 +4,8 @@
 
 #include "api/json.h"
 
+#include <cmath>
+
 using arbor::api::Json;
 using arbor::api::JsonError;
 using arbor::api::JsonParseLimits;
@@ -178,6 +180,19 @@ private slots:
         QCOMPARE(Json::parse(v.dump()).dump(), v.dump());
         QCOMPARE(v.find("temperature")->as_double(), 0.7);
         QCOMPARE(Json::parse("0.30000000000000004").dump(), std::string("0.30000000000000004"));
+    }
+
+    // A negative zero double keeps its sign through dump and parse (found by fuzz_json:
+    // "-0E0" was written as "-0", which reads back as the integer 0).
+    void negativeZeroRoundTrips() {
+        for (const char* text : {"-0E0", "-0.0", "-0e5"}) {
+            const Json v = Json::parse(text);
+            QVERIFY(std::signbit(v.as_double()));
+            const Json again = Json::parse(v.dump());
+            QVERIFY2(std::signbit(again.as_double()), v.dump().c_str());
+            QCOMPARE(again.dump(), v.dump());
+        }
+        QCOMPARE(Json::parse("-0").dump(), std::string("0"));  // an integer: no negative zero
     }
 
     void wrongTypeAccessThrows() {

@@ -55,6 +55,7 @@ command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 
 echo "==> configure and build ($BUILD)"
 if ! cmake -S "$REPO_ROOT" -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DARBOR_ENGINE_ONLY=ON \
+        -DCMAKE_DISABLE_FIND_PACKAGE_Qt6=ON -DCMAKE_DISABLE_FIND_PACKAGE_SQLite3=ON \
         -DCMAKE_CUDA_ARCHITECTURES="$cap" "${prefix_args[@]}" >"$BUILD.configure.log" 2>&1; then
     tail -30 "$BUILD.configure.log"
     note "FAILED: configure (see $BUILD.configure.log)"

@@ -379,9 +379,9 @@ private slots:
         }
     }
 
-    // A step that fails after one of its requests finished (here: that request's own
-    // sink throws on the Finished event) fails the others and retires it, without a
-    // second Finished event; the engine goes on serving.
+    // A sink that throws on its Finished event gets no second one (the engine once
+    // failed the step and finished the request again with an error); the engine goes on
+    // serving.
     void failedStepFinishesEachRequestOnce() {
         arbor::Engine engine(*model_, options());
         std::mutex m;
@@ -407,6 +407,50 @@ private slots:
         QCOMPARE(c.get(next).finish, arbor::FinishReason::Length);
         QCOMPARE(c.get(next).tokens.size(), size_t(2));
         engine.wait_idle();  // the Finished event comes before the engine's stats are updated
+        QCOMPARE(engine.stats().running, 0);
+    }
+
+    // A sink that throws on every event ends its own request with one Finished(Error)
+    // event, and nothing else: a request running beside it in the same steps generates
+    // what it generates alone. (The engine once let the second throw, from the Finished
+    // event of the failed step, escape its loop: std::terminate.)
+    void throwingSinkEndsOnlyItsRequest() {
+        arbor::Engine engine(*model_, options());
+        const auto prompt = encode("The sky is");
+        Collector solo;
+        const auto alone = solo.submit(engine, greedy(prompt, 6));
+        QVERIFY(solo.wait(alone));
+        QCOMPARE(solo.get(alone).finish, arbor::FinishReason::Length);
+
+        std::mutex m;
+        int token_events = 0, finished_events = 0;
+        arbor::FinishReason reason = arbor::FinishReason::Length;
+        std::string error;
+        Collector c;
+        engine.submit(greedy(encode("Once upon a time"), 6), [&](const arbor::Event& e) {
+            {
+                std::lock_guard lock(m);
+                if (e.kind == arbor::Event::Kind::Token) ++token_events;
+                else {
+                    ++finished_events;
+                    reason = e.finish;
+                    error = e.error;
+                }
+            }
+            throw std::runtime_error("the sink failed");
+        });
+        const auto beside = c.submit(engine, greedy(prompt, 6));
+        QVERIFY(c.wait(beside));
+        engine.wait_idle();
+        {
+            std::lock_guard lock(m);
+            QCOMPARE(finished_events, 1);
+            QCOMPARE(reason, arbor::FinishReason::Error);
+            QVERIFY2(error.find("the sink failed") != std::string::npos, error.c_str());
+            QCOMPARE(token_events, 1);
+        }
+        QCOMPARE(c.get(beside).finish, arbor::FinishReason::Length);
+        QCOMPARE(c.get(beside).tokens, solo.get(alone).tokens);
         QCOMPARE(engine.stats().running, 0);
     }
 

@@ -178,7 +178,8 @@ std::vector<uint8_t> GgufWriter::bytes() const {
             end = std::max(end, size_t(start + offsets[k] + tensors_[k].data.size()));
     out.buf.resize(end, 0);
     for (size_t k = 0; k < tensors_.size(); ++k)
-        if (tensors_[k].write_data)
+        // An empty tensor's data() may be null, which memcpy may not be given even for 0 bytes.
+        if (tensors_[k].write_data && !tensors_[k].data.empty())
             std::memcpy(out.buf.data() + start + offsets[k], tensors_[k].data.data(),
                         tensors_[k].data.size());
     return out.buf;
