@@ -14,7 +14,7 @@ namespace arbor::server {
 
 const char* const kServerUsage =
     "usage: arbor-server [--model PATH] [--host H] [--port P] [--api-key-file FILE] [--threads N]\n"
-    "                    [--device D] [--kv-mib N] [--cors-origin ORIGIN]... [--allowed-hosts H,...]\n"
+    "                    [--device D] [--kv-mib N] [--kv-type T] [--cors-origin ORIGIN]... [--allowed-hosts H,...]\n"
     "                    [--kv-disk-mib N] [--kv-disk-dir DIR] [--share-cache] [--verbose]\n"
     "Serves the OpenAI-compatible API (/v1/models, /v1/chat/completions, /v1/completions,\n"
     "/health) with one engine on the model.\n"
@@ -27,6 +27,8 @@ const char* const kServerUsage =
     "  --threads N           CPU threads (default: one per core)\n"
     "  --device D            auto, cpu, cuda or cuda:N (default auto: the GPU when usable)\n"
     "  --kv-mib N            KV cache memory in MiB (default 512)\n"
+    "  --kv-type T           KV cache element type: f16 (default), f32 or q8_0 (about half\n"
+    "                        of f16's bytes per token; CPU only)\n"
     "  --kv-disk-mib N       KV disk tier budget in MiB (default 4096; 0 turns it off): pages\n"
     "                        leaving memory, and all at exit, are kept on disk and read back\n"
     "                        when a prompt continues them (also after a restart)\n"
@@ -125,6 +127,11 @@ ServerArgs parse_server_args(const std::vector<std::string>& args) {
         } else if (a == "--threads") out.threads = int(to_int(a, value(), 0, 1024));
         else if (a == "--device") out.device = value();
         else if (a == "--kv-mib") out.kv_mib = to_int(a, value(), 16, 1 << 20);
+        else if (a == "--kv-type") {
+            const auto type = kv_type_from_name(value());
+            if (!type) throw ServerUsageError("--kv-type must be f16, f32 or q8_0");
+            out.kv_type = *type;
+        }
         else if (a == "--kv-disk-mib") out.kv_disk_mib = to_int(a, value(), 0, int64_t(1) << 30);
         else if (a == "--kv-disk-dir") {
             out.kv_disk_dir = value();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "api/api_server.h"
+#include "arbor/backend.h"
 
 #include <cstdint>
 #include <stdexcept>
@@ -21,6 +22,7 @@ struct ServerArgs {
     int threads = 0;             // 0: one per core
     std::string device = "auto"; // BackendOptions::device
     int64_t kv_mib = 512;
+    KvType kv_type = KvType::F16;  // BackendOptions::kv_type
     int64_t kv_disk_mib = 4096;  // 0: no disk tier
     std::string kv_disk_dir;     // empty: arbor::kv_disk_dir()
     bool help = false;

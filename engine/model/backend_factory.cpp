@@ -90,6 +90,8 @@ std::unique_ptr<Backend> make_backend(const Model& model, const BackendOptions& 
     if (ordinal < 0) throw Error("unknown device '" + device + "' (expected auto, cpu, cuda or cuda:N)");
     std::string why;
     try {
+        // Refused before the library is loaded, so the reason is the same on every machine.
+        if (options.kv_type == KvType::Q8_0) throw Error(cuda_q8_0_kv_refusal());
         if (CreateFn create = load_cuda_library(why)) return std::unique_ptr<Backend>(create(&model, &options, ordinal));
     } catch (const Error& e) {
         why = e.what();

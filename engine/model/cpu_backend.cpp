@@ -441,8 +441,8 @@ void CpuBackend::attention(const ForwardBatch& batch, int32_t layer) {
 // Consecutive rows that see the same keys of a page score them in one call (their query
 // heads side by side, so the kernel's tiles take two rows' heads at once); a score's bits
 // do not depend on its tile. A block of rows converts the part's values once for them all:
-// F16 values are converted to floats (exactly), and the F32 kernel then computes what the
-// F16 one would (cpu_ops.h), key after key as a lone row does page by page, so every row
+// F16 and Q8_0 values are converted to floats (exactly), and the F32 kernel then computes
+// what the F16 or Q8_0 one would (cpu_ops.h), key after key as a lone row does page by page, so every row
 // gets the same bits as a lone row reading the F16 pages directly.
 // In a sliding-window layer a row sees only its last sliding_window positions: its scores
 // before them are computed with the block's (whose first row reaches furthest back) but
@@ -467,7 +467,7 @@ void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const Atten
     const int32_t span = ends[size_t(task.rows - 1)] - begin;
     // The block's positions start where its first row's do (positions ascend).
     const int32_t from = std::min(starts[0], begin + span);
-    const bool half = kv_.type() == KvType::F16;
+    const KvType type = kv_.type();
     // Row i's positions of the page slice starting `at` that holds `count`.
     auto within = [&](int32_t i, int32_t at, int32_t count) {
         return std::min(count, ends[size_t(i)] - begin - at);
@@ -488,7 +488,8 @@ void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const Atten
     // page (all at the start of the task: 8.3%; in the value loop, or into L2 only: less).
     // (Kept inside this function: a function of prefetches alone has no effect that GCC
     // sees, and its calls were dropped.)
-    const size_t row_bytes = size_t(D) * (half ? sizeof(uint16_t) : sizeof(float));
+    const size_t row_bytes =
+        size_t(D) * (type == KvType::F32 ? sizeof(float) : type == KvType::F16 ? sizeof(uint16_t) : sizeof(int8_t));
     auto prefetch = [&](const void* from, size_t bytes) {
         const auto* at = static_cast<const char*>(from);
         for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(at + b);
@@ -506,9 +507,13 @@ void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const Atten
             for (n = 1; i + n < task.rows && within(i + n, at, count) == c;) ++n;
             if (c <= 0) continue;
             const float* q = queries + size_t(i) * size_t(group * D);
-            if (half)
+            if (type == KvType::F16)
                 dot_columns_f16(q, n * group, static_cast<const uint16_t*>(keys), key_stride, offset, c, D,
                                 scores_of(i) + at, span);
+            else if (type == KvType::Q8_0)
+                dot_columns_q8_0(q, n * group, static_cast<const int8_t*>(keys),
+                                 kv_.key_scales(layer, page, task.kv_head), key_stride, offset, c, D,
+                                 scores_of(i) + at, span);
             else
                 dot_columns_f32(q, n * group, static_cast<const float*>(keys), key_stride, offset, c, D,
                                 scores_of(i) + at, span);
@@ -529,8 +534,11 @@ void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const Atten
         for_each_page(seq, P, from, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t at) {
             const void* rows = kv_.values(layer, page, task.kv_head, offset);
             const float* weights = scores_of(0) + (from - begin) + at;
-            if (half)
+            if (type == KvType::F16)
                 accumulate_rows_f16(weights, span, group, static_cast<const uint16_t*>(rows), count, D, outs[0]);
+            else if (type == KvType::Q8_0)
+                accumulate_rows_q8_0(weights, span, group, static_cast<const int8_t*>(rows),
+                                     kv_.value_scales(layer, page, task.kv_head, offset), count, D, outs[0]);
             else
                 accumulate_rows_f32(weights, span, group, static_cast<const float*>(rows), count, D, outs[0]);
         });
@@ -543,7 +551,10 @@ void CpuBackend::attend_rows(int32_t layer, const SequenceRows& seq, const Atten
     for_each_page(seq, P, from, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t at) {
         const void* rows = kv_.values(layer, page, task.kv_head, offset);
         float* to = values + size_t(at) * size_t(D);
-        if (half) f32_from_f16(static_cast<const uint16_t*>(rows), to, int64_t(count) * D);
+        if (type == KvType::F16) f32_from_f16(static_cast<const uint16_t*>(rows), to, int64_t(count) * D);
+        else if (type == KvType::Q8_0)
+            f32_from_q8_0(static_cast<const int8_t*>(rows), kv_.value_scales(layer, page, task.kv_head, offset), count,
+                          D, to);
         else std::copy_n(static_cast<const float*>(rows), size_t(count) * size_t(D), to);
     });
     for (int32_t i = 0; i < task.rows; ++i)

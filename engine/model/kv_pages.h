@@ -5,8 +5,14 @@
 // query element by eight keys at once and need no horizontal sums (dot_columns_f16).
 // A head's values are rows, each scaled by its weight and added whole.
 // Elements are F16 (the default: half the memory traffic of attention and twice the
-// tokens per budget) or F32 (BackendOptions::kv_type); positions are converted once,
-// when stored.
+// tokens per budget), F32 or Q8_0 (BackendOptions::kv_type); positions are converted
+// once, when stored.
+// Q8_0 quantizes each position's head vector in blocks of 32 along the head dimension
+// (GGUF's Q8_0: one half-float scale per block), the axis both keys and values are
+// produced along: the int8 elements take the places F16/F32 elements have, and after
+// them come the scales, for keys [head_dim / 32][key_stride] (block b of slot j at
+// b * key_stride + j, the same columns), for values [slot][head_dim / 32]. About
+// 17/32 of F16's bytes; it needs head_dim to be a multiple of 32.
 #pragma once
 
 #include "arbor/backend.h"
@@ -28,11 +34,18 @@ class KvPages {
 public:
     KvPages(const ModelConfig& cfg, const BackendOptions& options)
         : page_size_(options.page_size), n_layer_(cfg.n_layer), n_head_kv_(cfg.n_head_kv), head_dim_(cfg.head_dim),
-          type_(options.kv_type), element_bytes_(type_ == KvType::F16 ? sizeof(uint16_t) : sizeof(float)) {
+          type_(options.kv_type), element_bytes_(kv_element_bytes(type_)) {
         if (page_size_ <= 0) throw Error("KV page size must be positive");
+        if (type_ == KvType::Q8_0 && head_dim_ % kQ8BlockSize != 0)
+            throw Error("Q8_0 KV needs a head dimension that is a multiple of " + std::to_string(kQ8BlockSize) +
+                        "; this model's is " + std::to_string(head_dim_) + " (use F16 KV)");
         key_stride_ = (page_size_ + 7) / 8 * 8;
-        key_head_bytes_ = size_t(key_stride_) * size_t(head_dim_) * element_bytes_;
-        value_head_bytes_ = size_t(page_size_) * size_t(head_dim_) * element_bytes_;
+        scale_blocks_ = type_ == KvType::Q8_0 ? head_dim_ / int32_t(kQ8BlockSize) : 0;
+        key_head_bytes_ = size_t(key_stride_) * (size_t(head_dim_) * element_bytes_ + size_t(scale_blocks_) * 2);
+        // (Rounded up to 8 bytes: the next head's scales stay aligned and a page's bytes
+        // a multiple of 4.)
+        value_head_bytes_ =
+            (size_t(page_size_) * (size_t(head_dim_) * element_bytes_ + size_t(scale_blocks_) * 2) + 7) / 8 * 8;
         layer_page_bytes_ = size_t(n_head_kv_) * (key_head_bytes_ + value_head_bytes_);
         const size_t bytes_per_page = page_bytes();
         const size_t pages = options.kv_tokens > 0
@@ -58,12 +71,21 @@ public:
     int32_t key_stride() const { return key_stride_; }
     size_t key_head_bytes() const { return key_head_bytes_; }
     // The head's keys of a page (columns, slot 0 first) and its value rows from `slot` on,
-    // elements of type().
+    // elements of type() (for Q8_0 the int8 elements).
     const void* keys(int32_t layer, int32_t page, int32_t kv_head) const {
         return base(layer, page) + size_t(kv_head) * key_head_bytes_;
     }
     const void* values(int32_t layer, int32_t page, int32_t kv_head, int32_t slot) const {
         return base(layer, page) + values_offset(kv_head) + row_offset(slot);
+    }
+    // Q8_0 only: the scales of those keys (rows of key_stride()) and of those value rows.
+    const uint16_t* key_scales(int32_t layer, int32_t page, int32_t kv_head) const {
+        return reinterpret_cast<const uint16_t*>(static_cast<const std::byte*>(keys(layer, page, kv_head)) +
+                                                 key_scales_offset());
+    }
+    const uint16_t* value_scales(int32_t layer, int32_t page, int32_t kv_head, int32_t slot) const {
+        return reinterpret_cast<const uint16_t*>(base(layer, page) + values_offset(kv_head) +
+                                                 value_scales_offset(slot));
     }
 
     // Writes one position's K and V (kv_dim floats each, heads concatenated).
@@ -76,6 +98,16 @@ public:
             if (type_ == KvType::F32) {
                 for (int32_t d = 0; d < head_dim_; ++d)
                     std::memcpy(column + size_t(d) * key_row_bytes(), &key[d], sizeof(float));
+            } else if (type_ == KvType::Q8_0) {
+                std::byte* scale_column = page + size_t(h) * key_head_bytes_ + key_scales_offset() + size_t(slot) * 2;
+                for (int32_t b = 0; b < scale_blocks_; ++b) {
+                    int8_t q[kQ8BlockSize];
+                    uint16_t scale;
+                    q8_0_from_f32(key + b * kQ8BlockSize, q, &scale, kQ8BlockSize);
+                    for (int32_t i = 0; i < int32_t(kQ8BlockSize); ++i)
+                        std::memcpy(column + size_t(b * kQ8BlockSize + i) * key_row_bytes(), &q[i], 1);
+                    std::memcpy(scale_column + size_t(b) * size_t(key_stride_) * 2, &scale, sizeof scale);
+                }
             } else {
                 // Converted a chunk at a time (stores run on several threads at once).
                 constexpr int32_t kChunk = 64;
@@ -87,7 +119,7 @@ public:
                         std::memcpy(column + size_t(d0 + d) * key_row_bytes(), &halves[d], sizeof(uint16_t));
                 }
             }
-            put_row(v + size_t(h) * size_t(head_dim_), page + values_offset(h) + row_offset(slot));
+            put_row(v + size_t(h) * size_t(head_dim_), page + values_offset(h), slot);
         }
     }
 
@@ -103,7 +135,13 @@ public:
                     const size_t at = size_t(h) * key_head_bytes_ + size_t(d) * key_row_bytes();
                     std::memcpy(to + at, from + at, key_bytes);
                 }
+                for (int32_t b = 0; b < scale_blocks_; ++b) {
+                    const size_t at = size_t(h) * key_head_bytes_ + key_scales_offset() + size_t(b) * size_t(key_stride_) * 2;
+                    std::memcpy(to + at, from + at, size_t(n_positions) * 2);
+                }
                 std::memcpy(to + values_offset(h), from + values_offset(h), value_bytes);
+                const size_t scales_at = values_offset(h) + value_scales_offset(0);
+                std::memcpy(to + scales_at, from + scales_at, value_scales_offset(n_positions) - value_scales_offset(0));
             }
         }
     }
@@ -126,19 +164,34 @@ private:
             throw Error("KV page bytes: page " + std::to_string(page) + " of " + std::to_string(page_count_) + ", " +
                         std::to_string(bytes) + " bytes for " + std::to_string(page_bytes()));
     }
+    static size_t kv_element_bytes(KvType type) {
+        switch (type) {
+        case KvType::F16: return sizeof(uint16_t);
+        case KvType::F32: return sizeof(float);
+        case KvType::Q8_0: return sizeof(int8_t);
+        }
+        throw Error("unknown KV element type");
+    }
     size_t row_offset(int32_t slot) const { return size_t(slot) * size_t(head_dim_) * element_bytes_; }
+    // From a head's keys to their scales, and from its values to slot's scales (Q8_0).
+    size_t key_scales_offset() const { return size_t(head_dim_) * key_row_bytes(); }
+    size_t value_scales_offset(int32_t slot) const {
+        return row_offset(page_size_) + size_t(slot) * size_t(scale_blocks_) * 2;
+    }
     size_t key_row_bytes() const { return size_t(key_stride_) * element_bytes_; }
     size_t values_offset(int32_t kv_head) const {
         return size_t(n_head_kv_) * key_head_bytes_ + size_t(kv_head) * value_head_bytes_;
     }
 
-    // One head's head_dim values into its slot, converted to the storage type.
-    void put_row(const float* from, std::byte* to) const {
-        if (type_ == KvType::F32) {
-            std::memcpy(to, from, size_t(head_dim_) * sizeof(float));
-            return;
-        }
-        f16_from_f32(from, reinterpret_cast<uint16_t*>(to), head_dim_);
+    // One head's head_dim values into its slot of the head's values, converted to the
+    // storage type.
+    void put_row(const float* from, std::byte* head_values, int32_t slot) const {
+        std::byte* to = head_values + row_offset(slot);
+        if (type_ == KvType::F32) std::memcpy(to, from, size_t(head_dim_) * sizeof(float));
+        else if (type_ == KvType::F16) f16_from_f32(from, reinterpret_cast<uint16_t*>(to), head_dim_);
+        else
+            q8_0_from_f32(from, reinterpret_cast<int8_t*>(to),
+                          reinterpret_cast<uint16_t*>(head_values + value_scales_offset(slot)), head_dim_);
     }
 
     std::byte* base(int32_t layer, int32_t page) {
@@ -154,6 +207,7 @@ private:
     KvType type_;
     size_t element_bytes_;
     int32_t key_stride_ = 0;
+    int32_t scale_blocks_ = 0;  // Q8_0 scales per position and head (0 for F16 and F32)
     size_t key_head_bytes_ = 0, value_head_bytes_ = 0, layer_page_bytes_ = 0;
     int32_t page_count_ = 0;
     AlignedFloatArray data_;

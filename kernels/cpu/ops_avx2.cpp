@@ -27,20 +27,56 @@ namespace {
 // (every half is a float), so both kinds go through the same arithmetic.
 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
 inline __m256 load8(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline __m256 load8(const int8_t* p) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+
+// What the tiles read: eight keys (columns j..j+7 of element d) or eight elements of a
+// value row (j's elements col..col+7, col a multiple of eight), as floats.
+template <class E>
+struct Columns {
+    const E* keys;
+    int64_t ld;
+    __m256 at(int64_t d, int64_t j) const { return load8(keys + d * ld + j); }
+};
+// Q8_0: the scales' row of d's block times the int8 row, exact (cpu_ops.h).
+struct Q8Columns {
+    const int8_t* keys;
+    const uint16_t* scales;
+    int64_t ld;
+    __m256 at(int64_t d, int64_t j) const {
+        return _mm256_mul_ps(load8(scales + d / kQ8BlockSize * ld + j), load8(keys + d * ld + j));
+    }
+};
+template <class E>
+struct Rows {
+    const E* rows;
+    int64_t dim;
+    __m256 at(int64_t j, int64_t col) const { return load8(rows + j * dim + col); }
+};
+struct Q8Rows {
+    const int8_t* rows;
+    const uint16_t* scales;
+    int64_t dim;
+    __m256 at(int64_t j, int64_t col) const {
+        const float scale = _cvtsh_ss(scales[j * (dim / kQ8BlockSize) + col / kQ8BlockSize]);
+        return _mm256_mul_ps(_mm256_set1_ps(scale), load8(rows + j * dim + col));
+    }
+};
 
 // NQ heads x NG groups of eight key columns from column g (a multiple of eight): one
 // accumulator per (head, group), a fused multiply-add per d in order, so every lane is
 // the contract's chain for its score whatever the tile. Writes the columns in [lo, hi)
 // to out (column lo at out[0]).
-template <int NQ, int NG, class E>
-void column_tile(const float* q, const E* keys, int64_t ld, int64_t g, int64_t lo, int64_t hi, int64_t dim,
+template <int NQ, int NG, class K>
+void column_tile(const float* q, const K& keys, int64_t g, int64_t lo, int64_t hi, int64_t dim,
                  float* out, int64_t ldo) {
     __m256 acc[NQ][NG];
     for (auto& row : acc)
         for (auto& a : row) a = _mm256_setzero_ps();
     for (int64_t d = 0; d < dim; ++d) {
         __m256 k[NG];
-        for (int c = 0; c < NG; ++c) k[c] = load8(keys + d * ld + g + 8 * c);
+        for (int c = 0; c < NG; ++c) k[c] = keys.at(d, g + 8 * c);
         for (int h = 0; h < NQ; ++h) {
             const __m256 qd = _mm256_broadcast_ss(q + h * dim + d);
             for (int c = 0; c < NG; ++c) acc[h][c] = _mm256_fmadd_ps(qd, k[c], acc[h][c]);
@@ -67,19 +103,20 @@ void column_tile(const float* q, const E* keys, int64_t ld, int64_t g, int64_t l
 // The groups of eight columns that hold [first, first + n), two at a time (up to twelve
 // accumulators, their keys and the broadcast query element fit the 16 registers), the
 // last one alone.
-template <int NQ, class E>
-void column_groups(const float* q, const E* keys, int64_t ld, int64_t first, int64_t n, int64_t dim, float* out,
+template <int NQ, class K>
+void column_groups(const float* q, const K& keys, int64_t first, int64_t n, int64_t dim, float* out,
                    int64_t ldo) {
     const int64_t end = first + n;
     int64_t g = first / 8 * 8;
-    for (; g + 8 < end; g += 16) column_tile<NQ, 2>(q, keys, ld, g, first, end, dim, out, ldo);
-    if (g < end) column_tile<NQ, 1>(q, keys, ld, g, first, end, dim, out, ldo);
+    for (; g + 8 < end; g += 16) column_tile<NQ, 2>(q, keys, g, first, end, dim, out, ldo);
+    if (g < end) column_tile<NQ, 1>(q, keys, g, first, end, dim, out, ldo);
 }
 
 // NQ heads x NC chunks of 8 output columns, keys in order: each key's row is loaded once
 // for the NQ heads.
-template <int NQ, int NC, class E>
-void value_tile(const float* weights, int64_t ldw, const E* rows, int64_t n_rows, int64_t dim, float* out) {
+template <int NQ, int NC, class R>
+void value_tile(const float* weights, int64_t ldw, const R& rows, int64_t col, int64_t n_rows, int64_t dim,
+                float* out) {
     __m256 acc[NQ][NC];
     for (int h = 0; h < NQ; ++h)
         for (int c = 0; c < NC; ++c) acc[h][c] = _mm256_loadu_ps(out + h * dim + 8 * c);
@@ -89,7 +126,7 @@ void value_tile(const float* weights, int64_t ldw, const E* rows, int64_t n_rows
         __m256 w[NQ];
         for (int h = 0; h < NQ; ++h) w[h] = _mm256_broadcast_ss(weights + h * ldw + j);
         for (int c = 0; c < NC; ++c) {
-            const __m256 v = load8(rows + j * dim + 8 * c);
+            const __m256 v = rows.at(j, col + 8 * c);
             for (int h = 0; h < NQ; ++h) acc[h][c] = _mm256_fmadd_ps(w[h], v, acc[h][c]);
         }
     }
@@ -97,14 +134,14 @@ void value_tile(const float* weights, int64_t ldw, const E* rows, int64_t n_rows
         for (int c = 0; c < NC; ++c) _mm256_storeu_ps(out + h * dim + 8 * c, acc[h][c]);
 }
 
-template <int NQ, class E>
-void value_rows(const float* weights, int64_t ldw, const E* rows, int64_t n_rows, int64_t dim, float* out) {
+template <int NQ, class R>
+void value_rows(const float* weights, int64_t ldw, const R& rows, int64_t n_rows, int64_t dim, float* out) {
     int64_t c = 0;
-    for (; c + 32 <= dim; c += 32) value_tile<NQ, 4>(weights, ldw, rows + c, n_rows, dim, out + c);
+    for (; c + 32 <= dim; c += 32) value_tile<NQ, 4>(weights, ldw, rows, c, n_rows, dim, out + c);
     switch ((dim - c) / 8) {
-    case 3: value_tile<NQ, 3>(weights, ldw, rows + c, n_rows, dim, out + c); break;
-    case 2: value_tile<NQ, 2>(weights, ldw, rows + c, n_rows, dim, out + c); break;
-    case 1: value_tile<NQ, 1>(weights, ldw, rows + c, n_rows, dim, out + c); break;
+    case 3: value_tile<NQ, 3>(weights, ldw, rows, c, n_rows, dim, out + c); break;
+    case 2: value_tile<NQ, 2>(weights, ldw, rows, c, n_rows, dim, out + c); break;
+    case 1: value_tile<NQ, 1>(weights, ldw, rows, c, n_rows, dim, out + c); break;
     default: break;
     }
 }
@@ -123,21 +160,21 @@ void by_heads(int64_t n_q, Three&& three, Two&& two, One&& one) {
 // Every query head against every key column: six heads at a time (twelve accumulators
 // over two groups keep both FMA pipes busy, where three heads' six chains wait on the FMA
 // latency), then the rest by_heads.
-template <class E>
-void column_heads(const float* q, int64_t n_q, const E* keys, int64_t ld, int64_t first, int64_t n, int64_t dim,
+template <class K>
+void column_heads(const float* q, int64_t n_q, const K& keys, int64_t first, int64_t n, int64_t dim,
                   float* out, int64_t ldo) {
     int64_t six = 0;
-    for (; six + 6 <= n_q; six += 6) column_groups<6>(q + six * dim, keys, ld, first, n, dim, out + six * ldo, ldo);
+    for (; six + 6 <= n_q; six += 6) column_groups<6>(q + six * dim, keys, first, n, dim, out + six * ldo, ldo);
     q += six * dim;
     out += six * ldo;
     by_heads(
-        n_q - six, [&](int64_t h) { column_groups<3>(q + h * dim, keys, ld, first, n, dim, out + h * ldo, ldo); },
-        [&](int64_t h) { column_groups<2>(q + h * dim, keys, ld, first, n, dim, out + h * ldo, ldo); },
-        [&](int64_t h) { column_groups<1>(q + h * dim, keys, ld, first, n, dim, out + h * ldo, ldo); });
+        n_q - six, [&](int64_t h) { column_groups<3>(q + h * dim, keys, first, n, dim, out + h * ldo, ldo); },
+        [&](int64_t h) { column_groups<2>(q + h * dim, keys, first, n, dim, out + h * ldo, ldo); },
+        [&](int64_t h) { column_groups<1>(q + h * dim, keys, first, n, dim, out + h * ldo, ldo); });
 }
 
-template <class E>
-void value_heads(const float* weights, int64_t ldw, int64_t n_q, const E* rows, int64_t n_rows, int64_t dim,
+template <class R>
+void value_heads(const float* weights, int64_t ldw, int64_t n_q, const R& rows, int64_t n_rows, int64_t dim,
                  float* out) {
     by_heads(
         n_q, [&](int64_t h) { value_rows<3>(weights + h * ldw, ldw, rows, n_rows, dim, out + h * dim); },
@@ -150,25 +187,45 @@ void value_heads(const float* weights, int64_t ldw, int64_t n_q, const E* rows, 
 void dot_columns_f32(const float* q, int64_t n_q, const float* keys, int64_t ld, int64_t first, int64_t n,
                      int64_t dim, float* out, int64_t ldo) {
     if (ld % 8 != 0 || first + n > ld) ref::dot_columns_f32(q, n_q, keys, ld, first, n, dim, out, ldo);
-    else column_heads(q, n_q, keys, ld, first, n, dim, out, ldo);
+    else column_heads(q, n_q, Columns<float>{keys, ld}, first, n, dim, out, ldo);
 }
 
 void dot_columns_f16(const float* q, int64_t n_q, const uint16_t* keys, int64_t ld, int64_t first, int64_t n,
                      int64_t dim, float* out, int64_t ldo) {
     if (ld % 8 != 0 || first + n > ld) ref::dot_columns_f16(q, n_q, keys, ld, first, n, dim, out, ldo);
-    else column_heads(q, n_q, keys, ld, first, n, dim, out, ldo);
+    else column_heads(q, n_q, Columns<uint16_t>{keys, ld}, first, n, dim, out, ldo);
+}
+
+void dot_columns_q8_0(const float* q, int64_t n_q, const int8_t* keys, const uint16_t* scales, int64_t ld,
+                      int64_t first, int64_t n, int64_t dim, float* out, int64_t ldo) {
+    if (ld % 8 != 0 || first + n > ld || dim % kQ8BlockSize != 0)
+        ref::dot_columns_q8_0(q, n_q, keys, scales, ld, first, n, dim, out, ldo);
+    else column_heads(q, n_q, Q8Columns{keys, scales, ld}, first, n, dim, out, ldo);
 }
 
 void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
                          int64_t dim, float* out) {
     if (dim % 8 != 0) ref::accumulate_rows_f32(weights, ldw, n_q, rows, n_rows, dim, out);
-    else value_heads(weights, ldw, n_q, rows, n_rows, dim, out);
+    else value_heads(weights, ldw, n_q, Rows<float>{rows, dim}, n_rows, dim, out);
 }
 
 void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
                          int64_t dim, float* out) {
     if (dim % 8 != 0) ref::accumulate_rows_f16(weights, ldw, n_q, rows, n_rows, dim, out);
-    else value_heads(weights, ldw, n_q, rows, n_rows, dim, out);
+    else value_heads(weights, ldw, n_q, Rows<uint16_t>{rows, dim}, n_rows, dim, out);
+}
+
+void accumulate_rows_q8_0(const float* weights, int64_t ldw, int64_t n_q, const int8_t* rows,
+                          const uint16_t* scales, int64_t n_rows, int64_t dim, float* out) {
+    if (dim % kQ8BlockSize != 0) ref::accumulate_rows_q8_0(weights, ldw, n_q, rows, scales, n_rows, dim, out);
+    else value_heads(weights, ldw, n_q, Q8Rows{rows, scales, dim}, n_rows, dim, out);
+}
+
+void f32_from_q8_0(const int8_t* rows, const uint16_t* scales, int64_t n_rows, int64_t dim, float* y) {
+    if (dim % kQ8BlockSize != 0) return ref::f32_from_q8_0(rows, scales, n_rows, dim, y);
+    const Q8Rows q8{rows, scales, dim};
+    for (int64_t j = 0; j < n_rows; ++j)
+        for (int64_t col = 0; col < dim; col += 8) _mm256_storeu_ps(y + j * dim + col, q8.at(j, col));
 }
 
 void f16_from_f32(const float* x, uint16_t* y, int64_t n) {
@@ -315,6 +372,17 @@ void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const f
 void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
                          int64_t dim, float* out) {
     ref::accumulate_rows_f16(weights, ldw, n_q, rows, n_rows, dim, out);
+}
+void dot_columns_q8_0(const float* q, int64_t n_q, const int8_t* keys, const uint16_t* scales, int64_t ld,
+                      int64_t first, int64_t n, int64_t dim, float* out, int64_t ldo) {
+    ref::dot_columns_q8_0(q, n_q, keys, scales, ld, first, n, dim, out, ldo);
+}
+void accumulate_rows_q8_0(const float* weights, int64_t ldw, int64_t n_q, const int8_t* rows,
+                          const uint16_t* scales, int64_t n_rows, int64_t dim, float* out) {
+    ref::accumulate_rows_q8_0(weights, ldw, n_q, rows, scales, n_rows, dim, out);
+}
+void f32_from_q8_0(const int8_t* rows, const uint16_t* scales, int64_t n_rows, int64_t dim, float* y) {
+    ref::f32_from_q8_0(rows, scales, n_rows, dim, y);
 }
 } // namespace arbor::avx2
 

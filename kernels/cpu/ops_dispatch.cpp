@@ -26,6 +26,23 @@ void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const u
                       : ref::accumulate_rows_f16(weights, ldw, n_q, rows, n_rows, dim, out);
 }
 
+void dot_columns_q8_0(const float* q, int64_t n_q, const int8_t* keys, const uint16_t* scales, int64_t ld,
+                      int64_t first, int64_t n, int64_t dim, float* out, int64_t ldo) {
+    avx2::available() ? avx2::dot_columns_q8_0(q, n_q, keys, scales, ld, first, n, dim, out, ldo)
+                      : ref::dot_columns_q8_0(q, n_q, keys, scales, ld, first, n, dim, out, ldo);
+}
+
+void accumulate_rows_q8_0(const float* weights, int64_t ldw, int64_t n_q, const int8_t* rows,
+                          const uint16_t* scales, int64_t n_rows, int64_t dim, float* out) {
+    avx2::available() ? avx2::accumulate_rows_q8_0(weights, ldw, n_q, rows, scales, n_rows, dim, out)
+                      : ref::accumulate_rows_q8_0(weights, ldw, n_q, rows, scales, n_rows, dim, out);
+}
+
+void f32_from_q8_0(const int8_t* rows, const uint16_t* scales, int64_t n_rows, int64_t dim, float* y) {
+    avx2::available() ? avx2::f32_from_q8_0(rows, scales, n_rows, dim, y)
+                      : ref::f32_from_q8_0(rows, scales, n_rows, dim, y);
+}
+
 void f16_from_f32(const float* x, uint16_t* y, int64_t n) {
     avx2::available() ? avx2::f16_from_f32(x, y, n) : ref::f16_from_f32(x, y, n);
 }

@@ -1,6 +1,8 @@
 // Scalar references and the portable kernels.
 #include "arbor/kernels/cpu_ops.h"
 #include "arbor/kernels/fp16.h"
+#include "arbor/kernels/quant.h"
+#include "arbor/kernels/quant_blocks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -57,6 +59,40 @@ void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const u
             for (int64_t i = 0; i < dim; ++i) out[h * dim + i] += weights[h * ldw + j] * fp16_to_fp32(rows[j * dim + i]);
 }
 
+// A Q8_0 element as the float it stands for (exact: see cpu_ops.h).
+inline float q8_0_value(uint16_t scale, int8_t q) { return fp16_to_fp32(scale) * float(q); }
+
+void dot_columns_q8_0(const float* q, int64_t n_q, const int8_t* keys, const uint16_t* scales, int64_t ld,
+                      int64_t first, int64_t n, int64_t dim, float* out, int64_t ldo) {
+    for (int64_t h = 0; h < n_q; ++h) {
+        float* o = out + h * ldo;
+        std::fill(o, o + n, 0.0f);
+        for (int64_t d = 0; d < dim; ++d) {
+            const float qd = q[h * dim + d];
+            const int8_t* row = keys + d * ld + first;
+            const uint16_t* scale = scales + d / kQ8BlockSize * ld + first;
+            for (int64_t j = 0; j < n; ++j) o[j] += qd * q8_0_value(scale[j], row[j]);
+        }
+    }
+}
+
+void accumulate_rows_q8_0(const float* weights, int64_t ldw, int64_t n_q, const int8_t* rows,
+                          const uint16_t* scales, int64_t n_rows, int64_t dim, float* out) {
+    const int64_t blocks = dim / kQ8BlockSize;
+    for (int64_t h = 0; h < n_q; ++h)
+        for (int64_t j = 0; j < n_rows; ++j)
+            for (int64_t i = 0; i < dim; ++i)
+                out[h * dim + i] +=
+                    weights[h * ldw + j] * q8_0_value(scales[j * blocks + i / kQ8BlockSize], rows[j * dim + i]);
+}
+
+void f32_from_q8_0(const int8_t* rows, const uint16_t* scales, int64_t n_rows, int64_t dim, float* y) {
+    const int64_t blocks = dim / kQ8BlockSize;
+    for (int64_t j = 0; j < n_rows; ++j)
+        for (int64_t i = 0; i < dim; ++i)
+            y[j * dim + i] = q8_0_value(scales[j * blocks + i / kQ8BlockSize], rows[j * dim + i]);
+}
+
 void f16_from_f32(const float* x, uint16_t* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = fp32_to_fp16(x[i]);
 }
@@ -94,6 +130,18 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n, float ep
 }
 
 } // namespace ref
+
+// Block by block through the project's Q8_0 quantizer (GGUF's reference), split into the
+// KV cache's separate arrays of int8 and scales.
+void q8_0_from_f32(const float* x, int8_t* q, uint16_t* scales, int64_t n) {
+    static_assert(kQ8BlockSize == QK8_0);
+    for (int64_t b = 0; b < n / kQ8BlockSize; ++b) {
+        BlockQ8_0 block;
+        quantize_row(DType::Q8_0, x + b * kQ8BlockSize, &block, kQ8BlockSize);
+        scales[b] = block.d;
+        std::copy_n(block.qs, kQ8BlockSize, q + b * kQ8BlockSize);
+    }
+}
 
 void rope_apply(float* x, const float* cos_sin, int64_t head_dim, bool neox) {
     const int64_t half = head_dim / 2;

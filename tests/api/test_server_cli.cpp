@@ -82,6 +82,7 @@ private slots:
         QTest::newRow("port too large") << QStringList{"--port", "70000"} << 2 << "--port must be between 0 and 65535";
         QTest::newRow("missing value") << QStringList{"--model"} << 2 << "--model needs a value";
         QTest::newRow("threads negative") << QStringList{"--threads", "-1"} << 2 << "--threads must be between";
+        QTest::newRow("unknown KV type") << QStringList{"--kv-type", "q4_0"} << 2 << "--kv-type must be f16, f32 or q8_0";
         QTest::newRow("kv too small") << QStringList{"--kv-mib", "1"} << 2 << "--kv-mib must be between";
         QTest::newRow("empty key") << QStringList{"--api-key", ""} << 2 << "--api-key needs a non-empty key";
         QTest::newRow("allowed host with a port") << QStringList{"--allowed-hosts", "a.example:8080"} << 2

@@ -17,6 +17,7 @@
 #include "arbor/model.h"
 #include "arbor/paths.h"
 
+#include <cctype>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -56,13 +57,20 @@ struct Options {
     std::vector<int> lengths = {1024, 4096, 16384};  // restart workload only
 };
 
+// ", F16 KV" etc., for the report's backend line.
+std::string kv_label(arbor::KvType type) {
+    std::string name = arbor::kv_type_name(type);
+    for (char& c : name) c = char(std::toupper(static_cast<unsigned char>(c)));
+    return ", " + name + " KV";
+}
+
 void usage() {
     std::fputs("usage: arbor-bench [--model PATH | --synthetic SHAPE:TYPE] [--threads N]\n"
                "                   [--prompt-tokens N] [--gen-tokens N] [--depth N] [--attention-part N]\n"
                "                   [--repetitions N] [--int8-activations] [--json]\n"
                "                   [--workload single|concurrent|multiturn|shared-prefix|restart|matmul|memread]\n"
                "                   [--kv-mib N] [--kv-disk-mib N] [--kv-disk-dir DIR] [--lengths N[,N...]]\n"
-               "                   [--chats N[,N...]] [--kv-type f16|f32]\n"
+               "                   [--chats N[,N...]] [--kv-type f16|f32|q8_0]\n"
                "                   [--weights panels|gguf] [--device auto|cpu|cuda[:N]]\n",
                stderr);
 }
@@ -101,9 +109,9 @@ bool parse(int argc, char** argv, Options& o) {
         else if (a == "--workload" && i + 1 < argc) o.workload = argv[++i];
         else if (a == "--device" && i + 1 < argc) o.device = argv[++i];
         else if (a == "--kv-type" && i + 1 < argc) {
-            const std::string t = argv[++i];
-            if (t != "f16" && t != "f32") return false;
-            o.kv_type = t == "f16" ? arbor::KvType::F16 : arbor::KvType::F32;
+            const auto t = arbor::kv_type_from_name(argv[++i]);
+            if (!t) return false;
+            o.kv_type = *t;
         }
         else if (a == "--weights" && i + 1 < argc) {
             const std::string t = argv[++i];
@@ -241,7 +249,7 @@ int main(int argc, char** argv) {
         }
         arbor::bench::Report report{std::filesystem::path(o.model).filename().string(),
                                     backend->description() + (o.int8 ? ", int8 activations" : "") +
-                                        (o.kv_type == arbor::KvType::F32 ? ", F32 KV" : ", F16 KV") +
+                                        kv_label(o.kv_type) +
                                         (o.panel_weights ? "" : ", GGUF-order weights"),
                                     std::string(arbor::isa_name(arbor::best_isa())),
                                     arbor::bench::cpu_description(), {}};

@@ -11,9 +11,10 @@
 
 namespace {
 
-std::string refusal(const arbor::Model& model, const std::string& device) {
+std::string refusal(const arbor::Model& model, const std::string& device, arbor::KvType kv_type = arbor::KvType::F16) {
     arbor::BackendOptions options;
     options.device = device;
+    options.kv_type = kv_type;
     options.kv_tokens = 64;
     try {
         arbor::make_backend(model, options);
@@ -66,6 +67,29 @@ private slots:
         const std::string why = refusal(*model_, "cuda");
         QVERIFY2(why.find("device cuda unavailable: " + fallback) == 0, why.c_str());
         QVERIFY(refusal(*model_, "cuda:3").find("device cuda:3 unavailable") == 0);
+    }
+
+    // The CUDA backend stores F16 pages only: a Q8_0 cache is refused on every machine,
+    // "auto" running on the CPU with that reason.
+    void q8KvRunsOnTheCpuWithItsReason() {
+        arbor::BackendOptions options;
+        options.device = "auto";
+        options.kv_tokens = 64;
+        options.kv_type = arbor::KvType::Q8_0;
+        std::string fallback;
+        const auto backend = arbor::make_backend(*model_, options, &fallback);
+        QCOMPARE(backend->name(), std::string("cpu"));
+        QCOMPARE(backend->kv_type(), arbor::KvType::Q8_0);
+        QCOMPARE(fallback, arbor::cuda_q8_0_kv_refusal());
+        QVERIFY(fallback.find("Q8_0") != std::string::npos);
+        QCOMPARE(refusal(*model_, "cuda", arbor::KvType::Q8_0), "device cuda unavailable: " + fallback);
+    }
+
+    void kvTypeNamesRoundTrip() {
+        for (arbor::KvType t : {arbor::KvType::F16, arbor::KvType::F32, arbor::KvType::Q8_0})
+            QCOMPARE(arbor::kv_type_from_name(arbor::kv_type_name(t)), std::optional(t));
+        QCOMPARE(std::string(arbor::kv_type_name(arbor::KvType::Q8_0)), std::string("q8_0"));
+        for (const char* bad : {"q8", "Q8_0", "f8", ""}) QVERIFY2(!arbor::kv_type_from_name(bad), bad);
     }
 
     void namesThatAreNoDeviceAreRefused() {

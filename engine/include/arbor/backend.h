@@ -8,8 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace arbor {
@@ -38,8 +40,26 @@ struct ForwardBatch {
 
 // Element type of the KV cache. F16 (as llama.cpp keeps it by default) halves the bytes
 // attention reads per token and doubles the tokens a budget holds; F32 keeps K and V
-// exactly as computed (the fidelity reference data was made with an F32 cache).
-enum class KvType { F16, F32 };
+// exactly as computed (the fidelity reference data was made with an F32 cache); Q8_0
+// (GGUF's blocks of 32 int8 with a half-float scale) about halves F16's bytes again, at
+// a small cost in fidelity (tests/model/test_q8_kv_fidelity.cpp). The CPU backend alone
+// stores Q8_0.
+enum class KvType { F16, F32, Q8_0 };
+
+// "f16", "f32", "q8_0": as --kv-type spells them.
+inline const char* kv_type_name(KvType type) {
+    switch (type) {
+    case KvType::F16: return "f16";
+    case KvType::F32: return "f32";
+    case KvType::Q8_0: return "q8_0";
+    }
+    return "?";
+}
+inline std::optional<KvType> kv_type_from_name(std::string_view name) {
+    for (KvType t : {KvType::F16, KvType::F32, KvType::Q8_0})
+        if (name == kv_type_name(t)) return t;
+    return std::nullopt;
+}
 
 struct BackendOptions {
     int threads = 0;                  // 0: one per core
@@ -106,6 +126,11 @@ std::unique_ptr<Backend> make_cpu_backend(const Model& model, const BackendOptio
 // there (empty when the GPU was taken or no CUDA was asked for).
 std::unique_ptr<Backend> make_backend(const Model& model, const BackendOptions& options,
                                       std::string* fallback = nullptr);
+
+// Why the CUDA backend cannot take options.kv_type == Q8_0 (it stores F16 only).
+inline std::string cuda_q8_0_kv_refusal() {
+    return "the CUDA backend has no Q8_0 KV cache (its pages are F16; use --kv-type f16, or run on the CPU)";
+}
 
 // Throws arbor::Error when batch is not a valid step for a pool of page_count pages of
 // page_size positions and a vocabulary of n_vocab (forward's precondition, one check for

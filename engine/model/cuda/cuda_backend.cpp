@@ -110,6 +110,7 @@ CudaBackend::CudaBackend(const Model& model, const BackendOptions& options, int 
     // GELU or sliding windows): other architectures run on the CPU backend.
     if (cfg_.architecture != "llama" && cfg_.architecture != "qwen2")
         throw Error("the CUDA backend does not run the '" + cfg_.architecture + "' architecture (only llama and qwen2)");
+    if (options.kv_type == KvType::Q8_0) throw Error(cuda_q8_0_kv_refusal());
     check_cuda(cudaSetDevice(device), "selecting the device");
     cudaDeviceProp prop{};
     check_cuda(cudaGetDeviceProperties(&prop, device), "reading the device's properties");

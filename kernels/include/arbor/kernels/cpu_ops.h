@@ -3,6 +3,9 @@
 // The attention kernels read keys or values stored as F32 or as F16 (IEEE half, the KV
 // cache's default): an F16 element is converted exactly to float on load, and then
 // computed in the same operation order as an F32 element holding that value.
+// They also read Q8_0 (GGUF's blocks of 32 int8 with one half-float scale d, stored as
+// separate arrays): an element d * q is exact in float (an 11-bit by 8-bit product), so a
+// Q8_0 kernel computes what the F32 one does on the dequantized values, bit for bit.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +17,9 @@ namespace arbor {
 struct SoftmaxStats {
     float max, sum;
 };
+
+// Elements per Q8_0 scale; the Q8_0 kernels need dim to be a multiple of it.
+inline constexpr int64_t kQ8BlockSize = 32;
 
 namespace ref {
 // The attention scores of the n_q query heads that share a KV head, over keys stored as
@@ -31,6 +37,13 @@ void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const f
                          int64_t dim, float* out);
 void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
                          int64_t dim, float* out);
+// Q8_0 keys as columns: element (d, j) is fp16(scales[d / 32 * ld + j]) * keys[d * ld + j].
+void dot_columns_q8_0(const float* q, int64_t n_q, const int8_t* keys, const uint16_t* scales, int64_t ld,
+                      int64_t first, int64_t n, int64_t dim, float* out, int64_t ldo);
+// Q8_0 value rows: element i of row j is fp16(scales[j * dim / 32 + i / 32]) * rows[j * dim + i].
+void accumulate_rows_q8_0(const float* weights, int64_t ldw, int64_t n_q, const int8_t* rows,
+                          const uint16_t* scales, int64_t n_rows, int64_t dim, float* out);
+void f32_from_q8_0(const int8_t* rows, const uint16_t* scales, int64_t n_rows, int64_t dim, float* y);  // exact
 void f16_from_f32(const float* x, uint16_t* y, int64_t n);  // IEEE half, round to nearest even
 void f32_from_f16(const uint16_t* x, float* y, int64_t n);  // exact
 void axpy_f32(float a, const float* x, float* y, int64_t n);  // y += a * x
@@ -54,6 +67,11 @@ void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const f
                          int64_t dim, float* out);
 void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
                          int64_t dim, float* out);
+void dot_columns_q8_0(const float* q, int64_t n_q, const int8_t* keys, const uint16_t* scales, int64_t ld,
+                      int64_t first, int64_t n, int64_t dim, float* out, int64_t ldo);
+void accumulate_rows_q8_0(const float* weights, int64_t ldw, int64_t n_q, const int8_t* rows,
+                          const uint16_t* scales, int64_t n_rows, int64_t dim, float* out);
+void f32_from_q8_0(const int8_t* rows, const uint16_t* scales, int64_t n_rows, int64_t dim, float* y);
 void f16_from_f32(const float* x, uint16_t* y, int64_t n);
 void f32_from_f16(const uint16_t* x, float* y, int64_t n);
 void axpy_f32(float a, const float* x, float* y, int64_t n);
@@ -75,8 +93,16 @@ void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const f
                          int64_t dim, float* out);
 void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
                          int64_t dim, float* out);
+void dot_columns_q8_0(const float* q, int64_t n_q, const int8_t* keys, const uint16_t* scales, int64_t ld,
+                      int64_t first, int64_t n, int64_t dim, float* out, int64_t ldo);
+void accumulate_rows_q8_0(const float* weights, int64_t ldw, int64_t n_q, const int8_t* rows,
+                          const uint16_t* scales, int64_t n_rows, int64_t dim, float* out);
+void f32_from_q8_0(const int8_t* rows, const uint16_t* scales, int64_t n_rows, int64_t dim, float* y);
 void f16_from_f32(const float* x, uint16_t* y, int64_t n);
 void f32_from_f16(const uint16_t* x, float* y, int64_t n);
+// x's n elements (a multiple of 32) as Q8_0 blocks, quantized as GGUF's reference does
+// (d = amax / 127, q = round(x / d)): n int8 to q, n / 32 half scales to scales.
+void q8_0_from_f32(const float* x, int8_t* q, uint16_t* scales, int64_t n);
 void axpy_f32(float a, const float* x, float* y, int64_t n);
 // In place, numerically stable (the maximum is subtracted first). n = 0 gives
 // {-infinity, 0}.
