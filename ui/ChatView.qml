@@ -83,6 +83,7 @@ Item {
 
             delegate: MessageBubble {
                 width: messageList.width - messageList.leftMargin - messageList.rightMargin
+                isLast: index === messageList.count - 1
                 app: view.app
                 session: view.shown
                 expanded: view.expandedMessages[model.id] === true
@@ -156,7 +157,9 @@ Item {
     ConversationSettingsDialog {
         id: conversationSettings
         session: view.session
+        settings: view.app.settings
         parent: Overlay.overlay
+        onClosed: composer.focusInput()
         anchors.centerIn: parent
     }
 }

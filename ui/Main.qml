@@ -40,16 +40,36 @@ ApplicationWindow {
         onActivated: window.app.tabs.nextTab()
     }
     Shortcut {
-        // Qt reports Ctrl+Shift+Tab as Ctrl+Backtab on most platforms.
-        sequences: ["Ctrl+Shift+Tab", "Ctrl+Backtab"]
+        // Qt reports Ctrl+Shift+Tab as Backtab with Ctrl+Shift or with Ctrl alone,
+        // depending on the platform. On X11 (xcb) the key matches several of these
+        // sequences at once, and Qt then reports the shortcut as ambiguous instead of
+        // activated: both signals mean the one action.
+        sequences: ["Ctrl+Shift+Tab", "Ctrl+Shift+Backtab", "Ctrl+Backtab"]
         context: Qt.ApplicationShortcut
         onActivated: window.app.tabs.previousTab()
+        onActivatedAmbiguously: window.app.tabs.previousTab()
     }
     Shortcut {
         sequences: ["Esc"]
         context: Qt.ApplicationShortcut
         enabled: window.app.tabs.current !== null && window.app.tabs.current.generating
         onActivated: window.app.tabs.current.stop()
+    }
+    Shortcut {
+        // Closing the only window quits, the way the window's close button does.
+        sequences: ["Ctrl+Q"]
+        context: Qt.ApplicationShortcut
+        onActivated: window.close()
+    }
+    Shortcut {
+        sequences: ["Ctrl+F"]
+        context: Qt.ApplicationShortcut
+        onActivated: sidebar.focusSearch()
+    }
+    Shortcut {
+        sequences: ["F2"]
+        context: Qt.ApplicationShortcut
+        onActivated: sidebar.renameCurrent()
     }
     Shortcut {
         sequences: [StandardKey.Preferences, "Ctrl+,"]
@@ -108,7 +128,23 @@ ApplicationWindow {
                 app: window.app
                 session: window.app.tabs.current
             }
+
+            StatusBar {
+                objectName: "statusBar"
+                Layout.fillWidth: true
+                model: window.app.model
+                session: window.app.tabs.current
+            }
         }
+    }
+
+    UndoBar {
+        anchors.horizontalCenter: parent.horizontalCenter
+        anchors.bottom: parent.bottom
+        anchors.bottomMargin: 40
+        width: Math.min(480, parent.width - 40)
+        title: window.app.pendingDeletion
+        onUndo: window.app.undoDelete()
     }
 
     SettingsDialog {

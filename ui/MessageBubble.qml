@@ -16,6 +16,10 @@ Item {
     readonly property bool isUser: model.role === "user"
     readonly property bool isReply: model.role === "assistant"
     readonly property bool streaming: model.state === "streaming"
+    property bool isLast: false
+    // A reply that stopped at max tokens can go on (the same message grows).
+    readonly property bool cutAtLength: isReply && !streaming && isLast && model.stats !== undefined
+                                        && model.stats.finishReason === "length"
     property bool editing: false
     readonly property bool dark: Material.theme === Material.Dark
 
@@ -66,7 +70,8 @@ Item {
         if (s.ttftMs !== undefined) parts.push(qsTr("first token %1 ms").arg(Math.round(s.ttftMs)))
         if (s.promptTokens !== undefined)
             parts.push(qsTr("%1 prompt tokens, %2 from cache").arg(s.promptTokens).arg(s.cachedTokens !== undefined ? s.cachedTokens : 0))
-        if (s.finishReason !== undefined && s.finishReason !== "stop") parts.push(s.finishReason)
+        if (s.finishReason === "length") parts.push(qsTr("stopped at max tokens"))
+        else if (s.finishReason !== undefined && s.finishReason !== "stop") parts.push(s.finishReason)
         return parts.join("  ·  ")
     }
 
@@ -216,11 +221,25 @@ Item {
                     Accessible.name: qsTr("Regenerate reply")
                     onClicked: bubble.session.regenerate(bubble.index)
                 }
+                ToolButton {
+                    objectName: "continueButton"
+                    visible: bubble.cutAtLength
+                    text: qsTr("Continue")
+                    font.pixelSize: 12
+                    enabled: !bubble.session.generating && bubble.app.model.ready
+                    Accessible.name: qsTr("Continue the reply")
+                    ToolTip.visible: hovered
+                    ToolTip.text: qsTr("The reply stopped at the max tokens setting; generate more of it")
+                    onClicked: bubble.session.continueReply(bubble.index)
+                }
                 Label {
                     objectName: "statsLabel"
                     visible: bubble.isReply && text.length > 0
                     Layout.leftMargin: 8
-                    text: bubble.streaming ? qsTr("generating…") : bubble.statsText(bubble.model.stats)
+                    text: !bubble.streaming ? bubble.statsText(bubble.model.stats)
+                        : bubble.session.prefillTotal > 0
+                          ? qsTr("Reading prompt: %1 of %2 tokens").arg(bubble.session.prefillDone).arg(bubble.session.prefillTotal)
+                          : qsTr("generating…")
                     opacity: 0.6
                     font.pixelSize: 12
                     Accessible.name: qsTr("Reply statistics: %1").arg(text)

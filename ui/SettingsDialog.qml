@@ -4,7 +4,8 @@ import QtQuick.Dialogs
 import QtQuick.Layouts
 import Arbor.Core
 
-// App-wide settings: the model file, threads, KV memory, theme, and the local API.
+// App-wide settings: the model file, threads, KV memory, the default system prompt and
+// its presets, theme, and the local API.
 Dialog {
     id: dialog
     required property ArborApp app
@@ -70,6 +71,12 @@ Dialog {
                 text: qsTr("Reload model with these settings")
                 Accessible.name: qsTr("Reload model")
                 onClicked: dialog.app.chooseModel(modelPath.text)
+            }
+
+            Label { text: qsTr("Chat"); font.bold: true }
+            SystemPromptSettings {
+                Layout.fillWidth: true
+                settings: dialog.app.settings
             }
 
             Label { text: qsTr("Appearance"); font.bold: true }

@@ -1,5 +1,6 @@
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
 import QtQuick.Layouts
 import Arbor.Core
 
@@ -9,7 +10,16 @@ Pane {
     required property ArborApp app
     signal settingsRequested()
     readonly property alias renameDialog: renameDialog
-    readonly property alias deleteDialog: deleteDialog
+
+    function focusSearch() {
+        search.forceActiveFocus()
+        search.selectAll()
+    }
+    // Renames the current tab's conversation (F2).
+    function renameCurrent() {
+        const current = sidebar.app.tabs.current
+        if (current) renameDialog.ask(current.conversationId, current.title)
+    }
 
     padding: 8
 
@@ -38,6 +48,7 @@ Pane {
         }
 
         TextField {
+            id: search
             objectName: "searchField"
             Layout.fillWidth: true
             placeholderText: qsTr("Search conversations")
@@ -83,11 +94,14 @@ Pane {
                         onClicked: renameDialog.ask(row.conversationId, row.title)
                     }
                     ToolButton {
-                        text: "✕"
+                        objectName: "deleteConversationButton"
+                        icon.source: "icons/trash.png"
+                        icon.width: 18
+                        icon.height: 18
                         Accessible.name: qsTr("Delete %1").arg(row.text)
                         ToolTip.visible: hovered
-                        ToolTip.text: qsTr("Delete")
-                        onClicked: deleteDialog.ask(row.conversationId, row.text)
+                        ToolTip.text: qsTr("Delete (can be undone for a few seconds)")
+                        onClicked: sidebar.app.deleteWithUndo(row.conversationId, row.text)
                     }
                 }
             }
@@ -118,35 +132,27 @@ Pane {
         title: qsTr("Rename conversation")
         standardButtons: Dialog.Ok | Dialog.Cancel
         property alias titleText: titleField.text
-        TextField {
-            id: titleField
-            width: 320
-            Accessible.name: qsTr("Conversation title")
-            onAccepted: renameDialog.accept()
+        readonly property bool valid: titleField.text.trim().length > 0
+        onValidChanged: standardButton(Dialog.Ok).enabled = valid
+        Component.onCompleted: standardButton(Dialog.Ok).enabled = valid
+        Column {
+            spacing: 2
+            TextField {
+                id: titleField
+                width: 320
+                Accessible.name: qsTr("Conversation title")
+                Accessible.description: renameProblem.text
+                onAccepted: if (renameDialog.valid) renameDialog.accept()
+            }
+            Label {
+                id: renameProblem
+                objectName: "renameProblem"
+                visible: !renameDialog.valid
+                text: qsTr("A title cannot be empty")
+                color: Theme.errorText(renameDialog.Material.theme === Material.Dark)
+                font.pixelSize: 12
+            }
         }
-        onAccepted: sidebar.app.renameConversation(conversationId, titleField.text)
-    }
-
-    Dialog {
-        id: deleteDialog
-        objectName: "deleteDialog"
-        property var conversationId: 0
-        property string conversationTitle
-        function ask(id, title) {
-            conversationId = id
-            conversationTitle = title
-            open()
-        }
-        parent: Overlay.overlay
-        anchors.centerIn: parent
-        modal: true
-        title: qsTr("Delete conversation?")
-        standardButtons: Dialog.Yes | Dialog.No
-        Label {
-            width: 320
-            text: qsTr("“%1” and all its messages will be deleted.").arg(deleteDialog.conversationTitle)
-            wrapMode: Text.Wrap
-        }
-        onAccepted: sidebar.app.deleteConversation(conversationId)
+        onAccepted: sidebar.app.renameConversation(conversationId, titleField.text.trim())
     }
 }

@@ -40,6 +40,7 @@ TabBar {
                     horizontalAlignment: Text.AlignHCenter
                 }
                 ToolButton {
+                    objectName: "closeTabButton"
                     text: "×"
                     Layout.preferredWidth: 28
                     Layout.preferredHeight: 28

@@ -2,11 +2,36 @@
 
 #include "arbor/paths.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QThread>
 
 #include <map>
 
 namespace arbor::app {
+
+namespace {
+
+constexpr const char* kPresetsKey = "chat.system_prompt_presets";
+
+QMap<QString, QString> presetsFromJson(const QString& json) {
+    QMap<QString, QString> out;
+    for (const QJsonValue& v : QJsonDocument::fromJson(json.toUtf8()).array()) {
+        const QString name = v[QLatin1String("name")].toString().trimmed();
+        if (!name.isEmpty()) out.insert(name, v[QLatin1String("text")].toString());
+    }
+    return out;
+}
+
+QString presetsToJson(const QMap<QString, QString>& presets) {
+    QJsonArray array;
+    for (auto it = presets.begin(); it != presets.end(); ++it)
+        array.append(QJsonObject{{QStringLiteral("name"), it.key()}, {QStringLiteral("text"), it.value()}});
+    return QString::fromUtf8(QJsonDocument(array).toJson(QJsonDocument::Compact));
+}
+
+} // namespace
 
 AppSettings::AppSettings(StoreService& store, QObject* parent)
     : QObject(parent), store_(store), modelPath_(QString::fromStdString(arbor::default_model_path().string())) {}
@@ -18,7 +43,8 @@ void AppSettings::load() {
         this,
         [](arbor::Store& s) {
             std::map<std::string, std::string> values;
-            for (const char* key : {"model.path", "engine.threads", "engine.kv_mib", "ui.theme"})
+            for (const char* key : {"model.path", "engine.threads", "engine.kv_mib", "ui.theme",
+                                    kDefaultSystemPromptKey, kPresetsKey})
                 if (auto v = s.app_setting(key)) values[key] = *v;
             return values;
         },
@@ -33,6 +59,8 @@ void AppSettings::load() {
             if (const int kv = get("engine.kv_mib").toInt(&ok); ok) kvMiB_ = std::clamp(kv, kMinKvMiB, kMaxKvMiB);
             if (const QString theme = get("ui.theme"); theme == "light" || theme == "dark" || theme == "system")
                 theme_ = theme;
+            defaultSystemPrompt_ = get(kDefaultSystemPromptKey);
+            presets_ = presetsFromJson(get(kPresetsKey));
             if (!override_.isEmpty()) modelPath_ = override_;
             emit changed();
             emit loaded();
@@ -78,6 +106,41 @@ void AppSettings::setTheme(const QString& theme) {
     if (theme == theme_ || (theme != "light" && theme != "dark" && theme != "system")) return;
     theme_ = theme;
     persist("ui.theme", theme);
+    emit changed();
+}
+
+void AppSettings::setDefaultSystemPrompt(const QString& text) {
+    if (text == defaultSystemPrompt_) return;
+    defaultSystemPrompt_ = text;
+    persist(kDefaultSystemPromptKey, text);
+    emit changed();
+}
+
+QVariantList AppSettings::systemPromptPresets() const {
+    QVariantList out;
+    for (auto it = presets_.begin(); it != presets_.end(); ++it)
+        out.append(QVariantMap{{QStringLiteral("name"), it.key()}, {QStringLiteral("text"), it.value()}});
+    return out;
+}
+
+QString AppSettings::presetNameProblem(const QString& name) const {
+    const QString trimmed = name.trimmed();
+    if (trimmed.isEmpty()) return tr("Give the preset a name");
+    if (trimmed.size() > kMaxPresetName) return tr("At most %1 characters").arg(kMaxPresetName);
+    return {};
+}
+
+QString AppSettings::savePreset(const QString& name, const QString& text) {
+    if (QString problem = presetNameProblem(name); !problem.isEmpty()) return problem;
+    presets_.insert(name.trimmed(), text);
+    persist(kPresetsKey, presetsToJson(presets_));
+    emit changed();
+    return {};
+}
+
+void AppSettings::removePreset(const QString& name) {
+    if (presets_.remove(name) == 0) return;
+    persist(kPresetsKey, presetsToJson(presets_));
     emit changed();
 }
 

@@ -3,12 +3,16 @@
 //   engine.threads  compute threads, 0 for one per core (default 0)
 //   engine.kv_mib   KV cache memory budget in MiB (default 512)
 //   ui.theme        "system", "light" or "dark" (default "system")
+//   chat.default_system_prompt   the system prompt of conversations that set none (default none)
+//   chat.system_prompt_presets   named system prompts, a JSON array of {"name", "text"}
 // Values are read once at start (load()) and written through on every change.
 #pragma once
 
 #include "store_worker.h"
 
+#include <QMap>
 #include <QObject>
+#include <QVariantList>
 #include <QtQml/qqmlregistration.h>
 
 namespace arbor::app {
@@ -22,7 +26,13 @@ class AppSettings : public QObject {
     Q_PROPERTY(int kvMemoryMiB READ kvMemoryMiB WRITE setKvMemoryMiB NOTIFY changed)
     Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY changed)
     Q_PROPERTY(int maxThreads READ maxThreads CONSTANT)
+    Q_PROPERTY(QString defaultSystemPrompt READ defaultSystemPrompt WRITE setDefaultSystemPrompt NOTIFY changed)
+    // [{name, text}], sorted by name; names are unique.
+    Q_PROPERTY(QVariantList systemPromptPresets READ systemPromptPresets NOTIFY changed)
 public:
+    static constexpr const char* kDefaultSystemPromptKey = "chat.default_system_prompt";
+    static constexpr int kMaxPresetName = 60;
+
     static constexpr int kDefaultKvMiB = 512;
     static constexpr int kMinKvMiB = 32;
     static constexpr int kMaxKvMiB = 65536;
@@ -34,11 +44,21 @@ public:
     int kvMemoryMiB() const { return kvMiB_; }
     QString theme() const { return theme_; }
     int maxThreads() const;
+    QString defaultSystemPrompt() const { return defaultSystemPrompt_; }
+    QVariantList systemPromptPresets() const;
 
     void setModelPath(const QString& path);
     void setThreads(int threads);          // clamped to 0..maxThreads
     void setKvMemoryMiB(int mib);          // clamped to kMinKvMiB..kMaxKvMiB
     void setTheme(const QString& theme);   // other values than the three are ignored
+    void setDefaultSystemPrompt(const QString& text);
+
+    // Why `name` cannot name a preset (empty, too long), or "" when it can; an existing
+    // name is fine (saving replaces that preset).
+    Q_INVOKABLE QString presetNameProblem(const QString& name) const;
+    // Adds or replaces the preset `name`; returns presetNameProblem(name).
+    Q_INVOKABLE QString savePreset(const QString& name, const QString& text);
+    Q_INVOKABLE void removePreset(const QString& name);
 
     // Reads the stored values (defaults for what is missing or invalid), then loaded().
     void load();
@@ -57,6 +77,8 @@ private:
     int threads_ = 0;
     int kvMiB_ = kDefaultKvMiB;
     QString theme_ = QStringLiteral("system");
+    QString defaultSystemPrompt_;
+    QMap<QString, QString> presets_;  // name -> text
     QString override_;
 };
 

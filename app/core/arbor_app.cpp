@@ -37,6 +37,8 @@ ArborApp::ArborApp(std::filesystem::path database, QObject* parent)
     startupSettle_.setSingleShot(true);
     startupSettle_.setInterval(kStartupSettleMs);
     connect(&startupSettle_, &QTimer::timeout, this, &ArborApp::clearStartupMarker);
+    undoDeleteTimer_.setSingleShot(true);
+    connect(&undoDeleteTimer_, &QTimer::timeout, this, &ArborApp::commitPendingDeletion);
     connect(tabs_.get(), &TabListModel::conversationActivity, conversations_.get(), &ConversationListModel::reload);
     connect(models_.get(), &ModelService::modelChanged, this, [this] { api_->setModel(models_->current()); });
     // A finished download loads the default model, unless the user chose another meanwhile.
@@ -51,6 +53,7 @@ ArborApp::~ArborApp() {
     // store finishes every posted job; the model goes last, released off this thread.
     // Closing normally means the start did finish.
     clearStartupMarker();
+    commitPendingDeletion();
     download_.reset();
     api_.reset();
     tabs_.reset();
@@ -142,6 +145,38 @@ void ArborApp::renameConversation(qint64 id, const QString& title) {
 void ArborApp::deleteConversation(qint64 id) {
     tabs_->closeConversation(id);
     conversations_->remove(id);
+}
+
+void ArborApp::deleteWithUndo(qint64 id, const QString& title) {
+    commitPendingDeletion();
+    tabs_->closeConversation(id);
+    conversations_->hide(id);
+    setPendingDeletion(id, title);
+    undoDeleteTimer_.start(kUndoDeleteMs);
+}
+
+void ArborApp::undoDelete() {
+    if (pendingDeletionId_ == 0) return;
+    undoDeleteTimer_.stop();
+    conversations_->unhide(pendingDeletionId_);
+    setPendingDeletion(0, {});
+}
+
+void ArborApp::commitPendingDeletion() {
+    if (pendingDeletionId_ == 0) return;
+    undoDeleteTimer_.stop();
+    conversations_->remove(pendingDeletionId_);
+    // Reloads after the deletion (the store runs jobs in order): the list shows what the
+    // store holds.
+    conversations_->unhide(pendingDeletionId_);
+    setPendingDeletion(0, {});
+}
+
+void ArborApp::setPendingDeletion(qint64 id, const QString& title) {
+    pendingDeletionId_ = id;
+    if (title == pendingDeletionTitle_) return;
+    pendingDeletionTitle_ = title;
+    emit pendingDeletionChanged();
 }
 
 void ArborApp::copyText(const QString& text) const {

@@ -41,7 +41,12 @@ class ArborApp : public QObject {
     // by dismissNotice().
     Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
     Q_PROPERTY(QString databasePath READ databasePath CONSTANT)
+    // The title of the conversation deleted with deleteWithUndo() whose deletion can still
+    // be undone; empty when there is none.
+    Q_PROPERTY(QString pendingDeletion READ pendingDeletion NOTIFY pendingDeletionChanged)
 public:
+    // How long a deletion can be undone.
+    static constexpr int kUndoDeleteMs = 6000;
     static constexpr const char* kStartupMarkerKey = "app.start_unfinished";
     static constexpr int kStartupSettleMs = 2000;
 
@@ -57,6 +62,7 @@ public:
     bool started() const { return started_; }
     QString notice() const { return notice_; }
     QString databasePath() const { return databasePath_; }
+    QString pendingDeletion() const { return pendingDeletionTitle_; }
 
     // Begins the start-up sequence; `modelOverride` (arbor --model) replaces the stored
     // model choice for this run.
@@ -69,12 +75,18 @@ public:
     Q_INVOKABLE void chooseModel(const QString& pathOrUrl);
     Q_INVOKABLE void renameConversation(qint64 id, const QString& title);
     Q_INVOKABLE void deleteConversation(qint64 id);  // closes its tab first
+    // Takes the conversation out of the list and closes its tab at once, and deletes it
+    // after kUndoDeleteMs, at the next such deletion, or when the app closes, unless
+    // undoDelete() came first.
+    Q_INVOKABLE void deleteWithUndo(qint64 id, const QString& title);
+    Q_INVOKABLE void undoDelete();
     Q_INVOKABLE void copyText(const QString& text) const;
     Q_INVOKABLE void dismissNotice();
 
 signals:
     void startedChanged();
     void noticeChanged();
+    void pendingDeletionChanged();
 
 private:
     void setNotice(const QString& notice);
@@ -84,6 +96,8 @@ private:
     // event loop has kept running for kStartupSettleMs.
     void confirmStartAfterTabsShown();
     void clearStartupMarker();
+    void commitPendingDeletion();
+    void setPendingDeletion(qint64 id, const QString& title);
 
     QString databasePath_;
     // Declaration order matters for destruction, which ~ArborApp spells out.
@@ -98,6 +112,9 @@ private:
     bool startupMarked_ = false;  // the marker is set and not yet cleared
     QString notice_;
     QTimer startupSettle_;
+    qint64 pendingDeletionId_ = 0;
+    QString pendingDeletionTitle_;
+    QTimer undoDeleteTimer_;
 };
 
 } // namespace arbor::app

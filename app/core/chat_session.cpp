@@ -1,8 +1,10 @@
 #include "chat_session.h"
 
+#include "app_settings.h"
+#include "conversation_settings_form.h"
+
 #include <QRandomGenerator>
 
-#include <cmath>
 
 namespace arbor::app {
 
@@ -15,38 +17,15 @@ QString titleFrom(const QString& text) {
     return line.isEmpty() ? QStringLiteral("New conversation") : line;
 }
 
-QVariant optionalToVariant(const std::optional<double>& v) { return v ? QVariant(*v) : QVariant(); }
-QVariant optionalToVariant(const std::optional<int>& v) { return v ? QVariant(*v) : QVariant(); }
-
-// Undefined, null or "" -> unset; else a number within [lo, hi].
 template <class T>
-bool readOptional(const QVariantMap& map, const QString& key, double lo, double hi, std::optional<T>& out,
-                  QString& error) {
-    const QVariant v = map.value(key);
-    if (!v.isValid() || v.isNull() || (v.typeId() == QMetaType::QString && v.toString().trimmed().isEmpty())) {
-        out.reset();
-        return true;
-    }
-    bool ok = false;
-    const double d = v.typeId() == QMetaType::QString ? v.toString().trimmed().toDouble(&ok) : v.toDouble(&ok);
-    if (!ok || !std::isfinite(d) || d < lo || d > hi) {
-        error = QStringLiteral("%1 must be a number from %2 to %3").arg(key).arg(lo).arg(hi);
-        return false;
-    }
-    if constexpr (std::is_integral_v<T>) {
-        if (d != std::floor(d)) {
-            error = QStringLiteral("%1 must be a whole number").arg(key);
-            return false;
-        }
-    }
-    out = T(d);
-    return true;
-}
+QVariant optionalToVariant(const std::optional<T>& v) { return v ? QVariant::fromValue(*v) : QVariant(); }
 
 } // namespace
 
 struct ChatSession::Turn {
     qint64 reply = 0;
+    std::vector<arbor::TokenId> replyIds;  // a continued reply: what it has so far
+    QString replyText;
     std::vector<arbor::TokenId> prompt;
     QString title;  // set when this turn gave the conversation its title
 };
@@ -56,6 +35,7 @@ ChatSession::ChatSession(qint64 conversationId, StoreService& store, ModelServic
     flushTimer_.setInterval(kFlushIntervalMs);
     connect(&flushTimer_, &QTimer::timeout, this, &ChatSession::flush);
     connect(&models_, &ModelService::tokenReceived, this, &ChatSession::onToken);
+    connect(&models_, &ModelService::prefillProgress, this, &ChatSession::onPrefillProgress);
     connect(&models_, &ModelService::finished, this, &ChatSession::onFinished);
     connect(&models_, &ModelService::aboutToUnload, this, &ChatSession::onUnload);
     connect(&messages_, &MessageListModel::loaded, this, [this] {
@@ -67,9 +47,25 @@ ChatSession::ChatSession(qint64 conversationId, StoreService& store, ModelServic
             messages_.setText(reply_, replyText_);
             messages_.setFinished(reply_, finishedState_, finishedStats_);
         }
+        // The context the branch takes, as far as its last reply tells.
+        if (phase_ == Phase::idle && messages_.rowCount() > 0) {
+            const MessageRow& last = messages_.row(messages_.rowCount() - 1);
+            const QVariant prompt = last.stats.value(QStringLiteral("promptTokens"));
+            setContextTokens(last.role == QLatin1String("assistant") && prompt.isValid()
+                                 ? prompt.toInt() + last.tokenCount : 0);
+        }
         emit leafChanged();
     });
 }
+
+QVariant ChatSession::temperature() const { return optionalToVariant(settings_.temperature); }
+QVariant ChatSession::topP() const { return optionalToVariant(settings_.top_p); }
+QVariant ChatSession::topK() const { return optionalToVariant(settings_.top_k); }
+QVariant ChatSession::maxTokens() const { return optionalToVariant(settings_.max_tokens); }
+QVariant ChatSession::repetitionPenalty() const { return optionalToVariant(settings_.repetition_penalty); }
+QVariant ChatSession::minP() const { return optionalToVariant(settings_.min_p); }
+QVariant ChatSession::seed() const { return optionalToVariant(settings_.seed); }
+QString ChatSession::stopStrings() const { return stopStringsToText(settings_.stop_strings); }
 
 ChatSession::~ChatSession() {
     if (phase_ == Phase::composing) {
@@ -112,12 +108,7 @@ void ChatSession::open(qint64 leaf) {
         this, [id](arbor::Store& s) { return s.conversation(id); },
         [this](arbor::Conversation c) {
             setTitle(QString::fromStdString(c.title));
-            systemPrompt_ = QString::fromStdString(c.settings.system_prompt);
-            temperature_ = optionalToVariant(c.settings.temperature);
-            topP_ = optionalToVariant(c.settings.top_p);
-            topK_ = optionalToVariant(c.settings.top_k);
-            maxTokens_ = optionalToVariant(c.settings.max_tokens);
-            emit settingsChanged();
+            applySettings(c.settings);
             emit opened();
         },
         [this](const QString& message) { setError(message); });
@@ -170,7 +161,17 @@ void ChatSession::stop() {
     if (phase_ == Phase::composing) stopRequested_ = true;
 }
 
-bool ChatSession::startTurn(qint64 parent, const QString& userText) {
+bool ChatSession::continueReply(int row) {
+    const int last = messages_.rowCount() - 1;
+    if (row < 0 || row != last || messages_.row(row).role != QLatin1String("assistant") ||
+        (messages_.row(row).state != QLatin1String("complete") && messages_.row(row).state != QLatin1String("stopped"))) {
+        setError(QStringLiteral("only the last reply, once finished, can be continued"));
+        return false;
+    }
+    return startTurn(messages_.row(row).parentId, {}, messages_.row(row).id);
+}
+
+bool ChatSession::startTurn(qint64 parent, const QString& userText, qint64 continued) {
     if (phase_ != Phase::idle) {
         setError(QStringLiteral("a reply is still being generated"));
         return false;
@@ -188,7 +189,7 @@ bool ChatSession::startTurn(qint64 parent, const QString& userText) {
     composedReply_ = std::make_shared<qint64>(0);
     store_.call(
         this,
-        [model, conversation, parent, text, composed = composedReply_](arbor::Store& s) {
+        [model, conversation, parent, text, continued, composed = composedReply_](arbor::Store& s) {
             const arbor::ChatFormatter& formatter = *model->formatter;
             std::optional<arbor::MessageId> below = parent ? std::optional<arbor::MessageId>(parent) : std::nullopt;
             Turn turn;
@@ -200,9 +201,10 @@ bool ChatSession::startTurn(qint64 parent, const QString& userText) {
                 }
             }
             std::vector<arbor::ChatMessage> chat;
-            const auto settings = s.conversation_settings(conversation);
-            if (!settings.system_prompt.empty())
-                chat.push_back({arbor::Role::System, formatter.encode_content(settings.system_prompt)});
+            // A conversation without a system prompt of its own gets the app's default.
+            std::string system = s.conversation_settings(conversation).system_prompt;
+            if (system.empty()) system = s.app_setting(AppSettings::kDefaultSystemPromptKey).value_or("");
+            if (!system.empty()) chat.push_back({arbor::Role::System, formatter.encode_content(system)});
             if (below) {
                 for (const auto& m : s.path(*below)) {
                     // A reply keeps the exact ids it was generated as, so the prompt
@@ -212,6 +214,17 @@ bool ChatSession::startTurn(qint64 parent, const QString& userText) {
                 }
             }
             turn.prompt = formatter.compose(chat);
+            if (continued) {
+                // The reply's prompt followed by its ids: exactly what was computed while
+                // it was generated, so the cache serves all of it.
+                s.resume_message(continued);
+                const arbor::Message m = s.message(continued);
+                turn.reply = continued;
+                turn.replyIds = m.token_ids;
+                turn.replyText = QString::fromStdString(m.text);
+                *composed = turn.reply;
+                return turn;
+            }
             turn.reply = s.add_message(conversation, below, arbor::Role::Assistant, "", {},
                                        arbor::MessageState::streaming);
             *composed = turn.reply;  // read only by later jobs on this thread
@@ -232,8 +245,8 @@ void ChatSession::onComposed(const Turn& turn) {
     }
     reply_ = turn.reply;
     prompt_ = turn.prompt;
-    replyIds_.clear();
-    replyText_.clear();
+    replyIds_ = turn.replyIds;
+    replyText_ = turn.replyText;
     pendingText_.clear();
     pendingIds_.clear();
     setPhase(Phase::streaming);
@@ -242,24 +255,55 @@ void ChatSession::onComposed(const Turn& turn) {
         finishReply(MessageState::stopped, QStringLiteral("cancelled"), {});
         return;
     }
-    request_ = models_.submit({turn.prompt, generateOptions()});
+    std::vector<arbor::TokenId> prompt = turn.prompt;
+    prompt.insert(prompt.end(), replyIds_.begin(), replyIds_.end());
+    continuedIds_ = int(replyIds_.size());
+    const int promptTokens = int(prompt.size());
+    request_ = models_.submit({std::move(prompt), generateOptions()});
+    if (request_ != 0) {
+        setPrefill(0, promptTokens);
+        setContextTokens(promptTokens);
+    }
     if (request_ == 0) finishReply(MessageState::error, QStringLiteral("error: no model is loaded"), {});
     else flushTimer_.start();
 }
 
 arbor::GenerateOptions ChatSession::generateOptions() const {
+    const arbor::ConversationSettings& s = settings_;
     arbor::GenerateOptions o;
-    o.sampler.temperature = float(temperature_.isValid() ? temperature_.toDouble() : kDefaultTemperature);
-    o.sampler.top_p = float(topP_.isValid() ? topP_.toDouble() : kDefaultTopP);
-    o.sampler.top_k = topK_.isValid() ? topK_.toInt() : kDefaultTopK;
-    o.sampler.seed = QRandomGenerator::global()->generate64();
-    o.max_tokens = maxTokens_.isValid() ? maxTokens_.toInt() : kDefaultMaxTokens;
+    o.sampler.temperature = float(s.temperature.value_or(kDefaultTemperature));
+    o.sampler.top_p = float(s.top_p.value_or(kDefaultTopP));
+    o.sampler.top_k = s.top_k.value_or(kDefaultTopK);
+    o.sampler.min_p = float(s.min_p.value_or(kDefaultMinP));
+    o.sampler.repetition_penalty = float(s.repetition_penalty.value_or(kDefaultRepetitionPenalty));
+    o.sampler.seed = s.seed ? std::uint64_t(*s.seed) : QRandomGenerator::global()->generate64();
+    o.max_tokens = s.max_tokens.value_or(kDefaultMaxTokens);
+    o.stop_strings = s.stop_strings;
     return o;
+}
+
+void ChatSession::onPrefillProgress(quint64 requestId, int done, int total) {
+    if (phase_ == Phase::streaming && requestId == request_) setPrefill(done, total);
+}
+
+void ChatSession::setPrefill(int done, int total) {
+    if (done == prefillDone_ && total == prefillTotal_) return;
+    prefillDone_ = done;
+    prefillTotal_ = total;
+    emit prefillChanged();
+}
+
+void ChatSession::setContextTokens(int tokens) {
+    if (tokens == contextTokens_) return;
+    contextTokens_ = tokens;
+    emit contextTokensChanged();
 }
 
 void ChatSession::onToken(quint64 requestId, int tokenId, const QString& text) {
     if (phase_ != Phase::streaming || requestId != request_) return;
+    setPrefill(0, 0);  // the prompt is read
     if (tokenId >= 0) {  // -1: held-back text flushed at the end
+        setContextTokens(contextTokens_ + 1);
         pendingIds_.push_back(tokenId);
         replyIds_.push_back(tokenId);
     }
@@ -271,8 +315,11 @@ void ChatSession::onToken(quint64 requestId, int tokenId, const QString& text) {
 void ChatSession::onFinished(quint64 requestId, const QString& reason, const QString& error, const ReplyStats& stats) {
     if (phase_ != Phase::streaming || requestId != request_) return;
     arbor::MessageStats s;
-    s.prompt_tokens = stats.promptTokens;
-    s.cached_tokens = stats.cachedTokens;
+    // Stored per turn: a continued reply's own earlier ids, which were part of this
+    // request's prompt, count as reply, not as prompt (so prompt + reply ids is the
+    // context the branch takes).
+    s.prompt_tokens = stats.promptTokens - continuedIds_;
+    s.cached_tokens = std::min(stats.cachedTokens, *s.prompt_tokens);
     if (stats.generatedTokens > 0) s.ttft_ms = stats.timeToFirstTokenMs;
     if (stats.generatedTokens > 1) s.tokens_per_second = stats.tokensPerSecond;
     MessageState state = MessageState::complete;
@@ -313,6 +360,7 @@ void ChatSession::finishReply(MessageState state, const QString& finishReason, a
     finishedStats_ = statsToMap(stats);
     messages_.setFinished(id, finishedState_, finishedStats_);
     request_ = 0;
+    setPrefill(0, 0);
     setPhase(Phase::idle);
 }
 
@@ -328,32 +376,30 @@ void ChatSession::flush() {
         [this](const QString& message) { setError(message); });
 }
 
-QString ChatSession::saveSettings(const QVariantMap& map) {
+QVariantMap ChatSession::settingsProblems(const QVariantMap& fields) const {
+    arbor::ConversationSettings parsed;
+    return parseConversationSettings(fields, parsed);
+}
+
+QString ChatSession::saveSettings(const QVariantMap& fields) {
     arbor::ConversationSettings settings;
-    QString error;
-    std::optional<double> temperature, topP;
-    std::optional<int> topK, maxTokens;
-    if (!readOptional(map, QStringLiteral("temperature"), 0.0, 2.0, temperature, error) ||
-        !readOptional(map, QStringLiteral("topP"), 0.0, 1.0, topP, error) ||
-        !readOptional(map, QStringLiteral("topK"), 0.0, 1000.0, topK, error) ||
-        !readOptional(map, QStringLiteral("maxTokens"), 1.0, 1 << 20, maxTokens, error))
-        return error;
-    settings.system_prompt = map.value(QStringLiteral("systemPrompt")).toString().toStdString();
-    settings.temperature = temperature;
-    settings.top_p = topP;
-    settings.top_k = topK;
-    settings.max_tokens = maxTokens;
-    systemPrompt_ = QString::fromStdString(settings.system_prompt);
-    temperature_ = optionalToVariant(temperature);
-    topP_ = optionalToVariant(topP);
-    topK_ = optionalToVariant(topK);
-    maxTokens_ = optionalToVariant(maxTokens);
-    emit settingsChanged();
+    const QVariantMap problems = parseConversationSettings(fields, settings);
+    if (!problems.isEmpty()) {
+        QStringList lines;
+        for (auto it = problems.begin(); it != problems.end(); ++it) lines << it.key() + ": " + it.value().toString();
+        return lines.join(QLatin1Char('\n'));
+    }
+    applySettings(settings);
     const qint64 id = conversation_;
     store_.call(
         this, [id, settings](arbor::Store& s) { s.set_conversation_settings(id, settings); }, [] {},
         [this](const QString& message) { setError(message); });
     return {};
+}
+
+void ChatSession::applySettings(const arbor::ConversationSettings& settings) {
+    settings_ = settings;
+    emit settingsChanged();
 }
 
 } // namespace arbor::app

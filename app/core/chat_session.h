@@ -35,12 +35,27 @@ class ChatSession : public QObject {
     Q_PROPERTY(QVariant topP READ topP NOTIFY settingsChanged)
     Q_PROPERTY(QVariant topK READ topK NOTIFY settingsChanged)
     Q_PROPERTY(QVariant maxTokens READ maxTokens NOTIFY settingsChanged)
+    Q_PROPERTY(QVariant repetitionPenalty READ repetitionPenalty NOTIFY settingsChanged)
+    Q_PROPERTY(QVariant minP READ minP NOTIFY settingsChanged)
+    Q_PROPERTY(QVariant seed READ seed NOTIFY settingsChanged)
+    // As the settings dialog's field writes them (see conversation_settings_form.h).
+    Q_PROPERTY(QString stopStrings READ stopStrings NOTIFY settingsChanged)
+    // While the prompt of the reply being generated is computed: prefillDone of its
+    // prefillTotal tokens are (the engine reports after each chunk). prefillTotal is 0
+    // once the first token came, and when no reply is being generated.
+    Q_PROPERTY(int prefillDone READ prefillDone NOTIFY prefillChanged)
+    Q_PROPERTY(int prefillTotal READ prefillTotal NOTIFY prefillChanged)
+    // Tokens of the context the branch shown takes: the last reply's prompt and the reply
+    // (0 while unknown: no reply on the branch yet).
+    Q_PROPERTY(int contextTokens READ contextTokens NOTIFY contextTokensChanged)
 public:
     // Defaults for what a conversation leaves unset.
     static constexpr double kDefaultTemperature = 0.7;
     static constexpr double kDefaultTopP = 0.9;
     static constexpr int kDefaultTopK = 40;
     static constexpr int kDefaultMaxTokens = 1024;
+    static constexpr double kDefaultRepetitionPenalty = 1.0;  // off
+    static constexpr double kDefaultMinP = 0.05;
     // Text and token ids of a streaming reply reach the store this often.
     static constexpr int kFlushIntervalMs = 500;
 
@@ -52,11 +67,18 @@ public:
     MessageListModel* messages() { return &messages_; }
     bool generating() const { return phase_ != Phase::idle; }
     QString error() const { return error_; }
-    QString systemPrompt() const { return systemPrompt_; }
-    QVariant temperature() const { return temperature_; }
-    QVariant topP() const { return topP_; }
-    QVariant topK() const { return topK_; }
-    QVariant maxTokens() const { return maxTokens_; }
+    QString systemPrompt() const { return QString::fromStdString(settings_.system_prompt); }
+    QVariant temperature() const;
+    QVariant topP() const;
+    QVariant topK() const;
+    QVariant maxTokens() const;
+    QVariant repetitionPenalty() const;
+    QVariant minP() const;
+    QVariant seed() const;
+    QString stopStrings() const;
+    int prefillDone() const { return prefillDone_; }
+    int prefillTotal() const { return prefillTotal_; }
+    int contextTokens() const { return contextTokens_; }
 
     // Loads the conversation (title, settings) and shows the branch ending at leaf (0:
     // the latest leaf).
@@ -69,12 +91,18 @@ public:
     Q_INVOKABLE bool regenerate(int row);
     // A new version of the user message at `row` (a sibling branch), then its reply.
     Q_INVOKABLE bool edit(int row, const QString& text);
+    // Generates more of the reply at `row` (one that stopped at max tokens or was
+    // stopped), appended to the same message: its prompt is the reply's prompt followed
+    // by the reply's ids, so the cache serves all of it. Only for the last message shown.
+    Q_INVOKABLE bool continueReply(int row);
     Q_INVOKABLE void stop();
 
-    // Validates and saves the per-conversation settings. Keys: systemPrompt (string),
-    // temperature, topP, topK, maxTokens (numbers; undefined, null or "" for the
-    // default). Returns an error message, empty on success.
+    // Validates and saves the per-conversation settings (keys and forms: see
+    // parseConversationSettings). Returns the problems as "key: reason" lines, empty on
+    // success (then nothing is changed).
     Q_INVOKABLE QString saveSettings(const QVariantMap& settings);
+    // {key: reason} for each field of `settings` that saveSettings would refuse.
+    Q_INVOKABLE QVariantMap settingsProblems(const QVariantMap& settings) const;
 
     void setTitle(const QString& title);  // after a rename elsewhere
 
@@ -83,6 +111,8 @@ signals:
     void generatingChanged();
     void errorChanged();
     void settingsChanged();
+    void prefillChanged();
+    void contextTokensChanged();
     void opened();
     // A reply finished and is stored; `messageId` is its id (for the sidebar's order).
     void replyFinished(qint64 messageId);
@@ -93,7 +123,11 @@ private:
     enum class Phase { idle, composing, streaming };
     struct Turn;
 
-    bool startTurn(qint64 parent, const QString& userText);
+    bool startTurn(qint64 parent, const QString& userText, qint64 continued = 0);
+    void onPrefillProgress(quint64 requestId, int done, int total);
+    void setPrefill(int done, int total);
+    void setContextTokens(int tokens);
+    void applySettings(const arbor::ConversationSettings& settings);
     void onComposed(const Turn& turn);
     void onToken(quint64 requestId, int tokenId, const QString& text);
     void onFinished(quint64 requestId, const QString& reason, const QString& error, const ReplyStats& stats);
@@ -114,8 +148,9 @@ private:
     MessageListModel messages_;
     QString title_;
     QString error_;
-    QString systemPrompt_;
-    QVariant temperature_, topP_, topK_, maxTokens_;
+    arbor::ConversationSettings settings_;  // as stored
+    int prefillDone_ = 0, prefillTotal_ = 0;
+    int contextTokens_ = 0;
 
     Phase phase_ = Phase::idle;
     bool stopRequested_ = false;  // stop() while the turn was still being composed
@@ -123,6 +158,7 @@ private:
     qint64 reply_ = 0;          // the streaming reply's message id
     std::vector<std::int32_t> prompt_;    // the prompt it answers
     std::vector<std::int32_t> replyIds_;  // every id it generated
+    int continuedIds_ = 0;      // ids the reply had before this request continued it
     QString replyText_;         // everything generated so far, to restore after a reload
     QString pendingText_;       // not yet written to the store
     std::vector<std::int32_t> pendingIds_;

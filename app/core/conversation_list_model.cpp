@@ -64,10 +64,25 @@ int ConversationListModel::rowOf(qint64 id) const {
     return -1;
 }
 
+void ConversationListModel::hide(qint64 id) {
+    hidden_.insert(id);
+    if (const int row = rowOf(id); row >= 0) {
+        beginRemoveRows({}, row, row);
+        rows_.removeAt(row);
+        endRemoveRows();
+    }
+}
+
+void ConversationListModel::unhide(qint64 id) {
+    if (hidden_.remove(id)) reload();
+}
+
 void ConversationListModel::apply(quint64 ticket, const QList<ConversationRow>& rows) {
     if (ticket != ticket_) return;  // a newer reload is on its way
     beginResetModel();
-    rows_ = rows;
+    rows_.clear();
+    for (const ConversationRow& row : rows)
+        if (!hidden_.contains(row.id)) rows_.append(row);
     endResetModel();
     emit loaded();
 }

@@ -6,6 +6,7 @@
 #include "store_worker.h"
 
 #include <QAbstractListModel>
+#include <QSet>
 #include <QtQml/qqmlregistration.h>
 
 namespace arbor::app {
@@ -35,6 +36,10 @@ public:
     Q_INVOKABLE void rename(qint64 id, const QString& title);
     Q_INVOKABLE void remove(qint64 id);
     Q_INVOKABLE int rowOf(qint64 id) const;
+    // Leaves the conversation out of the list (a deletion that can still be undone)
+    // until shown again.
+    void hide(qint64 id);
+    void unhide(qint64 id);
 
 signals:
     void filterChanged();
@@ -48,6 +53,7 @@ private:
     StoreService& store_;
     QString filter_;
     QList<ConversationRow> rows_;
+    QSet<qint64> hidden_;
     quint64 ticket_ = 0;  // only the newest reload is applied
 };
 

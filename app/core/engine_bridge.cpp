@@ -55,6 +55,10 @@ void EngineBridge::deliver(const arbor::Event& event) {
         emit tokenReceived(event.id, event.token, QString::fromStdString(event.text));
         return;
     }
+    if (event.kind == arbor::Event::Kind::Progress) {
+        emit prefillProgress(event.id, event.prefilled, event.stats.prompt_tokens);
+        return;
+    }
     running_.remove(event.id);
     ReplyStats stats;
     stats.promptTokens = event.stats.prompt_tokens;

@@ -43,6 +43,8 @@ public:
 
 signals:
     void tokenReceived(quint64 requestId, int tokenId, const QString& text);
+    // After each chunk of a long prompt but the last: `done` of its `total` tokens are computed.
+    void prefillProgress(quint64 requestId, int done, int total);
     // reason: "stop", "length", "cancelled" or "error" (then error says why).
     void finished(quint64 requestId, const QString& reason, const QString& error,
                   const arbor::app::ReplyStats& stats);

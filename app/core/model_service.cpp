@@ -140,6 +140,7 @@ void ModelService::loaded(quint64 generation, std::shared_ptr<LoadedModel> model
     current_ = std::move(model);
     bridge_ = std::make_unique<EngineBridge>(*current_->engine);
     connect(bridge_.get(), &EngineBridge::tokenReceived, this, &ModelService::tokenReceived);
+    connect(bridge_.get(), &EngineBridge::prefillProgress, this, &ModelService::prefillProgress);
     connect(bridge_.get(), &EngineBridge::finished, this, &ModelService::finished);
     details_ = describe(*current_->model, current_->path);
     progress_ = 1.0;
@@ -153,6 +154,14 @@ void ModelService::failed(quint64 generation, const QString& message, bool missi
     error_ = message;
     missingDefaultModel_ = missingDefaultModel;
     setState(QStringLiteral("failed"));
+}
+
+QString ModelService::device() const {
+    return current_ ? QString::fromStdString(current_->engine->device()) : QString();
+}
+
+int ModelService::contextSize() const {
+    return current_ ? current_->engine->context_size() : 0;
 }
 
 quint64 ModelService::submit(arbor::Request request) {

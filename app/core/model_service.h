@@ -30,6 +30,10 @@ class ModelService : public QObject {
     Q_PROPERTY(QString name READ name NOTIFY stateChanged)
     Q_PROPERTY(QString details READ details NOTIFY stateChanged)  // architecture, size, context
     Q_PROPERTY(QString error READ error NOTIFY stateChanged)
+    // What runs the model (Engine::device(), e.g. "CPU (AVX2, 8 threads)"), and the longest
+    // sequence it takes in tokens; empty and 0 until a model is ready.
+    Q_PROPERTY(QString device READ device NOTIFY stateChanged)
+    Q_PROPERTY(int contextSize READ contextSize NOTIFY stateChanged)
     // The failed load was of the default model, and its file does not exist.
     Q_PROPERTY(bool missingDefaultModel READ missingDefaultModel NOTIFY stateChanged)
 public:
@@ -43,6 +47,8 @@ public:
     QString name() const;
     QString details() const { return details_; }
     QString error() const { return error_; }
+    QString device() const;
+    int contextSize() const;
     bool missingDefaultModel() const { return missingDefaultModel_; }
 
     // Unloads the current model (aboutToUnload first), then loads `path` with an engine
@@ -64,6 +70,7 @@ signals:
     void modelChanged();  // current() changed
     // The current bridge's events, forwarded.
     void tokenReceived(quint64 requestId, int tokenId, const QString& text);
+    void prefillProgress(quint64 requestId, int done, int total);
     void finished(quint64 requestId, const QString& reason, const QString& error,
                   const arbor::app::ReplyStats& stats);
 

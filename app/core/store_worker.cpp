@@ -96,7 +96,7 @@ void StoreWorker::emitPath(quint64 ticket, qint64 conversation, arbor::MessageId
     if (leaf != 0) {
         for (const auto& m : store_->path(leaf)) {
             MessageRow row{m.id, m.parent_id.value_or(0), qs(arbor::to_string(m.role)), qs(m.text),
-                           qs(arbor::to_string(m.state)), statsToMap(m.stats), 0, 1};
+                           qs(arbor::to_string(m.state)), statsToMap(m.stats), 0, 1, int(m.token_ids.size())};
             const auto siblings = siblingsOf(m);
             row.branchCount = int(siblings.size());
             for (size_t i = 0; i < siblings.size(); ++i)

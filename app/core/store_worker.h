@@ -35,6 +35,7 @@ struct MessageRow {
     QVariantMap stats;    // promptTokens, cachedTokens, ttftMs, tokensPerSecond, finishReason (when known)
     int branchIndex = 0;  // among the message's siblings, in creation order
     int branchCount = 1;
+    int tokenCount = 0;   // its token ids (a reply: the ids it was generated as)
 };
 
 // promptTokens, cachedTokens, ttftMs, tokensPerSecond, finishReason: those measured.

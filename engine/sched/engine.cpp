@@ -228,6 +228,18 @@ struct Engine::Impl {
         return false;
     }
 
+    // After a chunk of a prompt that is not its last: how much of the prompt is computed.
+    // Not for warm-ups (nobody waits on them) nor for a preempted request computing its
+    // tokens again (it has shown its progress already).
+    void report_prefill(Active& a, const sched::StepItem& it) {
+        if (prefill_only(a.seq) || a.stats.generated_tokens > 0) return;
+        Event e;
+        e.kind = Event::Kind::Progress;
+        e.prefilled = std::min(it.start + it.count, a.seq.prompt_len);
+        e.stats = a.stats;
+        emit(a, std::move(e));
+    }
+
     void run_step(const sched::Plan& plan) {
         for (const auto& copy : plan.copies) {
             backend->copy_page_prefix(copy.src, copy.dst, copy.positions);
@@ -252,7 +264,10 @@ struct Engine::Impl {
         size_t row = 0;
         std::vector<RequestId> done;
         for (const auto& it : items) {
-            if (!it.sample) continue;
+            if (!it.sample) {
+                report_prefill(*active.at(it.seq->id), it);
+                continue;
+            }
             Active& a = *active.at(it.seq->id);
             if (prefill_only(*it.seq)) {
                 // The whole prompt is in the KV now; finishing offers it to the cache.

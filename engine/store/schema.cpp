@@ -60,6 +60,14 @@ CREATE TABLE open_tabs (
     active INTEGER NOT NULL DEFAULT 0 CHECK (active IN (0, 1))
 );
 )sql",
+    // 3: more sampler settings per conversation. Stop strings are joined by U+001F
+    // (unit separator), which no stop string may contain.
+    R"sql(
+ALTER TABLE conversations ADD COLUMN repetition_penalty REAL;
+ALTER TABLE conversations ADD COLUMN min_p REAL;
+ALTER TABLE conversations ADD COLUMN seed INTEGER;
+ALTER TABLE conversations ADD COLUMN stop_strings TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 constexpr int kLatest = static_cast<int>(std::size(kMigrations));

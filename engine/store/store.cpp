@@ -9,8 +9,32 @@ using store::Call;
 
 namespace {
 
+constexpr char kStopStringSeparator = '\x1f';
+
+
+std::vector<std::string> split_stop_strings(const std::string& joined) {
+    std::vector<std::string> out;
+    if (joined.empty()) return out;
+    size_t start = 0;
+    for (;;) {
+        const size_t end = joined.find(kStopStringSeparator, start);
+        out.push_back(joined.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        if (end == std::string::npos) return out;
+        start = end + 1;
+    }
+}
+
+std::string join_stop_strings(const std::vector<std::string>& strings) {
+    std::string out;
+    for (const auto& s : strings) {
+        if (!out.empty()) out += kStopStringSeparator;
+        out += s;
+    }
+    return out;
+}
+
 // Columns: id, title, created_at, updated_at, system_prompt, temperature, top_p, top_k,
-// max_tokens.
+// max_tokens, repetition_penalty, min_p, seed, stop_strings.
 Conversation read_conversation(const store::Query& q) {
     Conversation c;
     c.id = q.int64(0);
@@ -22,6 +46,10 @@ Conversation read_conversation(const store::Query& q) {
     c.settings.top_p = q.opt_real(6);
     if (auto k = q.opt_int64(7)) c.settings.top_k = static_cast<int>(*k);
     if (auto m = q.opt_int64(8)) c.settings.max_tokens = static_cast<int>(*m);
+    c.settings.repetition_penalty = q.opt_real(9);
+    c.settings.min_p = q.opt_real(10);
+    c.settings.seed = q.opt_int64(11);
+    c.settings.stop_strings = split_stop_strings(q.text(12));
     return c;
 }
 
@@ -32,6 +60,13 @@ void check_settings(const store::Db& db, const ConversationSettings& s) {
     if (s.top_p && !(*s.top_p > 0 && *s.top_p <= 1)) bad("top_p must be in (0, 1]");
     if (s.top_k && *s.top_k < 0) bad("top_k must be >= 0");
     if (s.max_tokens && *s.max_tokens <= 0) bad("max_tokens must be > 0");
+    if (s.repetition_penalty && !(std::isfinite(*s.repetition_penalty) && *s.repetition_penalty > 0))
+        bad("repetition_penalty must be a finite number > 0");
+    if (s.min_p && !(*s.min_p >= 0 && *s.min_p <= 1)) bad("min_p must be in [0, 1]");
+    if (s.seed && *s.seed < 0) bad("seed must be >= 0");
+    for (const auto& stop : s.stop_strings)
+        if (stop.empty() || stop.find(kStopStringSeparator) != std::string::npos)
+            bad("a stop string must be non-empty and must not contain U+001F");
 }
 
 } // namespace
@@ -86,11 +121,12 @@ ConversationId Store::create_conversation(std::string_view title,
     const std::int64_t now = impl_->now_ms();
     store::Transaction tx(call.db);
     auto q = call.db.query("INSERT INTO conversations (title, created_at, updated_at, system_prompt,"
-                           " temperature, top_p, top_k, max_tokens)"
-                           " VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7)");
+                           " temperature, top_p, top_k, max_tokens, repetition_penalty, min_p, seed,"
+                           " stop_strings) VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
     q.bind(1, title).bind(2, now).bind(3, settings.system_prompt);
     q.bind(4, settings.temperature).bind(5, settings.top_p).bind(6, settings.top_k);
-    q.bind(7, settings.max_tokens).run();
+    q.bind(7, settings.max_tokens).bind(8, settings.repetition_penalty).bind(9, settings.min_p);
+    q.bind(10, settings.seed).bind(11, join_stop_strings(settings.stop_strings)).run();
     const ConversationId id = call.db.last_insert_rowid();
     tx.commit();
     return id;
@@ -119,8 +155,9 @@ void Store::delete_conversation(ConversationId id) {
 
 Conversation Store::conversation(ConversationId id) const {
     Call call(*impl_, "read the conversation");
-    auto q = call.db.query("SELECT id, title, created_at, updated_at, system_prompt, temperature,"
-                           " top_p, top_k, max_tokens FROM conversations WHERE id = ?1");
+    auto q = call.db.query("SELECT id, title, created_at, updated_at, system_prompt, temperature, top_p,"
+                           " top_k, max_tokens, repetition_penalty, min_p, seed, stop_strings"
+                           " FROM conversations WHERE id = ?1");
     q.bind(1, id);
     if (!q.step())
         store::fail(call.db, StoreError::Kind::not_found, "no conversation " + std::to_string(id));
@@ -129,9 +166,9 @@ Conversation Store::conversation(ConversationId id) const {
 
 std::vector<Conversation> Store::list_conversations() const {
     Call call(*impl_, "list the conversations");
-    auto q = call.db.query("SELECT id, title, created_at, updated_at, system_prompt, temperature,"
-                           " top_p, top_k, max_tokens FROM conversations"
-                           " ORDER BY updated_at DESC, id DESC");
+    auto q = call.db.query("SELECT id, title, created_at, updated_at, system_prompt, temperature, top_p,"
+                           " top_k, max_tokens, repetition_penalty, min_p, seed, stop_strings"
+                           " FROM conversations ORDER BY updated_at DESC, id DESC");
     std::vector<Conversation> out;
     while (q.step()) out.push_back(read_conversation(q));
     return out;
@@ -146,9 +183,12 @@ void Store::set_conversation_settings(ConversationId id, const ConversationSetti
     check_settings(call.db, settings);
     store::Transaction tx(call.db);
     auto q = call.db.query("UPDATE conversations SET system_prompt = ?2, temperature = ?3,"
-                           " top_p = ?4, top_k = ?5, max_tokens = ?6 WHERE id = ?1");
+                           " top_p = ?4, top_k = ?5, max_tokens = ?6, repetition_penalty = ?7,"
+                           " min_p = ?8, seed = ?9, stop_strings = ?10 WHERE id = ?1");
     q.bind(1, id).bind(2, settings.system_prompt).bind(3, settings.temperature);
-    q.bind(4, settings.top_p).bind(5, settings.top_k).bind(6, settings.max_tokens).run();
+    q.bind(4, settings.top_p).bind(5, settings.top_k).bind(6, settings.max_tokens);
+    q.bind(7, settings.repetition_penalty).bind(8, settings.min_p).bind(9, settings.seed);
+    q.bind(10, join_stop_strings(settings.stop_strings)).run();
     if (call.db.changes() == 0)
         store::fail(call.db, StoreError::Kind::not_found, "no conversation " + std::to_string(id));
     tx.commit();

@@ -146,6 +146,23 @@ void Store::append_to_message(MessageId id, std::string_view text_piece,
     if (call.db.changes() == 0) fail_not_streaming(call.db, id);
 }
 
+void Store::resume_message(MessageId id) {
+    Call call(*impl_, "continue the reply");
+    store::Transaction tx(call.db);
+    auto q = call.db.query("UPDATE messages SET state = 'streaming' WHERE id = ?1 AND role = 'assistant'"
+                           " AND state IN ('complete', 'stopped')"
+                           " AND NOT EXISTS (SELECT 1 FROM messages WHERE parent_id = ?1)");
+    q.bind(1, id).run();
+    if (call.db.changes() == 0) {
+        auto m = call.db.query("SELECT 1 FROM messages WHERE id = ?1");
+        m.bind(1, id);
+        if (!m.step()) store::fail(call.db, StoreError::Kind::not_found, "no message " + std::to_string(id));
+        store::fail(call.db, StoreError::Kind::invalid,
+                    "message " + std::to_string(id) + " is not a finished reply without replies below it");
+    }
+    tx.commit();
+}
+
 void Store::finish_message(MessageId id, MessageState state, const MessageStats& stats) {
     Call call(*impl_, "finish the streamed reply");
     if (state == MessageState::streaming)

@@ -77,7 +77,7 @@ DirectRun ApiFixture::run_direct(std::vector<TokenId> prompt, const GenerateOpti
         if (e.kind == Event::Kind::Token) {
             if (e.token >= 0) state->out.tokens.push_back(e.token);
             state->out.text += e.text;
-        } else {
+        } else if (e.kind == Event::Kind::Finished) {
             state->out.finish = e.finish;
             state->out.stats = e.stats;
             state->done = true;

@@ -44,7 +44,7 @@ public:
                 if (d.tokens.empty()) d.first_token = now;
                 d.tokens.push_back(e.token);
                 d.token_times.push_back(now);
-            } else {
+            } else if (e.kind == Event::Kind::Finished) {
                 d.stats = e.stats;
                 d.finished = Clock::now();
                 ++finished_;

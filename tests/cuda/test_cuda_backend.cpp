@@ -179,7 +179,7 @@ std::vector<std::vector<TokenId>> serve(Engine& engine, const std::vector<std::v
             std::lock_guard lock(col.mutex);
             if (e.kind == Event::Kind::Token) {
                 if (e.token >= 0) col.tokens[i].push_back(e.token);
-            } else {
+            } else if (e.kind == Event::Kind::Finished) {
                 col.finish[i] = e.finish;
                 ++col.finished;
                 col.done.notify_all();

@@ -28,6 +28,8 @@ struct Outcome {
     std::string error;
     RequestStats stats;
     int token_events = 0;
+    std::vector<int32_t> prefilled;  // of each Progress event, in order
+    int progress_after_tokens = 0;   // Progress events that came after a Token event
 };
 
 class Collector {
@@ -52,6 +54,9 @@ inline RequestId Collector::submit(Engine& engine, Request request) {
             if (e.token >= 0) o.tokens.push_back(e.token);
             o.text += e.text;
             ++o.token_events;
+        } else if (e.kind == Event::Kind::Progress) {
+            o.prefilled.push_back(e.prefilled);
+            if (o.token_events > 0) ++o.progress_after_tokens;
         } else {
             o.finished = true;
             o.finish = e.finish;

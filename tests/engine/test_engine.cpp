@@ -366,6 +366,44 @@ private slots:
         QCOMPARE(engine.stats().running + engine.stats().waiting, 0);
     }
 
+    // A prompt computed in chunks reports after each chunk but the last how much of it is
+    // done, before any token; a warm-up (nobody waits for it) and a short prompt do not.
+    void prefillReportsProgressPerChunk() {
+        arbor::EngineOptions o = options();
+        o.max_batch_tokens = 32;
+        arbor::Engine engine(*model_, o);
+        Collector c;
+        std::string text;
+        for (int i = 0; i < 12; ++i) text += "A line of a long document that the model reads first. ";
+        const auto prompt = encode(text);
+        QVERIFY2(prompt.size() > 100, qPrintable(QString::number(prompt.size())));
+        const auto id = c.submit(engine, greedy(prompt, 3));
+        QVERIFY(c.wait(id));
+        const auto out = c.get(id);
+        QCOMPARE(out.finish, arbor::FinishReason::Length);
+        QCOMPARE(out.stats.prompt_tokens, int(prompt.size()));
+        // At least ceil(n / 32) chunks, one report after each but the last, each further on.
+        QVERIFY2(out.prefilled.size() >= (prompt.size() + 31) / 32 - 1, qPrintable(QString::number(out.prefilled.size())));
+        for (size_t i = 0; i < out.prefilled.size(); ++i) {
+            QVERIFY(out.prefilled[i] > (i == 0 ? 0 : out.prefilled[i - 1]));
+            QVERIFY(out.prefilled[i] < int32_t(prompt.size()));
+        }
+        QCOMPARE(out.progress_after_tokens, 0);
+
+        // The same prompt again: all but its last token from the cache, one chunk.
+        const auto again = c.submit(engine, greedy(prompt, 1));
+        QVERIFY(c.wait(again));
+        QVERIFY(c.get(again).prefilled.empty());
+
+        arbor::Request warm = greedy(encode(text + " And more."), 0);
+        const auto warm_id = c.submit(engine, std::move(warm));
+        QVERIFY(c.wait(warm_id));
+        QVERIFY(c.get(warm_id).prefilled.empty());
+        const auto short_id = c.submit(engine, greedy(encode("Hi"), 1));
+        QVERIFY(c.wait(short_id));
+        QVERIFY(c.get(short_id).prefilled.empty());
+    }
+
     void badRequestsFinishWithAnError() {
         arbor::Engine engine(*model_, options(256));
         Collector c;

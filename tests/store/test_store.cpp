@@ -219,9 +219,37 @@ private slots:
         QCOMPARE(store.message(r).text, text);  // the failed append left it alone
     }
 
+    // A finished reply resumed (Continue) grows in place and is finished again; one that
+    // has replies below it, a user message or an error reply cannot be resumed.
+    void resumedReplyGrowsInPlace() {
+        Store store(file());
+        const auto c = store.create_conversation("Continue");
+        const auto u = store.add_message(c, std::nullopt, Role::User, "write", std::vector<int>{5});
+        const auto r = store.add_message(c, u, Role::Assistant, "Once upon", std::vector<int>{7, 8},
+                                         MessageState::complete);
+        store.resume_message(r);
+        QCOMPARE(store.message(r).state, MessageState::streaming);
+        store.append_to_message(r, " a time", std::vector<int>{9});
+        store.finish_message(r, MessageState::complete, {{}, {}, {}, {}, "length"});
+        const Message m = store.message(r);
+        QCOMPARE(m.text, std::string("Once upon a time"));
+        QCOMPARE(m.token_ids, (std::vector<std::int32_t>{7, 8, 9}));
+        QCOMPARE(m.state, MessageState::complete);
+        QCOMPARE(store.children(u).size(), std::size_t(1));
+
+        ARBOR_EXPECT_STORE_ERROR(store.resume_message(u), Kind::invalid);
+        store.add_message(c, r, Role::User, "more", std::vector<int>{6});
+        ARBOR_EXPECT_STORE_ERROR(store.resume_message(r), Kind::invalid);
+        const auto failed = store.add_message(c, u, Role::Assistant, "", {}, MessageState::error);
+        ARBOR_EXPECT_STORE_ERROR(store.resume_message(failed), Kind::invalid);
+        ARBOR_EXPECT_STORE_ERROR(store.resume_message(999999), Kind::not_found);
+        QCOMPARE(store.message(r).state, MessageState::complete);
+    }
+
     void settingsRoundTrip() {
         arbor::ConversationId c = 0;
-        const ConversationSettings full{"You are terse.\nAnswer in French.", 0.0, 1.0, 0, 4096};
+        const ConversationSettings full{"You are terse.\nAnswer in French.", 0.0, 1.0, 0, 4096, 1.15, 0.05,
+                                        std::int64_t(1) << 40, {"\n\n", "###", "User:"}};
         {
             Store store(file());
             c = store.create_conversation("Settings");
@@ -236,6 +264,14 @@ private slots:
             ARBOR_EXPECT_STORE_ERROR(store.set_conversation_settings(c, {"", {}, 1.5, {}, {}}), Kind::invalid);
             ARBOR_EXPECT_STORE_ERROR(store.set_conversation_settings(c, {"", {}, {}, -2, {}}), Kind::invalid);
             ARBOR_EXPECT_STORE_ERROR(store.set_conversation_settings(c, {"", {}, {}, {}, 0}), Kind::invalid);
+            ARBOR_EXPECT_STORE_ERROR(store.set_conversation_settings(c, {"", {}, {}, {}, {}, 0.0}), Kind::invalid);
+            ARBOR_EXPECT_STORE_ERROR(store.set_conversation_settings(c, {"", {}, {}, {}, {}, {}, 1.5}), Kind::invalid);
+            ARBOR_EXPECT_STORE_ERROR(store.set_conversation_settings(c, {"", {}, {}, {}, {}, {}, {}, -1}),
+                                     Kind::invalid);
+            ARBOR_EXPECT_STORE_ERROR(store.set_conversation_settings(c, {"", {}, {}, {}, {}, {}, {}, {}, {""}}),
+                                     Kind::invalid);
+            ARBOR_EXPECT_STORE_ERROR(
+                store.set_conversation_settings(c, {"", {}, {}, {}, {}, {}, {}, {}, {"a\x1f" "b"}}), Kind::invalid);
             ARBOR_EXPECT_STORE_ERROR(store.set_conversation_settings(424242, full), Kind::not_found);
             ARBOR_EXPECT_STORE_ERROR(store.set_app_setting("", "x"), Kind::invalid);
         }

@@ -157,6 +157,15 @@ private slots:
         const std::vector<arbor::OpenTab> tabs{{1, r, true}};
         store.save_open_tabs(tabs);
         QVERIFY(store.open_tabs() == tabs);
+        // The settings added in version 3 start unset and can be written.
+        arbor::ConversationSettings more = store.conversation_settings(1);
+        more.repetition_penalty = 1.1;
+        more.min_p = 0.1;
+        more.seed = 7;
+        more.stop_strings = {"\n\n"};
+        store.set_conversation_settings(1, more);
+        QVERIFY(store.conversation_settings(1) == more);
+        QCOMPARE(store.conversation_settings(1).system_prompt, std::string("You are a baker."));
     }
 
     void refusesNewerSchema() {

@@ -14,6 +14,8 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QGuiApplication>
+#include <QProcess>
+#include <QStandardPaths>
 #include <QQuickItem>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -21,6 +23,7 @@
 
 using namespace arbor::app;
 using arbor::test::FreshApp;
+using arbor::test::click;
 using arbor::test::findItem;
 using arbor::test::startWithModel;
 using arbor::test::typeAndSend;
@@ -56,6 +59,19 @@ std::pair<int, double> scrollPosition(QQuickItem* list) {
     return {index, item ? y - item->y() : 0.0};
 }
 
+// Ctrl+Shift+Tab as the user presses it: through the X server (xdotool) when the window
+// is on X11, whose key mapper turns it into more than one key sequence (QTest's events
+// skip that mapping); else as Backtab with Ctrl+Shift, as X11 reports it.
+void pressCtrlShiftTab(QQuickWindow* window) {
+    if (QGuiApplication::platformName() == QLatin1String("xcb")) {
+        QProcess::execute(QStandardPaths::findExecutable(QStringLiteral("xdotool")),
+                          {QStringLiteral("windowfocus"), QStringLiteral("--sync"), QString::number(window->winId()),
+                           QStringLiteral("key"), QStringLiteral("ctrl+shift+Tab")});
+        return;
+    }
+    QTest::keyClick(window, Qt::Key_Backtab, Qt::ControlModifier | Qt::ShiftModifier);
+}
+
 } // namespace
 
 class TestAppEndToEnd : public QObject {
@@ -63,6 +79,7 @@ class TestAppEndToEnd : public QObject {
 private slots:
     void twoTabsGenerateAtOnce();
     void keyboardShortcuts();
+    void sidebarDeleteCanBeUndone();
     void eachTabKeepsItsDraftAndScrollPosition();
     void modelThatFailsLeavesOldConversationsReadable();
     void missingDefaultModelIsFetchedFromTheWindow();
@@ -72,6 +89,9 @@ private slots:
 
 void TestAppEndToEnd::keyboardShortcuts() {
     ARBOR_REQUIRE_MODEL();
+    if (QGuiApplication::platformName() == QLatin1String("xcb") &&
+        QStandardPaths::findExecutable(QStringLiteral("xdotool")).isEmpty())
+        QSKIP("on X11 the keys are pressed through the X server with xdotool, which is not installed");
     FreshApp fresh;
     startWithModel(fresh);
     if (QTest::currentTestFailed()) return;
@@ -86,8 +106,31 @@ void TestAppEndToEnd::keyboardShortcuts() {
     }
     QTest::keyClick(window, Qt::Key_Tab, Qt::ControlModifier);  // Ctrl+Tab wraps to the first
     QCOMPARE(tabs->currentIndex(), 0);
-    QTest::keyClick(window, Qt::Key_Backtab, Qt::ControlModifier | Qt::ShiftModifier);  // Ctrl+Shift+Tab
+    // Ctrl+Shift+Tab as the platforms report it: Backtab with Ctrl+Shift (X11), Backtab
+    // with Ctrl (Wayland), Tab with Ctrl+Shift.
+    pressCtrlShiftTab(window);
+    QTRY_COMPARE(tabs->currentIndex(), 2);
+    QTest::keyClick(window, Qt::Key_Backtab, Qt::ControlModifier);
+    QCOMPARE(tabs->currentIndex(), 1);
+    QTest::keyClick(window, Qt::Key_Tab, Qt::ControlModifier | Qt::ShiftModifier);
+    QCOMPARE(tabs->currentIndex(), 0);
+    QTest::keyClick(window, Qt::Key_Backtab, Qt::ControlModifier | Qt::ShiftModifier);
     QCOMPARE(tabs->currentIndex(), 2);
+
+    // Ctrl+F: the sidebar's search; F2: rename the current conversation.
+    QQuickItem* search = findItem(window, QStringLiteral("searchField"));
+    QVERIFY(search && !search->hasActiveFocus());
+    QTest::keyClick(window, Qt::Key_F, Qt::ControlModifier);
+    QTRY_VERIFY(search->hasActiveFocus());
+    QQuickItem* sidebar = findItem(window, QStringLiteral("sidebar"));
+    QObject* rename = sidebar->property("renameDialog").value<QObject*>();
+    QVERIFY(rename && !rename->property("opened").toBool());
+    QTest::keyClick(window, Qt::Key_F2);
+    QTRY_VERIFY(rename->property("opened").toBool());
+    QCOMPARE(rename->property("titleText").toString(), tabs->current()->title());
+    QTest::keyClick(window, Qt::Key_Escape);
+    QTRY_VERIFY(!rename->property("visible").toBool());  // closed, its exit transition done
+    click(window, findItem(window, QStringLiteral("composerInput")));
 
     // Esc stops the reply being generated; it is kept as stopped.
     ChatSession* session = tabs->current();
@@ -101,6 +144,80 @@ void TestAppEndToEnd::keyboardShortcuts() {
     QTest::keyClick(window, Qt::Key_W, Qt::ControlModifier);  // Ctrl+W
     QTRY_COMPARE(tabs->rowCount(), 2);
     QCOMPARE(tabs->currentIndex(), 1);
+
+    // A tab's × closes it (the conversation stays in the list).
+    const int listed = app.conversations()->rowCount();
+    const QList<QQuickItem*> closers = visibleItems(window, QStringLiteral("closeTabButton"));
+    QCOMPARE(closers.size(), 2);
+    click(window, closers.front());
+    QTRY_COMPARE(tabs->rowCount(), 1);
+    QCOMPARE(app.conversations()->rowCount(), listed);
+
+    // Ctrl+Q closes the window (which quits the app).
+    QVERIFY(window->isVisible());
+    QTest::keyClick(window, Qt::Key_Q, Qt::ControlModifier);
+    QTRY_VERIFY(!window->isVisible());
+}
+
+// The sidebar's trash button takes a conversation away at once with a "Deleted … Undo"
+// bar; Undo brings it back; otherwise it is deleted when the bar times out, or when the
+// app closes first.
+void TestAppEndToEnd::sidebarDeleteCanBeUndone() {
+    ARBOR_REQUIRE_MODEL();
+    arbor::test::TemporaryDatabase db;
+    auto stored = [&] { return int(arbor::Store(db.path()).list_conversations().size()); };
+    {
+        arbor::test::AppWindow running(db.path());
+        startWithModel(running);
+        if (QTest::currentTestFailed()) return;
+        ArborApp& app = running.app;
+        QQuickWindow* window = running.window;
+        for (int n = 1; n <= 3; ++n) {
+            QTest::keyClick(window, Qt::Key_N, Qt::ControlModifier);
+            QTRY_COMPARE(app.conversations()->rowCount(), n);
+        }
+        app.renameConversation(app.tabs()->current()->conversationId(), QStringLiteral("Shopping list"));
+        QTRY_COMPARE(app.conversations()->data(app.conversations()->index(0), ConversationListModel::TitleRole).toString(),
+                     QStringLiteral("Shopping list"));
+        auto trashOf = [&](const QString& title) -> QQuickItem* {
+            for (QQuickItem* b : visibleItems(window, QStringLiteral("deleteConversationButton")))
+                if (QAccessible::queryAccessibleInterface(b)->text(QAccessible::Name) == QStringLiteral("Delete ") + title)
+                    return b;
+            return nullptr;
+        };
+        QQuickItem* undoBar = findItem(window, QStringLiteral("undoBar"));
+        QVERIFY(undoBar && !undoBar->isVisible());
+
+        QVERIFY(trashOf(QStringLiteral("Shopping list")));
+        click(window, trashOf(QStringLiteral("Shopping list")));
+        QTRY_COMPARE(app.conversations()->rowCount(), 2);
+        QCOMPARE(app.tabs()->rowCount(), 2);  // its tab closed
+        QTRY_VERIFY(undoBar->isVisible());
+        QCOMPARE(findItem(window, QStringLiteral("undoText"))->property("text").toString(),
+                 QStringLiteral("Deleted “Shopping list”"));
+        QTest::qWait(100);
+        QVERIFY(window->grabWindow().save(QStringLiteral(ARBOR_TEST_BUILD_DIR "/arbor-undo-delete.png")));
+        QCOMPARE(stored(), 3);  // nothing deleted yet
+        click(window, findItem(window, QStringLiteral("undoButton")));
+        QTRY_VERIFY(!undoBar->isVisible());
+        QTRY_COMPARE(app.conversations()->rowCount(), 3);
+
+        // Not undone: deleted once the bar has timed out.
+        QTRY_VERIFY(trashOf(QStringLiteral("Shopping list")));
+        click(window, trashOf(QStringLiteral("Shopping list")));
+        QTRY_VERIFY(undoBar->isVisible());
+        QTest::qWait(ArborApp::kUndoDeleteMs / 2);
+        QCOMPARE(stored(), 3);
+        QTRY_VERIFY_WITH_TIMEOUT(!undoBar->isVisible(), ArborApp::kUndoDeleteMs);
+        QTRY_COMPARE(stored(), 2);
+        QCOMPARE(app.conversations()->rowCount(), 2);
+
+        // The next one is still pending when the app closes.
+        click(window, visibleItems(window, QStringLiteral("deleteConversationButton")).front());
+        QTRY_VERIFY(undoBar->isVisible());
+        QCOMPARE(stored(), 2);
+    }
+    QCOMPARE(stored(), 1);
 }
 
 // One composer and one message list serve all tabs: switching tabs must not carry a

@@ -52,16 +52,54 @@ TestCase {
         search.text = ""
         tryCompare(list, "count", before + 1, 10000)
 
-        // Delete asks first; yes closes the tab and removes the conversation.
+        // The trash button takes the conversation out of the list and closes its tab at
+        // once, and deletes it only when the undo time runs out; Undo brings it back.
         const tabsBefore = testApp.tabs.count
-        const dialog = sidebar.deleteDialog
-        dialog.ask(id, "Zebra crossing notes")
-        tryCompare(dialog, "opened", true)
-        compare(list.count, before + 1)  // nothing deleted while asking
-        dialog.accept()
+        function trashButton() {
+            for (const b of findAll(list, "deleteConversationButton"))
+                if (b.visible && b.Accessible.name === "Delete Zebra crossing notes") return b
+            return null
+        }
+        tryVerify(() => trashButton() !== null)
+        trashButton().clicked()  // (the real window test clicks it)
         tryCompare(list, "count", before, 10000)
         compare(testApp.tabs.count, tabsBefore - 1)
         compare(testApp.tabs.indexOf(id), -1)
+        compare(testApp.pendingDeletion, "Zebra crossing notes")
+        testApp.undoDelete()
+        compare(testApp.pendingDeletion, "")
+        tryCompare(list, "count", before + 1, 10000)
+
+        tryVerify(() => trashButton() !== null)
+        trashButton().clicked()  // (the real window test clicks it)
+        tryCompare(list, "count", before, 10000)
+        tryCompare(testApp, "pendingDeletion", "", 15000)  // timed out: deleted for good
+        testApp.conversations.reload()
+        wait(500)
+        compare(list.count, before)
+        testApp.undoDelete()  // too late: nothing to undo
+        wait(500)
+        compare(list.count, before)
+    }
+
+    function findAll(item, name) {
+        let out = item.objectName === name ? [item] : []
+        for (let i = 0; i < item.children.length; ++i) out = out.concat(findAll(item.children[i], name))
+        return out
+    }
+
+    function test_renameRefusesAnEmptyTitle() {
+        const sidebar = createTemporaryObject(sidebarComponent, test)
+        const rename = sidebar.renameDialog
+        rename.ask(testApp.tabs.current ? testApp.tabs.current.conversationId : 0, "Keep")
+        tryCompare(rename, "opened", true)
+        compare(rename.standardButton(Dialog.Ok).enabled, true)
+        rename.titleText = "   "
+        compare(rename.standardButton(Dialog.Ok).enabled, false)
+        verify(find(rename.contentItem, "renameProblem").visible)
+        rename.titleText = "Fine"
+        compare(rename.standardButton(Dialog.Ok).enabled, true)
+        rename.reject()
     }
 
     function test_controlsHaveAccessibleNames() {

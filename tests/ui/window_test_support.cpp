@@ -44,17 +44,33 @@ void startWithModel(AppWindow& fresh, QSize size) {
     QTRY_VERIFY_WITH_TIMEOUT(fresh.app.started() && fresh.app.model()->ready(), 60000);
 }
 
+namespace {
+void typeAscii(QQuickWindow* window, const QString& text) {
+    for (const QChar c : text) QTest::keyClick(window, c.toLatin1());
+}
+} // namespace
+
 void typeAndSend(QQuickWindow* window, const QString& text) {
     QQuickItem* input = findItem(window, QStringLiteral("composerInput"));
     QVERIFY(input);
     QTRY_VERIFY(input->hasActiveFocus());
-    for (const QChar c : text) QTest::keyClick(window, c.toLatin1());  // ASCII only
+    typeAscii(window, text);
     QCOMPARE(input->property("text").toString(), text);
     QTest::keyClick(window, Qt::Key_Return);
 }
 
 void click(QQuickWindow* window, QQuickItem* item) {
     QTest::mouseClick(window, Qt::LeftButton, {}, item->mapToScene(item->boundingRect().center()).toPoint());
+}
+
+void replaceText(QQuickWindow* window, QQuickItem* field, const QString& text) {
+    QVERIFY(field);
+    click(window, field);
+    QTRY_VERIFY(field->hasActiveFocus());
+    QTest::keyClick(window, Qt::Key_A, Qt::ControlModifier);
+    if (text.isEmpty()) QTest::keyClick(window, Qt::Key_Delete);
+    typeAscii(window, text);
+    QCOMPARE(field->property("text").toString(), text);
 }
 
 namespace {

@@ -49,6 +49,9 @@ void typeAndSend(QQuickWindow* window, const QString& text);
 // Clicks the middle of an item.
 void click(QQuickWindow* window, QQuickItem* item);
 
+// Clicks a text field, selects all its text and types `text` over it (ASCII only).
+void replaceText(QQuickWindow* window, QQuickItem* field, const QString& text);
+
 // How long the GUI thread went without running its event loop since the last reset():
 // a timer ticks every 20 ms, and the time between two ticks is time the thread spent
 // elsewhere (a layout, a render). Measured in the thread's own CPU time, which does not
@@ -82,11 +85,14 @@ public:
     QStringList warnings() const;
 };
 
-// main() of a suite of window tests: the offscreen platform and the software renderer
-// (no display, GPU or GL needed to render and grab), the app's style, then the tests.
+// main() of a suite of window tests: the offscreen platform (or the one named by
+// ARBOR_TEST_PLATFORM, e.g. xcb under Xvfb, whose key mapping differs) and the software
+// renderer (no display, GPU or GL needed to render and grab), the app's style, then the
+// tests.
 template <class Tests>
 int runWindowTests(int argc, char** argv) {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
+    const QByteArray platform = qgetenv("ARBOR_TEST_PLATFORM");
+    qputenv("QT_QPA_PLATFORM", platform.isEmpty() ? QByteArray("offscreen") : platform);
     qputenv("QT_QUICK_BACKEND", "software");
     app::prepareGui();
     QGuiApplication gui(argc, argv);

@@ -48,10 +48,13 @@ struct RequestStats {
     double decode_tokens_per_second = 0.0;
 };
 
+// Per request: Progress events while its prompt is computed in chunks (one after each
+// chunk that is not the prompt's last), then Token events, then one Finished event.
 struct Event {
-    enum class Kind { Token, Finished };
+    enum class Kind { Token, Progress, Finished };
     Kind kind = Kind::Token;
     RequestId id = 0;
+    int32_t prefilled = 0;    // Progress: prompt tokens computed so far (cached ones included) of stats.prompt_tokens
     TokenId token = -1;       // Token: the sampled id
     std::string text;         // Token: text completed by this id (UTF-8-safe, stop strings held back); may be empty
     FinishReason finish = FinishReason::Stop;  // Finished

@@ -44,6 +44,10 @@ struct ConversationSettings {
     std::optional<double> top_p;
     std::optional<int> top_k;
     std::optional<int> max_tokens;
+    std::optional<double> repetition_penalty;  // 1 = off
+    std::optional<double> min_p;
+    std::optional<std::int64_t> seed;          // unset: a new random seed per reply
+    std::vector<std::string> stop_strings;     // none empty, none holding U+001F
 
     bool operator==(const ConversationSettings&) const = default;
 };
@@ -120,7 +124,7 @@ struct StoreOptions {
 
 class Store {
 public:
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;
     static constexpr std::string_view kDefaultFileName = "arbor.db";
 
     // data_dir()/arbor.db
@@ -173,6 +177,10 @@ public:
     void append_to_message(MessageId id, std::string_view text_piece,
                            std::span<const std::int32_t> token_ids);
     void finish_message(MessageId id, MessageState state, const MessageStats& stats = {});
+    // Makes a finished reply 'streaming' again so that it can be continued (appended to,
+    // then finished anew). Only an assistant message with no replies below it that is
+    // 'complete' or 'stopped'; else StoreError invalid (not_found for an unknown id).
+    void resume_message(MessageId id);
 
     // App settings: plain key/value text.
     std::optional<std::string> app_setting(std::string_view key) const;
