@@ -8,8 +8,8 @@ using namespace arbor::test;
 
 void TestGguf::unknownTensorType() {
     GgufWriter w = base_writer();
-    w.add_tensor({"blk.0.attn_q.weight", 10, {256}, pattern_bytes(84, 3)});  // Q2_K
-    ARBOR_VERIFY_OPEN_ERROR(write(w), "'blk.0.attn_q.weight'", "type id 10");
+    w.add_tensor({"blk.0.attn_q.weight", 16, {256}, pattern_bytes(66, 3)});  // IQ2_XXS
+    ARBOR_VERIFY_OPEN_ERROR(write(w), "'blk.0.attn_q.weight'", "type id 16");
     GgufWriter w2 = base_writer();
     w2.add_tensor({"odd", 1000, {4}, pattern_bytes(16, 3)});
     ARBOR_VERIFY_OPEN_ERROR(write(w2), "'odd'", "type id 1000");

@@ -118,7 +118,10 @@ void TestReplyProgress::progressStatusAndContinue() {
         arbor::Message after;
         QTRY_VERIFY((after = arbor::Store(db.path()).message(reply)).state == arbor::MessageState::complete);
         QVERIFY2(after.text.size() > before.text.size() && after.text.starts_with(before.text), after.text.c_str());
-        QCOMPARE(int(after.token_ids.size()), 16);
+        // Eight more tokens, or fewer when the continuation ends the turn (sampled text).
+        const int grown = int(after.token_ids.size());
+        QVERIFY2(grown > 8 && grown <= 16, qPrintable(QString::number(grown)));
+        if (after.stats.finish_reason == "length") QCOMPARE(grown, 16);
         QVERIFY(std::equal(before.token_ids.begin(), before.token_ids.end(), after.token_ids.begin()));
         // Stored per turn: the same prompt; the engine read the prompt and the first 8 ids,
         // all but at most a page of them from the cache.
@@ -129,7 +132,7 @@ void TestReplyProgress::progressStatusAndContinue() {
         QCOMPARE(stats.promptTokens, prompt + 8);
         QVERIFY2(stats.cachedTokens >= prompt + 8 - 16, qPrintable(QString::number(stats.cachedTokens)));
         QCOMPARE(arbor::Store(db.path()).children(session->messages()->row(0).id).size(), std::size_t(1));
-        contextAfter = prompt + 16;
+        contextAfter = prompt + grown;
         QCOMPARE(session->contextTokens(), contextAfter);
     }
     // Restarted, the restored tab shows the same context use.
