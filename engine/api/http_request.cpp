@@ -32,6 +32,30 @@ HttpParseError parse_error_of(const boost::system::error_code& ec, size_t max_bo
 }
 
 // What Beast accepts but this server does not; `head` is the raw head.
+// Whether the head's part of `data` (up to the blank line that ends it), read after
+// `before` (the head's bytes already consumed), has a line feed without its carriage
+// return or a carriage return followed by anything but a line feed. Such a head is
+// refused at once: Beast reads it differently whole (it waits for CR LF CR LF) and in
+// pieces (line by line), so the outcome would depend on how the bytes arrive.
+bool malformed_line_end(std::string_view before, std::string_view data) {
+    char prev = before.empty() ? '\0' : before.back();
+    // The current line holds nothing but a carriage return so far (false on the request
+    // line, whose leading empty lines were skipped).
+    bool blank = before.size() >= 2 && before.substr(before.size() - 2) == "\r\n";
+    for (const char c : data) {
+        if (prev == '\r' && c != '\n') return true;
+        if (c == '\n') {
+            if (prev != '\r') return true;
+            if (blank) return false;  // the blank line: the head ends here
+            blank = true;
+        } else if (c != '\r') {
+            blank = false;
+        }
+        prev = c;
+    }
+    return false;
+}
+
 std::optional<HttpParseError> refused_head(std::string_view head, const HttpRequest& req) {
     // Beast unfolds obs-fold lines; RFC 9112 (5.2) lets a server refuse them instead,
     // which keeps one reading of every header.
@@ -107,6 +131,10 @@ size_t RequestParser::feed(std::string_view data) {
             used += 2;
         }
         if (data.empty() || (data.size() == 1 && data[0] == '\r')) return used;
+        if (malformed_line_end(head_, data)) {
+            fail({400, "malformed request head: a line does not end with CR LF"});
+            return used;
+        }
         // Beast consumes the request line and whole header lines as they come; the raw
         // head is kept for the checks Beast does not make.
         boost::system::error_code ec;

@@ -214,10 +214,12 @@ bool DiskStore::contains(const PageKey& key) const {
 void DiskStore::forget(const PageKey& key) {
     const auto it = index_.find(key);
     if (it == index_.end()) return;
+    // The path first: `key` may be the LRU list's own element, erased below.
+    const std::string path = path_of(key);
     own_bytes_ -= it->second.bytes;
     lru_.erase(it->second.lru);
     index_.erase(it);
-    ::unlink(path_of(key).c_str());
+    ::unlink(path.c_str());
 }
 
 void DiskStore::make_room(uint64_t bytes) {

@@ -98,6 +98,11 @@ private slots:
         QTest::newRow("folded") << QByteArray("GET / HTTP/1.1\r\nA: b\r\n c\r\n\r\n") << 400;
         QTest::newRow("gzip") << QByteArray("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n") << 501;
         QTest::newRow("too many fields") << QByteArray("GET / HTTP/1.1\r\n" + QByteArray("A: b\r\n").repeated(101) + "\r\n") << 431;
+        // Found by fuzz_http: Beast read this whole as incomplete and in pieces as a request.
+        QTest::newRow("bare LF in a field") << QByteArray("GET /health HTTP/1.1\r\nHost: localhost?\n\r\n") << 400;
+        QTest::newRow("bare CR at the blank line")
+            << QByteArray("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\xffab") << 400;
+        QTest::newRow("bare LF after the request line") << QByteArray("GET / HTTP/1.1\nHost: x\r\n\r\n") << 400;
         QTest::newRow("body limit") << QByteArray("POST / HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n") << 413;
     }
 
