@@ -24,7 +24,7 @@ readonly APT_PACKAGES=(
 )
 
 # Only for the checks `test` adds under CI=true: Clang builds the fuzz targets.
-readonly CI_APT_PACKAGES=(clang)
+readonly CI_APT_PACKAGES=(clang libclang-rt-14-dev)  # libFuzzer and the sanitizer runtimes: only recommended by clang
 # The fuzz targets' build (Clang, ASan + UBSan on everything) also runs the suites of the
 # code that reads untrusted input or keeps the engine's state; the rest run in the normal
 # build only, to keep CI's time bounded (the whole list: ctest in that build directory;
