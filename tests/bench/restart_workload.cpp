@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <string>
 
 namespace arbor::bench {
 namespace {
@@ -97,8 +98,9 @@ WorkloadResult run_restart(const Model& model, const EngineOptions& options, con
         int32_t disk_tokens = 0;
         bool fits = true;
         for (int rep = 0; rep < repetitions && fits; ++rep) {
-            char tmpl[] = "/tmp/arbor-bench-kv-XXXXXX";
-            if (!mkdtemp(tmpl)) throw std::runtime_error("cannot make a temporary directory");
+            // Under the system's temporary directory ($TMPDIR, else /tmp).
+            std::string tmpl = (fs::temp_directory_path() / "arbor-bench-kv-XXXXXX").string();
+            if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot make a temporary directory in " + tmpl);
             const fs::path dir = tmpl;
             EngineOptions with = options;
             with.kv_disk_bytes = uint64_t(64) << 30;

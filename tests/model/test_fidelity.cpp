@@ -2,6 +2,7 @@
 // llama.cpp's token ids, 64-token greedy continuations and top logits for the default
 // model (see the README there for their origin). The reference ran with an F32 KV cache;
 // Arbor is checked with that and with its default F16 cache, against the same bounds.
+#include "fidelity_data.h"
 #include "test_support.h"
 
 #include "arbor/generator.h"
@@ -14,17 +15,8 @@
 
 #include <algorithm>
 
-namespace {
-
-std::vector<arbor::TokenId> ids_of(const QJsonValue& v) {
-    std::vector<arbor::TokenId> out;
-    for (const auto& x : v.toArray()) out.push_back(arbor::TokenId(x.toInt()));
-    return out;
-}
-
-int32_t argmax(const float* logits, int32_t n) { return int32_t(std::max_element(logits, logits + n) - logits); }
-
-} // namespace
+using arbor::test::argmax;
+using arbor::test::ids_of;
 
 class TestFidelity : public QObject {
     Q_OBJECT

@@ -2,6 +2,7 @@
 // fidelity prompts of tests/data/fidelity teacher-forced on their reference continuations
 // (argmax agreement >= 99%) and decoded greedily (the first 16 tokens identical for >= 14
 // of 16 prompts); a row's logits do not depend on its batch; pages are about half of F16's.
+#include "fidelity_data.h"
 #include "test_support.h"
 
 #include "arbor/generator.h"
@@ -14,17 +15,8 @@
 
 #include <algorithm>
 
-namespace {
-
-std::vector<arbor::TokenId> ids_of(const QJsonValue& v) {
-    std::vector<arbor::TokenId> out;
-    for (const auto& x : v.toArray()) out.push_back(arbor::TokenId(x.toInt()));
-    return out;
-}
-
-int32_t argmax(const float* logits, int32_t n) { return int32_t(std::max_element(logits, logits + n) - logits); }
-
-} // namespace
+using arbor::test::argmax;
+using arbor::test::ids_of;
 
 class TestQ8KvFidelity : public QObject {
     Q_OBJECT
