@@ -1,9 +1,11 @@
 #include "api/api_server_impl.h"
 
 #include "api/openai_responses.h"
+#include "arbor/paths.h"
 
 #include <ctime>
 #include <filesystem>
+#include <spdlog/spdlog.h>
 
 namespace arbor::api {
 namespace {
@@ -23,6 +25,13 @@ bool same_secret(std::string_view a, std::string_view b) {
     unsigned char diff = a.size() == b.size() ? 0 : 1;
     for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
     return diff == 0;
+}
+
+CacheScope cache_scope_of(const ApiServerOptions& o) {
+    const auto loaded = load_or_create_namespace_key(o.namespace_key_file.empty() ? api_namespace_key_file()
+                                                                                  : o.namespace_key_file);
+    if (!loaded.warning.empty()) spdlog::warn("{}", loaded.warning);
+    return CacheScope(o.share_app_cache, loaded.key);
 }
 
 const char* const kModelsPrefix = "/v1/models/";
@@ -55,7 +64,7 @@ std::string model_id_from_path(const std::string& path) {
 
 ApiServer::Impl::Impl(Engine& e, const Model& m, ApiServerOptions o)
     : engine(e), model(m), options(std::move(o)), host_guard(options.host, options.allowed_hosts),
-      cache_scope(options.share_app_cache),
+      cache_scope(cache_scope_of(options)),
       model_id(options.model_id.empty() ? model_id_from_path(m.file().path().string()) : options.model_id),
       created(int64_t(std::time(nullptr))), chat(m.tokenizer(), detect_chat_template(m.chat_template_source())),
       replies(options.reply_memory_entries), http(http_options(options), *this) {}

@@ -14,6 +14,7 @@
 #include "arbor/model.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,9 @@ struct ApiServerOptions {
     // may learn what they hold); by default each API key, and all clients without one,
     // get namespaces of their own (see cache_scope.h).
     bool share_app_cache = false;
+    // Where the key of those namespaces is kept across restarts (namespace_key.h); empty:
+    // arbor::api_namespace_key_file().
+    std::filesystem::path namespace_key_file;
 };
 
 class ApiServer {

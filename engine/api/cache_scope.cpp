@@ -1,7 +1,6 @@
 #include "api/cache_scope.h"
 
 #include <cstring>
-#include <random>
 #include <string>
 
 namespace arbor::api {
@@ -55,10 +54,7 @@ uint64_t siphash24(uint64_t k0, uint64_t k1, std::string_view data) {
     return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
 }
 
-CacheScope::CacheScope(bool share_app_cache) : share_app_cache_(share_app_cache) {
-    std::random_device rd;
-    for (auto& k : key_) k = (uint64_t(rd()) << 32) ^ rd();
-}
+CacheScope::CacheScope(bool share_app_cache, const NamespaceKey& key) : share_app_cache_(share_app_cache), key_(key) {}
 
 uint64_t CacheScope::keyed_hash(std::string_view domain, uint64_t base, std::string_view text) const {
     // domain \0 base (8 bytes) text: unambiguous, since the domain holds no \0.

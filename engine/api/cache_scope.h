@@ -12,9 +12,13 @@
 //   of its own to tell it from another;
 // - a request's cache_salt (as in vLLM) moves it into a further namespace derived from
 //   the one above and the salt, for clients that want to separate their own users.
-// Namespaces are a keyed hash (SipHash-2-4) under a key drawn at random per server, so
-// no token or salt can be chosen to land in another's namespace or the app's.
+// Namespaces are a keyed hash (SipHash-2-4) under a secret key, so no token or salt can
+// be chosen to land in another's namespace or the app's. The server keeps its key in a
+// file (namespace_key.h): the same client gets the same namespace after a restart, and
+// so finds its pages on the KV disk tier again.
 #pragma once
+
+#include "api/namespace_key.h"
 
 #include <array>
 #include <cstdint>
@@ -25,7 +29,7 @@ namespace arbor::api {
 
 class CacheScope {
 public:
-    explicit CacheScope(bool share_app_cache);
+    CacheScope(bool share_app_cache, const NamespaceKey& key);
 
     // token: the request's bearer token, if it sent one; salt: its cache_salt, if any.
     uint64_t namespace_for(std::optional<std::string_view> token, std::optional<std::string_view> salt) const;
@@ -34,7 +38,7 @@ private:
     uint64_t keyed_hash(std::string_view domain, uint64_t base, std::string_view text) const;
 
     bool share_app_cache_;
-    std::array<uint64_t, 2> key_;
+    NamespaceKey key_;
 };
 
 // SipHash-2-4 of `data` under the 128-bit key (k0, k1).

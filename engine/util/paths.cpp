@@ -12,12 +12,15 @@ std::filesystem::path data_dir() {
     return std::filesystem::path(home && *home ? home : ".") / ".local" / "share" / "arbor";
 }
 
-std::filesystem::path kv_disk_dir() {
-    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/')
-        return std::filesystem::path(xdg) / "arbor" / "kv";
+std::filesystem::path cache_dir() {
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') return std::filesystem::path(xdg) / "arbor";
     const char* home = std::getenv("HOME");
-    return std::filesystem::path(home && *home ? home : ".") / ".cache" / "arbor" / "kv";
+    return std::filesystem::path(home && *home ? home : ".") / ".cache" / "arbor";
 }
+
+std::filesystem::path kv_disk_dir() { return cache_dir() / "kv"; }
+
+std::filesystem::path api_namespace_key_file() { return cache_dir() / "api-namespace-key"; }
 
 std::filesystem::path models_dir() { return data_dir() / "models"; }
 

@@ -1,6 +1,7 @@
 // The API's prefix-cache namespaces: SipHash-2-4 against the reference vectors of its
 // authors, and the rules of CacheScope (the app's namespace 0 only when sharing, one
-// namespace per token, keyless clients together, salts apart, keys drawn per server).
+// namespace per token, keyless clients together, salts apart, the same namespaces under the same key
+// and others under another).
 #include "api/cache_scope.h"
 
 #include <QtTest>
@@ -9,6 +10,7 @@
 #include <string>
 
 using arbor::api::CacheScope;
+using arbor::api::random_namespace_key;
 
 class TestCacheScope : public QObject {
     Q_OBJECT
@@ -32,7 +34,8 @@ private slots:
     }
 
     void namespacesFollowTokensAndSalts() {
-        const CacheScope scope(false);
+        const auto key = random_namespace_key();
+        const CacheScope scope(false, key);
         const auto keyless = scope.namespace_for(std::nullopt, std::nullopt);
         const auto alice = scope.namespace_for("alice", std::nullopt);
         const std::set<uint64_t> distinct = {0,
@@ -49,13 +52,17 @@ private slots:
         QCOMPARE(scope.namespace_for(std::nullopt, std::nullopt), keyless);
         QCOMPARE(scope.namespace_for("alice", std::nullopt), alice);
         QCOMPARE(scope.namespace_for("alice", "s1"), scope.namespace_for("alice", "s1"));
-        // Another server draws another key: nothing carries over from one to the next.
-        const CacheScope other(false);
+        // A restarted server with the same key gives the same namespaces (its clients find
+        // their pages on disk again); under another key nothing carries over.
+        QCOMPARE(CacheScope(false, key).namespace_for("alice", std::nullopt), alice);
+        QCOMPARE(CacheScope(false, key).namespace_for(std::nullopt, std::nullopt), keyless);
+        const CacheScope other(false, random_namespace_key());
         QVERIFY(other.namespace_for("alice", std::nullopt) != alice);
+        QVERIFY(other.namespace_for(std::nullopt, std::nullopt) != keyless);
     }
 
     void sharingJoinsTheAppUnlessSalted() {
-        const CacheScope scope(true);
+        const CacheScope scope(true, random_namespace_key());
         QCOMPARE(scope.namespace_for(std::nullopt, std::nullopt), uint64_t(0));
         QCOMPARE(scope.namespace_for("any key", std::nullopt), uint64_t(0));
         const auto salted = scope.namespace_for(std::nullopt, "s1");

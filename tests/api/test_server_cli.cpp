@@ -242,27 +242,48 @@ private slots:
     }
 
     // The disk tier keeps what a stopped server computed, and the next one reports the
-    // tokens it restores as cached. (--share-cache: API clients' own namespaces are keyed
-    // per server run, so only the shared one outlives it.)
+    // tokens it restores as cached: a client's own namespace outlives the server, since
+    // its key is kept in the cache directory, and another client still learns nothing.
+    // A key file that is not a key is replaced with a warning: the earlier pages are then
+    // out of every client's reach.
+    void restartedServerReadsTheDiskTier_data() {
+        QTest::addColumn<QString>("key_file");
+        QTest::newRow("key kept") << "kept";
+        QTest::newRow("key file corrupted") << "corrupted";
+    }
     void restartedServerReadsTheDiskTier() {
+        QFETCH(QString, key_file);
         ARBOR_REQUIRE_MODEL();
-        QTemporaryDir disk;
-        const QStringList args{"--share-cache", "--kv-disk-dir", disk.path()};
+        QTemporaryDir disk, cache_home;
+        const QStringList args{"--kv-disk-dir", disk.path()};
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("XDG_CACHE_HOME", cache_home.path());
         std::string prompt = "Minutes of the harbour committee.";
         for (int i = 0; i < 8; ++i) prompt += " Item " + std::to_string(i + 1) + ": the ferry timetable for the winter months.";
         {
             QProcess p;
+            p.setProcessEnvironment(env);
             const uint16_t port = start_server(p, args);
             QVERIFY(port != 0);
             QCOMPARE(cached_tokens(port, "alice", prompt), int64_t(0));
             QVERIFY(stop(p));
         }
+        const std::string key_path = cache_home.path().toStdString() + "/arbor/api-namespace-key";
+        struct stat st{};
+        QCOMPARE(::stat(key_path.c_str(), &st), 0);
+        QCOMPARE(st.st_mode & 0777, mode_t(0600));
+        if (key_file == "corrupted") std::ofstream(key_path, std::ios::trunc) << "garbage\n";
         QProcess p;
+        p.setProcessEnvironment(env);
         const uint16_t port = start_server(p, args);
         QVERIFY(port != 0);
+        QCOMPARE(cached_tokens(port, "mallory", prompt), int64_t(0));
         const int64_t restored = cached_tokens(port, "alice", prompt);
-        QVERIFY2(restored >= 64, qPrintable(QString::number(restored)));
+        if (key_file == "kept") QVERIFY2(restored >= 64, qPrintable(QString::number(restored)));
+        else QCOMPARE(restored, int64_t(0));
         QVERIFY(stop(p));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QCOMPARE(err.contains("a new key replaces it"), key_file == "corrupted");
     }
 
     void answersAllowedHosts() {

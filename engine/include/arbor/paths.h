@@ -16,8 +16,13 @@ inline constexpr std::string_view kDefaultModelInstallHint =
 // $XDG_DATA_HOME/arbor, or ~/.local/share/arbor.
 std::filesystem::path data_dir();
 std::filesystem::path models_dir();
-// $XDG_CACHE_HOME/arbor/kv, or ~/.cache/arbor/kv: the KV disk tier's pages.
+// $XDG_CACHE_HOME/arbor, or ~/.cache/arbor.
+std::filesystem::path cache_dir();
+// cache_dir()/kv: the KV disk tier's pages.
 std::filesystem::path kv_disk_dir();
+// cache_dir()/api-namespace-key: the key of the API clients' cache namespaces, kept
+// beside the pages it lets a restarted server find.
+std::filesystem::path api_namespace_key_file();
 // $ARBOR_MODEL when set, else models_dir()/kDefaultModelFile.
 std::filesystem::path default_model_path();
 
