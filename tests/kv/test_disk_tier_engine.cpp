@@ -2,8 +2,9 @@
 // the backend and the disk bit for bit (the next token's logits read from restored pages
 // equal those from the originals); a restarted engine continues a conversation from disk
 // with the same greedy tokens as the engine that never stopped; pages evicted from a
-// small pool come back from disk in the same process; an unusable directory leaves the
-// engine working without the tier and says why.
+// small pool come back from disk in the same process; while a prompt waits for its pages
+// from a slow disk the other requests keep producing tokens; an unusable directory leaves
+// the engine working without the tier and says why.
 #include "../engine/engine_test_support.h"
 #include "test_support.h"
 
@@ -12,7 +13,14 @@
 #include "arbor/model.h"
 #include "kv/disk_store.h"
 
+#include <atomic>
+#include <csignal>
+#include <fcntl.h>
 #include <fstream>
+#include <map>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
 
 using arbor::test::Collector;
 using arbor::test::greedy;
@@ -27,6 +35,68 @@ size_t page_files(const fs::path& root) {
         n += it->path().extension() == ".kvp";
     return n;
 }
+
+// A disk that holds every read until released: each page file under root is replaced by
+// a FIFO of the same name, and a thread writes a file's bytes into its FIFO once the
+// engine's loader opens it and release() was called. The store reads real page files
+// through its ordinary code; only their arrival is in the test's hands. Destroy it
+// before the engine: it releases whatever the loader still waits for.
+class SlowDisk {
+public:
+    explicit SlowDisk(const fs::path& root) {
+        for (const auto& e : fs::recursive_directory_iterator(root)) {
+            if (e.path().extension() != ".kvp") continue;
+            std::ifstream in(e.path(), std::ios::binary);
+            pages_[e.path()] = std::string(std::istreambuf_iterator<char>(in), {});
+            in.close();
+            fs::remove(e.path());
+            if (::mkfifo(e.path().c_str(), 0600) != 0) pages_.erase(e.path());
+        }
+        server_ = std::thread([this] { serve(); });
+    }
+    ~SlowDisk() {
+        release();
+        stop_ = true;
+        server_.join();
+    }
+    size_t files() const { return pages_.size(); }
+    // Whether the loader has opened a page file and waits for its bytes.
+    bool reader_waiting() const { return waiting_; }
+    void release() { released_ = true; }
+    size_t served() const { return served_; }
+
+private:
+    void serve() {
+        std::map<fs::path, bool> done;
+        while (!stop_) {
+            bool any = false;
+            for (const auto& [path, bytes] : pages_) {
+                if (done[path]) continue;
+                // Opening the write end succeeds only while a reader has the FIFO open.
+                const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+                if (fd < 0) continue;
+                any = done[path] = true;
+                waiting_ = true;
+                while (!released_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                ::fcntl(fd, F_SETFL, 0);
+                for (size_t at = 0; at < bytes.size();) {
+                    const ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
+                    if (n <= 0) break;
+                    at += size_t(n);
+                }
+                ::close(fd);
+                waiting_ = false;
+                ++served_;
+            }
+            if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    }
+
+    std::map<fs::path, std::string> pages_;
+    std::atomic<bool> waiting_ = false, released_ = false, stop_ = false;
+    std::atomic<size_t> served_ = 0;
+    std::thread server_;
+};
 
 } // namespace
 
@@ -63,6 +133,7 @@ class TestDiskTierEngine : public QObject {
 private slots:
     void initTestCase() {
         ARBOR_REQUIRE_MODEL();
+        std::signal(SIGPIPE, SIG_IGN);  // a FIFO whose reader gave up fails the write instead
         model_ = arbor::Model::load(arbor::test::model_path());
     }
 
@@ -183,6 +254,54 @@ private slots:
         QVERIFY(again.finished);
         QCOMPARE(again.tokens, first.tokens);
         QVERIFY2(again.stats.disk_tokens > 0, qPrintable(QString("cached %1").arg(again.stats.cached_tokens)));
+    }
+
+    // Scheduling (issue point 3): a request whose prompt continues a conversation on disk
+    // waits for its pages beside the steps, not in them. The disk holds the load; another
+    // request meanwhile keeps producing tokens; once released, the waiting request gets
+    // its pages from disk and the same tokens as the engine that computed them.
+    void othersKeepSteppingWhileAPromptWaitsForDisk() {
+        QTemporaryDir tmp;
+        const fs::path dir = fs::path(tmp.path().toStdString()) / "kv";
+        auto follow_up = long_prompt();
+        const auto more = encode("\nQuestion: where does the ferry go next?\n", false);
+        follow_up.insert(follow_up.end(), more.begin(), more.end());
+        arbor::test::Outcome hot;
+        {
+            arbor::Engine engine(*model_, options(dir));
+            hot = run(engine, greedy(follow_up, 4));
+            QVERIFY(hot.finished && hot.tokens.size() == 4);
+        }  // shutdown flushes every cached page
+
+        Collector c;  // outlives the engine, which may still send events as it stops
+        arbor::Engine restarted(*model_, options(dir));  // its store indexes the page files as it opens
+        auto other_request = greedy(encode("A short story about a lighthouse keeper and her cat:"), 400);
+        other_request.options.stop_at_end_of_generation = false;
+        const auto other = c.submit(restarted, std::move(other_request));
+        QVERIFY(c.wait_for_tokens(other, 1));
+        SlowDisk disk(dir);  // after the store's scan at start: it indexed real page files
+        QVERIFY(disk.files() >= follow_up.size() / 16);
+        const auto waiting = c.submit(restarted, greedy(follow_up, 4));
+        for (int i = 0; i < 6000 && !disk.reader_waiting(); ++i) QTest::qWait(5);
+        QVERIFY2(disk.reader_waiting(), "the engine never read the conversation's first page");
+
+        const int before = int(c.get(other).tokens.size());
+        QVERIFY(c.wait_for_tokens(other, before + 8, std::chrono::seconds(60)));
+        const int stepped = int(c.get(other).tokens.size()) - before;
+        qInfo("while the first page was held, the other request produced %d tokens", stepped);
+        QVERIFY2(stepped >= 8 && !c.get(other).finished, qPrintable(QString::number(stepped)));
+        QVERIFY(disk.reader_waiting());  // still held: those tokens came while it waited
+        QCOMPARE(c.get(waiting).token_events, 0);
+        QCOMPARE(disk.served(), size_t(0));
+
+        disk.release();
+        QVERIFY(c.wait(waiting));
+        const auto restored = c.get(waiting);
+        QCOMPARE(restored.tokens, hot.tokens);
+        QCOMPARE(restored.stats.disk_tokens, int32_t((follow_up.size() - 1) / 16 * 16));
+        QVERIFY(disk.served() >= follow_up.size() / 16);
+        restarted.cancel(other);
+        QVERIFY(c.wait(other));
     }
 
     void unusableDirectoryLeavesTheEngineWithoutTheTier() {
