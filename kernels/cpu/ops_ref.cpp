@@ -1,8 +1,6 @@
 // Scalar references and the portable kernels.
 #include "arbor/kernels/cpu_ops.h"
 #include "arbor/kernels/fp16.h"
-#include "arbor/kernels/quant.h"
-#include "arbor/kernels/quant_blocks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -131,15 +129,21 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n, float ep
 
 } // namespace ref
 
-// Block by block through the project's Q8_0 quantizer (GGUF's reference), split into the
-// KV cache's separate arrays of int8 and scales.
+// GGUF's Q8_0 blocks (d = amax / 127, stored as a half), with each element rounded
+// against the half that is stored rather than the float d it was rounded from (GGUF's
+// reference computes q = round(x / d)): the element read back, half(d) * q, is then the
+// nearest to x that the block can hold. With d's rounding up to 2^-11 of d, the reference
+// is off by up to 127 * 2^-11 = 0.06 of a step more. Where the half is below d an
+// element can round to 128: it is clamped to 127.
 void q8_0_from_f32(const float* x, int8_t* q, uint16_t* scales, int64_t n) {
-    static_assert(kQ8BlockSize == QK8_0);
     for (int64_t b = 0; b < n / kQ8BlockSize; ++b) {
-        BlockQ8_0 block;
-        quantize_row(DType::Q8_0, x + b * kQ8BlockSize, &block, kQ8BlockSize);
-        scales[b] = block.d;
-        std::copy_n(block.qs, kQ8BlockSize, q + b * kQ8BlockSize);
+        const float* xb = x + b * kQ8BlockSize;
+        float amax = 0.0f;
+        for (int64_t i = 0; i < kQ8BlockSize; ++i) amax = std::max(amax, std::fabs(xb[i]));
+        scales[b] = fp32_to_fp16(amax / 127.0f);
+        const float d = fp16_to_fp32(scales[b]);
+        for (int64_t i = 0; i < kQ8BlockSize; ++i)
+            q[b * kQ8BlockSize + i] = d == 0.0f ? 0 : int8_t(std::clamp(std::round(xb[i] / d), -127.0f, 127.0f));
     }
 }
 

@@ -79,10 +79,8 @@ private slots:
         }
         const double share = double(agree) / total;
         qInfo("Q8_0 vs F16 KV argmax agreement: %d of %d (%.2f%%)", agree, total, 100.0 * share);
-        // Measured 1010 of 1024 (98.63%): short of the target, kept visible until fixed;
-        // below the measured level is a regression.
-        QVERIFY2(share >= 0.98, qPrintable(QString("agreement %1 below the measured 98.6%").arg(share)));
-        QEXPECT_FAIL("", "Q8_0 KV agrees at 98.6% of positions, below the 99% target", Continue);
+        // Measured 1016 of 1024 (99.22%); GGUF's reference rounding (against the float
+        // scale rather than the stored half) gave 1010 (98.63%).
         QVERIFY2(share >= 0.99, qPrintable(QString("agreement %1 below 99%").arg(share)));
     }
 
@@ -106,10 +104,8 @@ private slots:
         }
         qInfo("Q8_0 vs F16 KV identical 16-token greedy prefixes: %d of %lld", same,
               static_cast<long long>(prompts_.size()));
-        // Measured 13 of 16 (prose_long, unicode_mixed, chat_recipe differ): short of the
-        // target; fewer is a regression.
-        QVERIFY(same >= 13);
-        QEXPECT_FAIL("", "Q8_0 KV gives 13 of 16 identical greedy prefixes, below the target of 14", Continue);
+        // Measured 14 of 16 (prose_long and chat_recipe differ); with GGUF's reference
+        // rounding 13 (unicode_mixed too).
         QVERIFY(same >= 14);
     }
 

@@ -1,12 +1,14 @@
-// The Q8_0 KV cache's kernels (cpu_ops.h): the quantizer against GGUF's Q8_0 formula
-// written out here, and the attention kernels on Q8_0 keys and values against the
-// reference and against the F32 kernels on the dequantized elements (bit for bit: a
-// Q8_0 element is exact in float, so "dequantize then attend" is the contract).
+// The Q8_0 KV cache's kernels (cpu_ops.h): the quantizer against GGUF's Q8_0 blocks with
+// elements rounded against the stored scale, written out here, and the attention kernels
+// on Q8_0 keys and values against the reference and against the F32 kernels on the
+// dequantized elements (bit for bit: a Q8_0 element is exact in float, so "dequantize
+// then attend" is the contract).
 #include "arbor/kernels/cpu_ops.h"
 #include "arbor/kernels/fp16.h"
 
 #include <QtTest>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <random>
@@ -44,28 +46,36 @@ Quantized quantize(const std::vector<float>& x) {
 class TestQ8KvKernels : public QObject {
     Q_OBJECT
 private slots:
-    // GGUF's Q8_0 reference: d = amax / 127 stored as a half, q = round(x * (1 / d)) with
-    // halves away from zero; an all-zero block gets d = 0 and zeros. Every element is then
-    // within half a step (plus the half's rounding of d) of x.
+    // GGUF's Q8_0 blocks: d = amax / 127 stored as a half; each element is rounded
+    // against that stored half (halves away from zero, clamped to 127 where the half is
+    // below d), so it reads back as the nearest value the block holds; an all-zero block
+    // gets d = 0 and zeros. GGUF's reference rounds against the float d instead.
     void quantizerFollowsGgufQ8_0() {
         std::vector<float> x = normal_vector(size_t(kBlock * 64), 1);
         for (int64_t i = 0; i < kBlock; ++i) x[size_t(kBlock + i)] = 0.0f;                  // a zero block
         for (int64_t i = 0; i < kBlock; ++i) x[size_t(2 * kBlock + i)] = float(i - 16) / 8;  // exact ties
         x[size_t(3 * kBlock + 5)] = 1000.0f;                                                  // one outlier
+        for (int64_t i = 0; i < kBlock; ++i) x[size_t(4 * kBlock + i)] = float(i - 16) * 1e-6f;  // a subnormal half
         const Quantized got = quantize(x);
+        int differ = 0;  // elements GGUF's reference rounds otherwise (one step further off)
         for (size_t b = 0; b < x.size() / size_t(kBlock); ++b) {
             float amax = 0.0f;
             for (int64_t i = 0; i < kBlock; ++i) amax = std::max(amax, std::fabs(x[b * size_t(kBlock) + size_t(i)]));
-            const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+            const float d = amax / 127.0f;
             QCOMPARE(got.scales[b], arbor::fp32_to_fp16(d));
+            const float stored = arbor::fp16_to_fp32(got.scales[b]);
             for (int64_t i = 0; i < kBlock; ++i) {
                 const size_t at = b * size_t(kBlock) + size_t(i);
-                QCOMPARE(int(got.q[at]), int(std::round(x[at] * id)));
+                const float want = stored != 0.0f ? std::clamp(std::round(x[at] / stored), -127.0f, 127.0f) : 0.0f;
+                QCOMPARE(int(got.q[at]), int(want));
                 QVERIFY(std::abs(int(got.q[at])) <= 127);
-                QVERIFY2(std::fabs(got.values[at] - x[at]) <= 0.5f * d * 1.01f + 1e-3f * amax,
+                QVERIFY2(std::fabs(got.values[at] - x[at]) <= 0.5f * stored * 1.0001f + 127.0f * std::fabs(d - stored),
                          qPrintable(QString("element %1: %2 for %3").arg(at).arg(got.values[at]).arg(x[at])));
+                differ += d != 0.0f && int(got.q[at]) != int(std::round(x[at] * (1.0f / d)));
             }
         }
+        qInfo("%d of %zu elements rounded otherwise than by GGUF's reference", differ, x.size());
+        QVERIFY(differ > 0);  // these inputs tell the two rules apart
         QCOMPARE(got.scales[1], uint16_t(0));
         for (int64_t i = 0; i < kBlock; ++i) QCOMPARE(int(got.q[size_t(kBlock + i)]), 0);
     }
