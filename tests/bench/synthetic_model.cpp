@@ -30,11 +30,14 @@ std::string lower(std::string_view s) {
     return out;
 }
 
-// Shapes of the published models (their config.json); the vocabulary is ours.
+// Shapes of the published models (their config.json); the vocabulary is ours. 135m-32k
+// is SmolLM2-135M with a 32k context instead of its 8k: the restart workload's 16k
+// conversation at the default model's cost per token.
 const std::vector<Shape>& shapes() {
     static const std::vector<Shape> all = {
         {"tiny", 2, 256, 4, 2, 64, 512, 512, true, 4096, 10000.0, 512},
         {"135m", 30, 576, 9, 3, 64, 1536, 32000, true, 8192, 100000.0, 512},
+        {"135m-32k", 30, 576, 9, 3, 64, 1536, 32000, true, 32768, 100000.0, 512},
         {"1b", 16, 2048, 32, 8, 64, 8192, 32000, true, 131072, 500000.0, 512},
         {"3b", 28, 3072, 24, 8, 128, 8192, 32000, true, 131072, 500000.0, 512},
         {"8b", 32, 4096, 32, 8, 128, 14336, 32000, false, 131072, 500000.0, 512},

@@ -35,8 +35,9 @@ struct Shape {
     int sliding_window = 512;  // gemma3's local layers only
 };
 
-// The named shapes: tiny (2 layers, 256 embd, for tests), 135m (SmolLM2-135M), 1b
-// (Llama-3.2-1B), 3b (Llama-3.2-3B), 8b (Llama-3.1-8B). Vocabulary 32000 (tiny: 512).
+// The named shapes: tiny (2 layers, 256 embd, for tests), 135m (SmolLM2-135M), 135m-32k
+// (the same with a 32k context), 1b (Llama-3.2-1B), 3b (Llama-3.2-3B), 8b (Llama-3.1-8B).
+// Vocabulary 32000 (tiny: 512).
 std::optional<Shape> shape_named(std::string_view name);
 std::vector<std::string> shape_names();
 

@@ -179,7 +179,8 @@ private slots:
         }
     }
 
-    // The named shapes are the published models' (one layer written, to stay small).
+    // The named shapes are the published models' (one layer written, to stay small), and
+    // 135m-32k is SmolLM2-135M's with a longer context.
     void namedShapes_data() {
         QTest::addColumn<QString>("shape");
         QTest::addColumn<int>("layers");
@@ -189,10 +190,12 @@ private slots:
         QTest::addColumn<int>("head_dim");
         QTest::addColumn<int>("ff");
         QTest::addColumn<bool>("tied");
-        QTest::newRow("SmolLM2-135M") << "135m" << 30 << 576 << 9 << 3 << 64 << 1536 << true;
-        QTest::newRow("Llama-3.2-1B") << "1b" << 16 << 2048 << 32 << 8 << 64 << 8192 << true;
-        QTest::newRow("Llama-3.2-3B") << "3b" << 28 << 3072 << 24 << 8 << 128 << 8192 << true;
-        QTest::newRow("Llama-3.1-8B") << "8b" << 32 << 4096 << 32 << 8 << 128 << 14336 << false;
+        QTest::addColumn<int>("context");
+        QTest::newRow("SmolLM2-135M") << "135m" << 30 << 576 << 9 << 3 << 64 << 1536 << true << 8192;
+        QTest::newRow("SmolLM2-135M, 32k context") << "135m-32k" << 30 << 576 << 9 << 3 << 64 << 1536 << true << 32768;
+        QTest::newRow("Llama-3.2-1B") << "1b" << 16 << 2048 << 32 << 8 << 64 << 8192 << true << 131072;
+        QTest::newRow("Llama-3.2-3B") << "3b" << 28 << 3072 << 24 << 8 << 128 << 8192 << true << 131072;
+        QTest::newRow("Llama-3.1-8B") << "8b" << 32 << 4096 << 32 << 8 << 128 << 14336 << false << 131072;
     }
     void namedShapes() {
         QFETCH(QString, shape);
@@ -203,6 +206,7 @@ private slots:
         QFETCH(int, head_dim);
         QFETCH(int, ff);
         QFETCH(bool, tied);
+        QFETCH(int, context);
         SyntheticSpec spec = spec_of(qPrintable(shape), "q4_k");
         QCOMPARE(spec.shape.n_layer, layers);
         QCOMPARE(spec.shape.n_vocab, 32000);
@@ -219,6 +223,7 @@ private slots:
         QCOMPARE(c.head_dim, head_dim);
         QCOMPARE(c.n_ff, ff);
         QCOMPARE(c.n_vocab, 1024);
+        QCOMPARE(c.n_ctx_train, context);
         QCOMPARE(model->weights().output.data == model->weights().token_embd.data, tied);
         // Q4_K needs rows of whole 256-blocks; SmolLM2's rows of 576 take Q5_0 as llama.cpp does.
         for (const auto& t : model->file().tensors()) {
