@@ -63,18 +63,6 @@ Item {
         font: userText.font
     }
 
-    function statsText(s) {
-        if (!s) return ""
-        let parts = []
-        if (s.tokensPerSecond !== undefined) parts.push(qsTr("%1 tokens/s").arg(s.tokensPerSecond.toFixed(1)))
-        if (s.ttftMs !== undefined) parts.push(qsTr("first token %1 ms").arg(Math.round(s.ttftMs)))
-        if (s.promptTokens !== undefined)
-            parts.push(qsTr("%1 prompt tokens, %2 from cache").arg(s.promptTokens).arg(s.cachedTokens !== undefined ? s.cachedTokens : 0))
-        if (s.finishReason === "length") parts.push(qsTr("stopped at max tokens"))
-        else if (s.finishReason !== undefined && s.finishReason !== "stop") parts.push(s.finishReason)
-        return parts.join("  ·  ")
-    }
-
     Pane {
         id: card
         objectName: bubble.isUser ? "userCard" : "replyCard"
@@ -236,7 +224,7 @@ Item {
                     objectName: "statsLabel"
                     visible: bubble.isReply && text.length > 0
                     Layout.leftMargin: 8
-                    text: !bubble.streaming ? bubble.statsText(bubble.model.stats)
+                    text: !bubble.streaming ? ReplyStatsText.format(bubble.model.stats)
                         : bubble.session.prefillTotal > 0
                           ? qsTr("Reading prompt: %1 of %2 tokens").arg(bubble.session.prefillDone).arg(bubble.session.prefillTotal)
                           : qsTr("generating…")

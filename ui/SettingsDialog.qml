@@ -67,6 +67,10 @@ Dialog {
                     onValueModified: dialog.app.settings.kvMemoryMiB = value
                 }
             }
+            KvStorageSettings {
+                Layout.fillWidth: true
+                settings: dialog.app.settings
+            }
             Button {
                 text: qsTr("Reload model with these settings")
                 Accessible.name: qsTr("Reload model")

@@ -1,5 +1,6 @@
 #include "app_settings.h"
 
+#include "arbor/backend.h"
 #include "arbor/paths.h"
 
 #include <QJsonArray>
@@ -14,6 +15,10 @@ namespace arbor::app {
 namespace {
 
 constexpr const char* kPresetsKey = "chat.system_prompt_presets";
+
+bool isKvType(const QString& type) {
+    return arbor::kv_type_from_name(type.toStdString()).has_value();
+}
 
 QMap<QString, QString> presetsFromJson(const QString& json) {
     QMap<QString, QString> out;
@@ -38,13 +43,15 @@ AppSettings::AppSettings(StoreService& store, QObject* parent)
 
 int AppSettings::maxThreads() const { return std::max(1, QThread::idealThreadCount()); }
 
+QString AppSettings::kvDiskDirectory() const { return QString::fromStdString(arbor::kv_disk_dir().string()); }
+
 void AppSettings::load() {
     store_.call(
         this,
         [](arbor::Store& s) {
             std::map<std::string, std::string> values;
-            for (const char* key : {"model.path", "engine.threads", "engine.kv_mib", "ui.theme",
-                                    kDefaultSystemPromptKey, kPresetsKey})
+            for (const char* key : {"model.path", "engine.threads", "engine.kv_mib", "engine.kv_disk_mib",
+                                    "engine.kv_type", "ui.theme", kDefaultSystemPromptKey, kPresetsKey})
                 if (auto v = s.app_setting(key)) values[key] = *v;
             return values;
         },
@@ -57,6 +64,11 @@ void AppSettings::load() {
             bool ok = false;
             if (const int t = get("engine.threads").toInt(&ok); ok) threads_ = std::clamp(t, 0, maxThreads());
             if (const int kv = get("engine.kv_mib").toInt(&ok); ok) kvMiB_ = std::clamp(kv, kMinKvMiB, kMaxKvMiB);
+            // A stored disk budget or KV type that is not one of the allowed values is
+            // not guessed at: the default stands.
+            if (const int disk = get("engine.kv_disk_mib").toInt(&ok); ok && disk >= 0 && disk <= kMaxKvDiskMiB)
+                kvDiskMiB_ = disk;
+            if (const QString type = get("engine.kv_type"); isKvType(type)) kvType_ = type;
             if (const QString theme = get("ui.theme"); theme == "light" || theme == "dark" || theme == "system")
                 theme_ = theme;
             defaultSystemPrompt_ = get(kDefaultSystemPromptKey);
@@ -99,6 +111,21 @@ void AppSettings::setKvMemoryMiB(int mib) {
     if (mib == kvMiB_) return;
     kvMiB_ = mib;
     persist("engine.kv_mib", QString::number(mib));
+    emit changed();
+}
+
+void AppSettings::setKvDiskMiB(int mib) {
+    mib = std::clamp(mib, 0, kMaxKvDiskMiB);
+    if (mib == kvDiskMiB_) return;
+    kvDiskMiB_ = mib;
+    persist("engine.kv_disk_mib", QString::number(mib));
+    emit changed();
+}
+
+void AppSettings::setKvType(const QString& type) {
+    if (type == kvType_ || !isKvType(type)) return;
+    kvType_ = type;
+    persist("engine.kv_type", type);
     emit changed();
 }
 

@@ -2,6 +2,8 @@
 //   model.path      the GGUF file to load (default: the default model)
 //   engine.threads  compute threads, 0 for one per core (default 0)
 //   engine.kv_mib   KV cache memory budget in MiB (default 512)
+//   engine.kv_disk_mib  KV disk tier budget in MiB (default 4096, 0: off)
+//   engine.kv_type  KV element type: "f16" (default), "q8_0" or "f32"
 //   ui.theme        "system", "light" or "dark" (default "system")
 //   chat.default_system_prompt   the system prompt of conversations that set none (default none)
 //   chat.system_prompt_presets   named system prompts, a JSON array of {"name", "text"}
@@ -24,6 +26,10 @@ class AppSettings : public QObject {
     Q_PROPERTY(QString modelPath READ modelPath WRITE setModelPath NOTIFY changed)
     Q_PROPERTY(int threads READ threads WRITE setThreads NOTIFY changed)
     Q_PROPERTY(int kvMemoryMiB READ kvMemoryMiB WRITE setKvMemoryMiB NOTIFY changed)
+    Q_PROPERTY(int kvDiskMiB READ kvDiskMiB WRITE setKvDiskMiB NOTIFY changed)
+    Q_PROPERTY(QString kvType READ kvType WRITE setKvType NOTIFY changed)
+    Q_PROPERTY(int maxKvDiskMiB READ maxKvDiskMiB CONSTANT)
+    Q_PROPERTY(QString kvDiskDirectory READ kvDiskDirectory CONSTANT)  // arbor::kv_disk_dir()
     Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY changed)
     Q_PROPERTY(int maxThreads READ maxThreads CONSTANT)
     Q_PROPERTY(QString defaultSystemPrompt READ defaultSystemPrompt WRITE setDefaultSystemPrompt NOTIFY changed)
@@ -36,12 +42,18 @@ public:
     static constexpr int kDefaultKvMiB = 512;
     static constexpr int kMinKvMiB = 32;
     static constexpr int kMaxKvMiB = 65536;
+    static constexpr int kDefaultKvDiskMiB = 4096;
+    static constexpr int kMaxKvDiskMiB = 1 << 20;  // 1 TiB
 
     explicit AppSettings(StoreService& store, QObject* parent = nullptr);
 
     QString modelPath() const { return modelPath_; }
     int threads() const { return threads_; }
     int kvMemoryMiB() const { return kvMiB_; }
+    int kvDiskMiB() const { return kvDiskMiB_; }
+    QString kvType() const { return kvType_; }
+    int maxKvDiskMiB() const { return kMaxKvDiskMiB; }
+    QString kvDiskDirectory() const;
     QString theme() const { return theme_; }
     int maxThreads() const;
     QString defaultSystemPrompt() const { return defaultSystemPrompt_; }
@@ -50,6 +62,8 @@ public:
     void setModelPath(const QString& path);
     void setThreads(int threads);          // clamped to 0..maxThreads
     void setKvMemoryMiB(int mib);          // clamped to kMinKvMiB..kMaxKvMiB
+    void setKvDiskMiB(int mib);            // clamped to 0..kMaxKvDiskMiB
+    void setKvType(const QString& type);   // other values than f16, q8_0 and f32 are ignored
     void setTheme(const QString& theme);   // other values than the three are ignored
     void setDefaultSystemPrompt(const QString& text);
 
@@ -76,6 +90,8 @@ private:
     QString modelPath_;
     int threads_ = 0;
     int kvMiB_ = kDefaultKvMiB;
+    int kvDiskMiB_ = kDefaultKvDiskMiB;
+    QString kvType_ = QStringLiteral("f16");
     QString theme_ = QStringLiteral("system");
     QString defaultSystemPrompt_;
     QMap<QString, QString> presets_;  // name -> text

@@ -17,6 +17,7 @@ ArborApp::ArborApp(std::filesystem::path database, QObject* parent)
       models_(std::make_unique<ModelService>()),
       conversations_(std::make_unique<ConversationListModel>(*store_)),
       tabs_(std::make_unique<TabListModel>(*store_, *models_)),
+      warmer_(std::make_unique<TabWarmer>(*store_, *models_)),
       api_(std::make_unique<ApiController>(*store_)),
       download_(std::make_unique<DefaultModelDownload>(DefaultModelDownload::findProgram())) {
     StoreWorker* w = store_->worker();
@@ -56,6 +57,7 @@ ArborApp::~ArborApp() {
     commitPendingDeletion();
     download_.reset();
     api_.reset();
+    warmer_.reset();
     tabs_.reset();
     conversations_.reset();
     store_.reset();
@@ -93,10 +95,21 @@ void ArborApp::restoreTabsUnlessLastStartFailed() {
 }
 
 void ArborApp::confirmStartAfterTabsShown() {
+    // A warm-up that crashes the app must leave the marker set: the settle time starts
+    // only once the warm-ups are done.
+    connect(warmer_.get(), &TabWarmer::settled, this, [this] { startupSettle_.start(); },
+            Qt::SingleShotConnection);
+    auto warmAll = [this] {
+        QList<ChatSession*> sessions;
+        if (ChatSession* current = tabs_->current()) sessions.push_back(current);
+        for (int i = 0; i < tabs_->rowCount(); ++i)
+            if (tabs_->sessionAt(i) != tabs_->current()) sessions.push_back(tabs_->sessionAt(i));
+        warmer_->warm(sessions);
+    };
     // Each restored tab counts once, whether its messages loaded or failed to.
     auto pending = std::make_shared<int>(tabs_->rowCount());
-    auto shown = [this, pending] {
-        if (--*pending == 0) startupSettle_.start();
+    auto shown = [pending, warmAll] {
+        if (--*pending == 0) warmAll();
     };
     for (int i = 0; i < tabs_->rowCount(); ++i) {
         MessageListModel* messages = tabs_->sessionAt(i)->messages();
@@ -107,7 +120,7 @@ void ArborApp::confirmStartAfterTabsShown() {
         connect(messages, &MessageListModel::loaded, this, done, Qt::SingleShotConnection);
         connect(messages, &MessageListModel::error, this, done, Qt::SingleShotConnection);
     }
-    if (*pending == 0) startupSettle_.start();
+    if (*pending == 0) warmAll();
 }
 
 void ArborApp::clearStartupMarker() {
@@ -124,7 +137,8 @@ void ArborApp::clearStartupMarker() {
 }
 
 void ArborApp::reloadModel() {
-    models_->load(settings_->modelPath(), settings_->threads(), settings_->kvMemoryMiB());
+    models_->load(settings_->modelPath(), settings_->threads(), settings_->kvMemoryMiB(), settings_->kvDiskMiB(),
+                  settings_->kvType());
 }
 
 void ArborApp::chooseModel(const QString& pathOrUrl) {

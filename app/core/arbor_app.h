@@ -11,6 +11,7 @@
 #include "default_model_download.h"
 #include "model_service.h"
 #include "tab_list_model.h"
+#include "tab_warmer.h"
 
 #include <QObject>
 #include <QTimer>
@@ -22,8 +23,9 @@
 namespace arbor::app {
 
 // Start-up guard: a marker in the app settings is set before the tabs are restored and
-// removed once the restored tabs' messages have been shown and the window has kept
-// running for kStartupSettleMs (or when the app closes normally). A start that finds the
+// removed once the restored tabs' messages have been shown, their warm-ups (TabWarmer)
+// have finished, and the window has kept running for kStartupSettleMs (or when the app
+// closes normally). A start that finds the
 // marker set follows one that never finished (killed while a restored tab froze it): it
 // opens no tabs and says so, so one bad conversation cannot lock the user out.
 class ArborApp : public QObject {
@@ -59,6 +61,7 @@ public:
     TabListModel* tabs() const { return tabs_.get(); }
     ApiController* api() const { return api_.get(); }
     DefaultModelDownload* defaultModelDownload() const { return download_.get(); }
+    TabWarmer* warmer() const { return warmer_.get(); }
     bool started() const { return started_; }
     QString notice() const { return notice_; }
     QString databasePath() const { return databasePath_; }
@@ -68,8 +71,8 @@ public:
     // model choice for this run.
     void start(const QString& modelOverride = {});
 
-    // Reloads the model with the current settings (after a change of model, threads or
-    // KV budget).
+    // Reloads the model with the current settings (after a change of model, threads, KV
+    // budget, disk tier or KV type).
     Q_INVOKABLE void reloadModel();
     // Picks a GGUF file (a path or a file:// URL) as the model and loads it.
     Q_INVOKABLE void chooseModel(const QString& pathOrUrl);
@@ -92,8 +95,9 @@ private:
     void setNotice(const QString& notice);
     // Restores the tabs, or, when the last start never finished, skips them.
     void restoreTabsUnlessLastStartFailed();
-    // Clears the start-up marker once every restored tab has shown its messages and the
-    // event loop has kept running for kStartupSettleMs.
+    // Warms the restored tabs once every one has shown its messages, and clears the
+    // start-up marker when the warm-ups have settled and the event loop has kept running
+    // for kStartupSettleMs.
     void confirmStartAfterTabsShown();
     void clearStartupMarker();
     void commitPendingDeletion();
@@ -106,6 +110,7 @@ private:
     std::unique_ptr<ModelService> models_;
     std::unique_ptr<ConversationListModel> conversations_;
     std::unique_ptr<TabListModel> tabs_;
+    std::unique_ptr<TabWarmer> warmer_;
     std::unique_ptr<ApiController> api_;
     std::unique_ptr<DefaultModelDownload> download_;
     bool started_ = false;

@@ -1,6 +1,6 @@
 #include "chat_session.h"
 
-#include "app_settings.h"
+#include "conversation_prompt.h"
 #include "conversation_settings_form.h"
 
 #include <QRandomGenerator>
@@ -200,20 +200,7 @@ bool ChatSession::startTurn(qint64 parent, const QString& userText, qint64 conti
                     s.rename_conversation(conversation, turn.title.toStdString());
                 }
             }
-            std::vector<arbor::ChatMessage> chat;
-            // A conversation without a system prompt of its own gets the app's default.
-            std::string system = s.conversation_settings(conversation).system_prompt;
-            if (system.empty()) system = s.app_setting(AppSettings::kDefaultSystemPromptKey).value_or("");
-            if (!system.empty()) chat.push_back({arbor::Role::System, formatter.encode_content(system)});
-            if (below) {
-                for (const auto& m : s.path(*below)) {
-                    // A reply keeps the exact ids it was generated as, so the prompt
-                    // extends the previous one token for token and hits the cache.
-                    chat.push_back({m.role, m.token_ids.empty() && !m.text.empty() ? formatter.encode_content(m.text)
-                                                                                   : m.token_ids});
-                }
-            }
-            turn.prompt = formatter.compose(chat);
+            turn.prompt = formatter.compose(conversationChat(s, formatter, conversation, below));
             if (continued) {
                 // The reply's prompt followed by its ids: exactly what was computed while
                 // it was generated, so the cache serves all of it.
@@ -320,6 +307,7 @@ void ChatSession::onFinished(quint64 requestId, const QString& reason, const QSt
     // context the branch takes).
     s.prompt_tokens = stats.promptTokens - continuedIds_;
     s.cached_tokens = std::min(stats.cachedTokens, *s.prompt_tokens);
+    s.disk_tokens = std::min(stats.diskTokens, *s.cached_tokens);
     if (stats.generatedTokens > 0) s.ttft_ms = stats.timeToFirstTokenMs;
     if (stats.generatedTokens > 1) s.tokens_per_second = stats.tokensPerSecond;
     MessageState state = MessageState::complete;

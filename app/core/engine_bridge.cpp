@@ -63,6 +63,7 @@ void EngineBridge::deliver(const arbor::Event& event) {
     ReplyStats stats;
     stats.promptTokens = event.stats.prompt_tokens;
     stats.cachedTokens = event.stats.cached_tokens;
+    stats.diskTokens = event.stats.disk_tokens;
     stats.generatedTokens = event.stats.generated_tokens;
     stats.timeToFirstTokenMs = event.stats.time_to_first_token_ms;
     stats.tokensPerSecond = event.stats.decode_tokens_per_second;

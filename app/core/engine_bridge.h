@@ -18,12 +18,14 @@ struct ReplyStats {
     Q_GADGET
     Q_PROPERTY(int promptTokens MEMBER promptTokens)
     Q_PROPERTY(int cachedTokens MEMBER cachedTokens)
+    Q_PROPERTY(int diskTokens MEMBER diskTokens)
     Q_PROPERTY(int generatedTokens MEMBER generatedTokens)
     Q_PROPERTY(double timeToFirstTokenMs MEMBER timeToFirstTokenMs)
     Q_PROPERTY(double tokensPerSecond MEMBER tokensPerSecond)
 public:
     int promptTokens = 0;
-    int cachedTokens = 0;
+    int cachedTokens = 0;  // prompt tokens from the prefix cache, memory or disk
+    int diskTokens = 0;    // of cachedTokens, the ones read from the KV disk tier
     int generatedTokens = 0;
     double timeToFirstTokenMs = 0.0;
     double tokensPerSecond = 0.0;

@@ -78,7 +78,7 @@ void ModelService::setState(const QString& state) {
     emit stateChanged();
 }
 
-void ModelService::load(const QString& path, int threads, int kvMiB) {
+void ModelService::load(const QString& path, int threads, int kvMiB, int kvDiskMiB, const QString& kvType) {
     const quint64 generation = ++generation_;
     if (current_) {
         emit aboutToUnload();
@@ -96,7 +96,7 @@ void ModelService::load(const QString& path, int threads, int kvMiB) {
     setState(QStringLiteral("loading"));
     emit modelChanged();
 
-    runInBackground([this, generation, path, threads, kvMiB, old = std::move(old)]() mutable {
+    runInBackground([this, generation, path, threads, kvMiB, kvDiskMiB, kvType, old = std::move(old)]() mutable {
         old.reset();
         auto report = [this, generation](double p) {
             QMetaObject::invokeMethod(this, [this, generation, p] {
@@ -114,6 +114,8 @@ void ModelService::load(const QString& path, int threads, int kvMiB) {
             arbor::EngineOptions options;
             options.backend.threads = std::max(0, threads);
             options.backend.kv_budget_bytes = size_t(std::max(16, kvMiB)) << 20;
+            options.backend.kv_type = arbor::kv_type_from_name(kvType.toStdString()).value_or(arbor::KvType::F16);
+            options.kv_disk_bytes = uint64_t(std::max(0, kvDiskMiB)) << 20;
             loaded->engine = std::make_unique<arbor::Engine>(*loaded->model, options);
             loaded->formatter = std::make_unique<arbor::ChatFormatter>(
                 loaded->model->tokenizer(), arbor::detect_chat_template(loaded->model->chat_template_source()));

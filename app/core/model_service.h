@@ -52,9 +52,11 @@ public:
     bool missingDefaultModel() const { return missingDefaultModel_; }
 
     // Unloads the current model (aboutToUnload first), then loads `path` with an engine
-    // of `threads` threads (0: one per core) and a KV budget of kvMiB. A newer call
-    // supersedes one still loading.
-    Q_INVOKABLE void load(const QString& path, int threads, int kvMiB);
+    // of `threads` threads (0: one per core), a KV budget of kvMiB, a KV disk tier of
+    // kvDiskMiB (0: off; under arbor::kv_disk_dir()) and KV elements of kvType (f16, q8_0
+    // or f32). A newer call supersedes one still loading.
+    Q_INVOKABLE void load(const QString& path, int threads, int kvMiB, int kvDiskMiB = 0,
+                          const QString& kvType = QStringLiteral("f16"));
 
     std::shared_ptr<LoadedModel> current() const { return current_; }
 

@@ -14,6 +14,7 @@ QVariantMap statsToMap(const arbor::MessageStats& s) {
     QVariantMap m;
     if (s.prompt_tokens) m["promptTokens"] = *s.prompt_tokens;
     if (s.cached_tokens) m["cachedTokens"] = *s.cached_tokens;
+    if (s.disk_tokens) m["diskTokens"] = *s.disk_tokens;
     if (s.ttft_ms) m["ttftMs"] = *s.ttft_ms;
     if (s.tokens_per_second) m["tokensPerSecond"] = *s.tokens_per_second;
     if (!s.finish_reason.empty()) m["finishReason"] = qs(s.finish_reason);

@@ -38,7 +38,8 @@ struct MessageRow {
     int tokenCount = 0;   // its token ids (a reply: the ids it was generated as)
 };
 
-// promptTokens, cachedTokens, ttftMs, tokensPerSecond, finishReason: those measured.
+// promptTokens, cachedTokens, diskTokens, ttftMs, tokensPerSecond, finishReason: those
+// measured.
 QVariantMap statsToMap(const arbor::MessageStats& stats);
 
 class StoreWorker : public QObject {

@@ -15,6 +15,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -189,7 +190,7 @@ struct Engine::Impl {
         }
     }
 
-    static bool prefill_only(const sched::Sequence& seq) { return seq.background; }
+    static bool prefill_only(const sched::Sequence& seq) { return seq.prefill_only; }
 
     // Samples the next id of a sequence whose last known token just ran; returns true
     // when the request finished.
@@ -385,7 +386,8 @@ RequestId Engine::submit(Request request, EventSink sink) {
     a->seq.tokens = std::move(request.prompt);
     a->seq.prompt_len = int32_t(a->seq.tokens.size());
     a->seq.cache_namespace = request.cache_namespace;
-    a->seq.background = request.options.max_tokens == 0;
+    a->seq.prefill_only = request.options.max_tokens == 0;
+    a->seq.priority = a->seq.prefill_only ? std::max(request.priority, Priority::Background) : request.priority;
     a->options = std::move(request.options);
     a->sink = std::move(sink);
     a->submitted = Clock::now();

@@ -214,6 +214,26 @@ Plan Scheduler::schedule(uint64_t step) {
     return plan;
 }
 
+int Scheduler::rank(const Sequence* seq, uint64_t step) const {
+    switch (seq->priority) {
+    case Priority::Normal: return 0;
+    case Priority::Background: return step - seq->queued_at_step < uint64_t(opt_.max_wait_steps) ? 1 : 0;
+    case Priority::Idle: return kIdleRank;
+    }
+    return kIdleRank;
+}
+
+bool Scheduler::preempt_idle(const std::vector<StepItem>& items, uint64_t step) {
+    for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
+        Sequence* seq = *it;
+        if (seq->priority != Priority::Idle) continue;
+        if (std::any_of(items.begin(), items.end(), [&](const StepItem& item) { return item.seq == seq; })) continue;
+        preempt(seq, step);
+        return true;
+    }
+    return false;
+}
+
 std::vector<StepItem> Scheduler::plan_rows(uint64_t step) {
     std::vector<StepItem> items;
     int32_t budget = opt_.max_batch_tokens;
@@ -227,8 +247,8 @@ std::vector<StepItem> Scheduler::plan_rows(uint64_t step) {
         }
         bool placed = ensure_pages(seq, seq->computed + 1);
         // Out of pages: preempt the youngest running sequence until this one fits or is
-        // itself the youngest.
-        while (!placed && running_.back() != seq) {
+        // itself the youngest (an Idle one takes nobody's pages).
+        while (!placed && running_.back() != seq && seq->priority != Priority::Idle) {
             preempt(running_.back(), step);
             placed = ensure_pages(seq, seq->computed + 1);
         }
@@ -253,32 +273,46 @@ std::vector<StepItem> Scheduler::plan_rows(uint64_t step) {
         items.push_back({seq, seq->computed, n, seq->computed + n == int32_t(seq->tokens.size())});
         budget -= n;
     };
-    // Foreground first; background sequences only when no foreground one prefills in this
-    // step, unless they have waited max_wait_steps.
-    auto yields = [&](const Sequence* seq) {
-        return seq->background && step - seq->queued_at_step < uint64_t(opt_.max_wait_steps);
-    };
-    bool foreground_prefill = false;
+    // One pass per rank, highest first; a rank prefills only in a step where no higher
+    // one did. Background sequences that waited max_wait_steps rank as Normal.
     const std::vector<Sequence*> order = admission_order(step);
-    auto prefill_pass = [&](bool background) {
+    auto prefill_pass = [&](int r) {
+        bool prefilled = false;
         for (Sequence* seq : running_) {
-            if (seq->pending() <= 1 || seq->loading > 0 || budget <= 0 || yields(seq) != background) continue;
+            if (seq->pending() <= 1 || seq->loading > 0 || budget <= 0 || rank(seq, step) != r) continue;
             const size_t before = items.size();
             add_chunk(seq);
-            foreground_prefill |= !background && items.size() > before;
+            prefilled |= items.size() > before;
+        }
+        if (r == kIdleRank) {
+            // One Idle sequence at a time, and none admitted while a higher one waits
+            // (it would take the pages that one needs).
+            const auto busy = [&](const Sequence* s) { return s->priority == Priority::Idle; };
+            const auto higher = [&](const Sequence* s) { return rank(s, step) < kIdleRank; };
+            if (std::any_of(running_.begin(), running_.end(), busy) ||
+                std::any_of(waiting_.begin(), waiting_.end(), higher))
+                return prefilled;
         }
         for (Sequence* seq : order) {
-            if (seq->running || yields(seq) != background) continue;
-            if (budget <= 0 || int32_t(running_.size()) >= opt_.max_running) break;
-            if (!admit(seq)) break;  // first come, first served: nobody overtakes a blocked request
-            if (seq->loading > 0) continue;  // joins a later step, when its pages are in
-            const size_t before = items.size();
-            add_chunk(seq);
-            foreground_prefill |= !background && items.size() > before;
+            if (seq->running || rank(seq, step) != r) continue;
+            if (budget <= 0) break;
+            // A higher sequence takes an Idle one's place and pages rather than wait.
+            const bool may_preempt = r < kIdleRank;
+            if (int32_t(running_.size()) >= opt_.max_running && !(may_preempt && preempt_idle(items, step))) break;
+            bool admitted = admit(seq);
+            while (!admitted && may_preempt && preempt_idle(items, step)) admitted = admit(seq);
+            if (!admitted) break;  // first come, first served: nobody overtakes a blocked request
+            if (seq->loading == 0) {  // else it joins a later step, when its pages are in
+                const size_t before = items.size();
+                add_chunk(seq);
+                prefilled |= items.size() > before;
+            }
+            if (r == kIdleRank) break;
         }
+        return prefilled;
     };
-    prefill_pass(false);
-    if (!foreground_prefill) prefill_pass(true);
+    for (int r = 0; r <= kIdleRank; ++r)
+        if (prefill_pass(r)) break;
 
     // Everything running is blocked on pages: free the youngest so the rest can move
     // (unless some wait for the disk: their pages come without freeing anyone's).

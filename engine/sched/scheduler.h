@@ -4,7 +4,8 @@
 // sequences by longest cached prefix while the queue is short and first come first
 // served beyond that (and always the ones that waited too long); preempts the youngest
 // running sequence (frees its pages; it is recomputed later, mostly from the cache) when
-// the pool runs out of pages.
+// the pool runs out of pages. Prefill goes by priority (arbor/priority.h): a lower rank
+// computes prompt rows only in steps where no higher one does.
 #pragma once
 
 #include "sequence.h"
@@ -105,6 +106,12 @@ private:
     void offer_to_cache(Sequence* seq, bool leaving = false);
     void release_pages(Sequence* seq);
     std::vector<Sequence*> admission_order(uint64_t step);
+    // 0 (Normal, or Background that waited max_wait_steps), 1 (Background), kIdleRank.
+    static constexpr int kIdleRank = 2;
+    int rank(const Sequence* seq, uint64_t step) const;
+    // Preempts the youngest running Idle sequence that has no rows in `items`; false when
+    // there is none.
+    bool preempt_idle(const std::vector<StepItem>& items, uint64_t step);
     std::vector<StepItem> plan_rows(uint64_t step);
 
     kv::PagePool& pool_;

@@ -1,6 +1,7 @@
 // The scheduler's view of one request: its tokens and where their KV lives.
 #pragma once
 
+#include "arbor/priority.h"
 #include "kv/block_table.h"
 
 #include <cstdint>
@@ -29,9 +30,10 @@ struct Sequence {
     int32_t loading = 0;
     int32_t load_from = 0;
     uint64_t load_ticket = 0;
-    // A prefill-only warm-up: its prefill rows wait for a step without foreground prefill
-    // (or until it has waited max_wait_steps), so it never delays a first token.
-    bool background = false;
+    // A warm-up: its prompt is computed and nothing is generated.
+    bool prefill_only = false;
+    // Which prefill rows go first and who may take whose place (arbor/priority.h).
+    Priority priority = Priority::Normal;
     bool running = false;
     uint64_t queued_at_step = 0;    // when it (re)entered the waiting queue
     int32_t preemptions = 0;

@@ -68,6 +68,10 @@ ALTER TABLE conversations ADD COLUMN min_p REAL;
 ALTER TABLE conversations ADD COLUMN seed INTEGER;
 ALTER TABLE conversations ADD COLUMN stop_strings TEXT NOT NULL DEFAULT '';
 )sql",
+    // 4: of a reply's cached prompt tokens, how many were read from the KV disk tier.
+    R"sql(
+ALTER TABLE messages ADD COLUMN disk_tokens INTEGER;
+)sql",
 };
 
 constexpr int kLatest = static_cast<int>(std::size(kMigrations));

@@ -55,6 +55,8 @@ private slots:
             QCOMPARE(settings.modelPath(), defaultModel);
             QCOMPARE(settings.threads(), 0);
             QCOMPARE(settings.kvMemoryMiB(), 512);
+            QCOMPARE(settings.kvDiskMiB(), 4096);
+            QCOMPARE(settings.kvType(), QString("f16"));
             QCOMPARE(settings.theme(), QString("system"));
             if (pass == 0) QVERIFY(loadInto(settings));
         }
@@ -90,25 +92,37 @@ private slots:
         QCOMPARE(settings.kvMemoryMiB(), 768);
         QCOMPARE(changed.size(), 5);
 
+        settings.setKvDiskMiB(-1);
+        QCOMPARE(settings.kvDiskMiB(), 0);  // off
+        settings.setKvDiskMiB(1 << 30);
+        QCOMPARE(settings.kvDiskMiB(), AppSettings::kMaxKvDiskMiB);
+        settings.setKvType("q4_0");
+        settings.setKvType("F16");
+        QCOMPARE(settings.kvType(), QString("f16"));
+        settings.setKvType("q8_0");
+        QCOMPARE(settings.kvType(), QString("q8_0"));
+        QCOMPARE(changed.size(), 8);
+        changed.clear();
+
         settings.setTheme("purple");
         settings.setTheme("");
         settings.setTheme("Dark");  // case matters
         QCOMPARE(settings.theme(), QString("system"));
-        QCOMPARE(changed.size(), 5);
+        QCOMPARE(changed.size(), 0);
         settings.setTheme("dark");
         QCOMPARE(settings.theme(), QString("dark"));
         settings.setTheme("light");
         QCOMPARE(settings.theme(), QString("light"));
-        QCOMPARE(changed.size(), 7);
+        QCOMPARE(changed.size(), 2);
 
         const QString before = settings.modelPath();
         settings.setModelPath("");
         QCOMPARE(settings.modelPath(), before);
         settings.setModelPath(before);
-        QCOMPARE(changed.size(), 7);
+        QCOMPARE(changed.size(), 2);
         settings.setModelPath("/models/other.gguf");
         QCOMPARE(settings.modelPath(), QString("/models/other.gguf"));
-        QCOMPARE(changed.size(), 8);
+        QCOMPARE(changed.size(), 3);
     }
 
     void valuesPersistAcrossRuns() {
@@ -121,12 +135,16 @@ private slots:
             settings.setModelPath("/models/chosen.gguf");
             settings.setThreads(threads);
             settings.setKvMemoryMiB(1024);
+            settings.setKvDiskMiB(0);
+            settings.setKvType("q8_0");
             settings.setTheme("dark");
         }  // the service finishes its queued writes before it goes
         QCOMPARE(stored(file_, "model.path"), std::optional<std::string>("/models/chosen.gguf"));
         QCOMPARE(stored(file_, "engine.threads"), std::optional<std::string>(std::to_string(threads)));
         QCOMPARE(stored(file_, "engine.kv_mib"), std::optional<std::string>("1024"));
         QCOMPARE(stored(file_, "ui.theme"), std::optional<std::string>("dark"));
+        QCOMPARE(stored(file_, "engine.kv_disk_mib"), std::optional<std::string>("0"));
+        QCOMPARE(stored(file_, "engine.kv_type"), std::optional<std::string>("q8_0"));
 
         StoreService service(file_);
         service.open();
@@ -137,6 +155,8 @@ private slots:
         QCOMPARE(settings.modelPath(), QString("/models/chosen.gguf"));
         QCOMPARE(settings.threads(), threads);
         QCOMPARE(settings.kvMemoryMiB(), 1024);
+        QCOMPARE(settings.kvDiskMiB(), 0);
+        QCOMPARE(settings.kvType(), QString("q8_0"));
         QCOMPARE(settings.theme(), QString("dark"));
     }
 
@@ -147,6 +167,8 @@ private slots:
             store.set_app_setting("engine.kv_mib", "99999999");
             store.set_app_setting("ui.theme", "neon");
             store.set_app_setting("model.path", "");
+            store.set_app_setting("engine.kv_disk_mib", "-5");
+            store.set_app_setting("engine.kv_type", "q4_0");
         }
         StoreService service(file_);
         service.open();
@@ -156,14 +178,20 @@ private slots:
         QCOMPARE(settings.kvMemoryMiB(), 65536);
         QCOMPARE(settings.theme(), QString("system"));
         QCOMPARE(settings.modelPath(), QString::fromStdString(arbor::default_model_path().string()));
+        QCOMPARE(settings.kvDiskMiB(), AppSettings::kDefaultKvDiskMiB);
+        QCOMPARE(settings.kvType(), QString("f16"));
 
         {
             arbor::Store store(file_);  // the service holds the file; a second connection still writes
             store.set_app_setting("engine.threads", "100000");
             store.set_app_setting("engine.kv_mib", "3");
+            store.set_app_setting("engine.kv_disk_mib", "lots");
+            store.set_app_setting("engine.kv_type", "");
         }
         AppSettings again(service);
         QVERIFY(loadInto(again));
+        QCOMPARE(again.kvDiskMiB(), AppSettings::kDefaultKvDiskMiB);
+        QCOMPARE(again.kvType(), QString("f16"));
         QCOMPARE(again.threads(), again.maxThreads());
         QCOMPARE(again.kvMemoryMiB(), 32);
     }

@@ -1,6 +1,7 @@
 // Shared helpers for the test suites: where fixtures and the default model are.
 #pragma once
 
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <filesystem>
@@ -36,6 +37,20 @@ private:
     const char* name_;
     QByteArray saved_;
     bool had_;
+};
+
+// For its lifetime, XDG_CACHE_HOME is a fresh directory below the one it was (the build
+// directory's test cache under ctest), removed after: the app's KV disk tier then starts
+// empty, and pages one process left cannot serve another's prompts.
+class PrivateCacheHome {
+public:
+    PrivateCacheHome();
+    QString path() const { return dir_.path(); }
+
+private:
+    static QString pattern();
+    QTemporaryDir dir_;
+    ScopedEnv env_;
 };
 
 } // namespace arbor::test

@@ -69,8 +69,10 @@ private slots:
                 const int extra = int(rng() % 30);
                 for (int i = 0; i < extra; ++i) s.seq->tokens.push_back(int32_t(100 + rng() % 5));
                 s.seq->prompt_len = int32_t(s.seq->tokens.size());
-                s.seq->background = rng() % 5 == 0;  // warm-ups: prefill only
-                s.target = s.seq->background ? 0 : 1 + int(rng() % 12);
+                s.seq->prefill_only = rng() % 5 == 0;  // warm-ups
+                if (s.seq->prefill_only)
+                    s.seq->priority = rng() % 2 ? arbor::Priority::Background : arbor::Priority::Idle;
+                s.target = s.seq->prefill_only ? 0 : 1 + int(rng() % 12);
                 s.arrived_step = step;
                 sched.enqueue(s.seq.get(), step);
                 live.push_back(std::move(s));
@@ -108,9 +110,9 @@ private slots:
                 if (!it.sample) continue;
                 auto found = std::find_if(live.begin(), live.end(), [&](const Sim& s) { return s.seq.get() == it.seq; });
                 QVERIFY(found != live.end());
-                if (!found->seq->background)
+                if (!found->seq->prefill_only)
                     found->seq->tokens.push_back(int32_t(200 + (found->seq->id + uint64_t(found->generated)) % 7));
-                if (found->seq->background || ++found->generated >= found->target) {
+                if (found->seq->prefill_only || ++found->generated >= found->target) {
                     preemptions += found->seq->preemptions;
                     longest_wait = std::max(longest_wait, step - found->arrived_step);
                     sched.remove(found->seq.get());
@@ -213,7 +215,8 @@ private slots:
             s->id = s->arrival = id;
             for (int i = 0; i < length; ++i) s->tokens.push_back(int32_t(10 * id + uint64_t(i)));
             s->prompt_len = length;
-            s->background = background;
+            s->prefill_only = background;
+            s->priority = background ? arbor::Priority::Background : arbor::Priority::Normal;
             return s;
         };
         auto rows_of = [](const arbor::sched::Plan& plan, const Sequence* seq) {
@@ -256,6 +259,103 @@ private slots:
         cache.clear();
         QCOMPARE(pool.free_count(), pool.capacity());
     }
+    // Idle warm-ups (restored tabs): one runs at a time; it computes rows only in steps
+    // where no Normal or Background request computes a prompt, however long it waits; a
+    // Normal request arriving while it runs is admitted at once, taking its running slot
+    // or its pages (the Idle one is preempted, what it computed left in the cache).
+    void idleWarmUpsGiveWayToEveryone() {
+        constexpr int P = 4, kMaxWait = 3;
+        std::vector<std::unique_ptr<Sequence>> all;
+        auto make = [&](arbor::Priority priority, int length) {
+            auto s = std::make_unique<Sequence>();
+            s->id = s->arrival = all.size() + 1;
+            for (int i = 0; i < length; ++i) s->tokens.push_back(int32_t(1000 * s->id + uint64_t(i)));
+            s->prompt_len = length;
+            s->priority = priority;
+            s->prefill_only = priority != arbor::Priority::Normal;
+            all.push_back(std::move(s));
+            return all.back().get();
+        };
+        auto rows_of = [](const arbor::sched::Plan& plan, const Sequence* seq) {
+            int rows = 0;
+            for (const auto& it : plan.items) rows += it.seq == seq ? it.count : 0;
+            return rows;
+        };
+        auto step_once = [&](Scheduler& sched, uint64_t step) {
+            auto plan = sched.schedule(step);
+            sched.complete(plan.items);
+            for (const auto& it : plan.items)  // a reply's first token: it decodes from now on
+                if (it.sample && !it.seq->prefill_only) it.seq->tokens.push_back(7);
+            return plan;
+        };
+        {
+            arbor::kv::PagePool pool(128);
+            arbor::kv::RadixCache cache(pool, P);
+            Scheduler sched(pool, cache, SchedulerOptions{P, 32, 8, 3, kMaxWait, 7});
+            Sequence* first = make(arbor::Priority::Idle, 64);
+            Sequence* second = make(arbor::Priority::Idle, 64);
+            sched.enqueue(first, 0);
+            sched.enqueue(second, 0);
+            auto plan = step_once(sched, 0);
+            QCOMPARE(rows_of(plan, first), 32);
+            QVERIFY2(!second->running, "a second Idle sequence was admitted beside the first");
+            // Chats keep arriving for longer than max_wait_steps: the Idle ones get no rows
+            // in any step where a chat prefills (a Background one would after kMaxWait).
+            Sequence* warm = make(arbor::Priority::Background, 8);
+            sched.enqueue(warm, 1);
+            for (uint64_t step = 1; step <= 4 * kMaxWait; ++step) {
+                Sequence* chat = make(arbor::Priority::Normal, 12);
+                sched.enqueue(chat, step);
+                plan = step_once(sched, step);
+                QCOMPARE(rows_of(plan, chat), 12);
+                QCOMPARE(rows_of(plan, first), 0);
+                QVERIFY(!second->running);
+                sched.remove(chat);
+            }
+            QVERIFY2(warm->computed == warm->prompt_len, "the Background warm-up never ran");
+            sched.remove(warm);
+            // Alone again, the Idle ones finish one after the other.
+            uint64_t step = 100;
+            while (first->computed < first->prompt_len) {
+                plan = step_once(sched, step++);
+                QCOMPARE(rows_of(plan, second), 0);
+            }
+            sched.remove(first);
+            plan = step_once(sched, step);
+            QCOMPARE(rows_of(plan, second), 32);
+            sched.remove(second);
+            cache.clear();
+            QCOMPARE(pool.free_count(), pool.capacity());
+        }
+        {
+            // Room for one running sequence and 20 pages: the chat takes both from the
+            // Idle warm-up, whose computed pages stay in the cache for its next turn.
+            arbor::kv::PagePool pool(20);
+            arbor::kv::RadixCache cache(pool, P);
+            Scheduler sched(pool, cache, SchedulerOptions{P, 32, 1, 3, kMaxWait, 7});
+            Sequence* idle = make(arbor::Priority::Idle, 72);
+            sched.enqueue(idle, 0);
+            QCOMPARE(rows_of(step_once(sched, 0), idle), 32);
+            Sequence* chat = make(arbor::Priority::Normal, 40);
+            sched.enqueue(chat, 1);
+            auto plan = step_once(sched, 1);
+            QCOMPARE(rows_of(plan, chat), 32);
+            QVERIFY(!idle->running);
+            QCOMPARE(idle->preemptions, 1);
+            QCOMPARE(sched.cached_prefix(idle->tokens), 32);
+            while (chat->pending() > 1) step_once(sched, 2);
+            sched.remove(chat);
+            // Back in, it continues from the cache.
+            plan = step_once(sched, 3);
+            QCOMPARE(plan.items.size(), size_t(1));
+            QCOMPARE(plan.items[0].seq, idle);
+            QCOMPARE(plan.items[0].start, 32);
+            sched.remove(idle);
+            cache.clear();
+            QCOMPARE(pool.free_count(), pool.capacity());
+        }
+    }
+
     // Sequences of different cache namespaces never share pages: a prompt cached in one
     // namespace is a miss in another (no whole pages, no copied head, no admission
     // preference), and still a hit in its own.

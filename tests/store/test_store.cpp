@@ -198,6 +198,7 @@ private slots:
         arbor::MessageStats stats;
         stats.prompt_tokens = 120;
         stats.cached_tokens = 96;
+        stats.disk_tokens = 64;
         stats.ttft_ms = 12.5;
         stats.tokens_per_second = 87.25;
         stats.finish_reason = "stop";

@@ -34,6 +34,7 @@ public slots:
 
 private:
     QTemporaryDir dir_;
+    const arbor::test::PrivateCacheHome cache_;  // the app's KV disk tier starts empty
     std::unique_ptr<arbor::app::ArborApp> app_;
 };
 

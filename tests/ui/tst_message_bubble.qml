@@ -44,11 +44,11 @@ TestCase {
 
     function test_replyShowsStatsAndRegenerate() {
         const bubble = make({ text: "Hello **there**", stats: { tokensPerSecond: 12.46, ttftMs: 80.4,
-                              promptTokens: 120, cachedTokens: 96, finishReason: "stop" } })
+                              promptTokens: 120, cachedTokens: 96, diskTokens: 64, finishReason: "stop" } })
         waitForRendering(bubble)
         const stats = visibleNamed(bubble, "statsLabel")
         compare(stats.length, 1)
-        compare(stats[0].text, "12.5 tokens/s  ·  first token 80 ms  ·  120 prompt tokens, 96 from cache")
+        compare(stats[0].text, "12.5 tokens/s  ·  first token 80 ms  ·  120 prompt tokens: 32 from memory, 64 from disk, 24 computed")
         compare(buttonsWithText(bubble, "Regenerate", []).length, 1)
         compare(buttonsWithText(bubble, "Edit", []).length, 0)
         compare(visibleNamed(bubble, "branchLabel").length, 0)  // no siblings, no navigation
@@ -86,7 +86,7 @@ TestCase {
     function test_stopStatsShowReason() {
         const bubble = make({ text: "cut", state: "stopped", stats: { promptTokens: 10, cachedTokens: 0,
                               finishReason: "cancelled" } })
-        compare(visibleNamed(bubble, "statsLabel")[0].text, "10 prompt tokens, 0 from cache  ·  cancelled")
+        compare(visibleNamed(bubble, "statsLabel")[0].text, "10 prompt tokens: 0 from memory, 0 from disk, 10 computed  ·  cancelled")
     }
 
     // A short message of the user gets a card as wide as its text; a long one is cut to

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "main_window.h"
+#include "test_support.h"
 
 #include <QElapsedTimer>
 #include <QGuiApplication>
@@ -87,8 +88,8 @@ public:
 
 // main() of a suite of window tests: the offscreen platform (or the one named by
 // ARBOR_TEST_PLATFORM, e.g. xcb under Xvfb, whose key mapping differs) and the software
-// renderer (no display, GPU or GL needed to render and grab), the app's style, then the
-// tests.
+// renderer (no display, GPU or GL needed to render and grab), the app's style, a KV disk
+// tier of its own, then the tests.
 template <class Tests>
 int runWindowTests(int argc, char** argv) {
     const QByteArray platform = qgetenv("ARBOR_TEST_PLATFORM");
@@ -96,6 +97,7 @@ int runWindowTests(int argc, char** argv) {
     qputenv("QT_QUICK_BACKEND", "software");
     app::prepareGui();
     QGuiApplication gui(argc, argv);
+    const PrivateCacheHome cache;  // the app's KV disk tier starts empty
     Tests tests;
     return QTest::qExec(&tests, argc, argv);
 }

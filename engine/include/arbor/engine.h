@@ -6,6 +6,7 @@
 #include "arbor/backend.h"
 #include "arbor/generator.h"
 #include "arbor/model.h"
+#include "arbor/priority.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -31,10 +32,14 @@ using RequestId = uint64_t;
 // only KV computed by requests of the same namespace, so clients cannot learn each
 // other's prompts by probing what is cached. 0 is the app's own conversations; the API
 // server derives one per API key or client group (see api/cache_scope.h).
+//
+// priority ranks the request against the others (arbor/priority.h); a warm-up runs at
+// Priority::Background or lower.
 struct Request {
     std::vector<TokenId> prompt;
     GenerateOptions options;
     uint64_t cache_namespace = 0;
+    Priority priority = Priority::Normal;
 };
 
 struct RequestStats {

@@ -73,6 +73,7 @@ struct MessageStats {
     std::optional<double> ttft_ms;
     std::optional<double> tokens_per_second;
     std::string finish_reason;
+    std::optional<int> disk_tokens;  // of cached_tokens, read from the KV disk tier
 
     bool operator==(const MessageStats&) const = default;
 };
@@ -124,7 +125,7 @@ struct StoreOptions {
 
 class Store {
 public:
-    static constexpr int kSchemaVersion = 3;
+    static constexpr int kSchemaVersion = 4;
     static constexpr std::string_view kDefaultFileName = "arbor.db";
 
     // data_dir()/arbor.db
