@@ -124,7 +124,8 @@ void ArborApp::clearStartupMarker() {
 }
 
 void ArborApp::reloadModel() {
-    models_->load(settings_->modelPath(), settings_->threads(), settings_->kvMemoryMiB());
+    models_->load(settings_->modelPath(), settings_->threads(), settings_->kvMemoryMiB(),
+                  settings_->contextLength(settings_->modelPath()));
 }
 
 void ArborApp::chooseModel(const QString& pathOrUrl) {

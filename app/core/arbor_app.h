@@ -68,8 +68,8 @@ public:
     // model choice for this run.
     void start(const QString& modelOverride = {});
 
-    // Reloads the model with the current settings (after a change of model, threads or
-    // KV budget).
+    // Reloads the model with the current settings (after a change of model, threads, KV
+    // budget or the model's context length).
     Q_INVOKABLE void reloadModel();
     // Picks a GGUF file (a path or a file:// URL) as the model and loads it.
     Q_INVOKABLE void chooseModel(const QString& pathOrUrl);

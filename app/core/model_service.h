@@ -34,6 +34,9 @@ class ModelService : public QObject {
     // sequence it takes in tokens; empty and 0 until a model is ready.
     Q_PROPERTY(QString device READ device NOTIFY stateChanged)
     Q_PROPERTY(int contextSize READ contextSize NOTIFY stateChanged)
+    // The context the model was trained with (its GGUF's context_length): the most
+    // contextSize can be; 0 until a model is ready.
+    Q_PROPERTY(int trainedContext READ trainedContext NOTIFY stateChanged)
     // The failed load was of the default model, and its file does not exist.
     Q_PROPERTY(bool missingDefaultModel READ missingDefaultModel NOTIFY stateChanged)
 public:
@@ -49,12 +52,14 @@ public:
     QString error() const { return error_; }
     QString device() const;
     int contextSize() const;
+    int trainedContext() const;
     bool missingDefaultModel() const { return missingDefaultModel_; }
 
     // Unloads the current model (aboutToUnload first), then loads `path` with an engine
-    // of `threads` threads (0: one per core) and a KV budget of kvMiB. A newer call
-    // supersedes one still loading.
-    Q_INVOKABLE void load(const QString& path, int threads, int kvMiB);
+    // of `threads` threads (0: one per core), a KV budget of kvMiB and a context of
+    // contextTokens (0: the model's trained context). A newer call supersedes one still
+    // loading.
+    Q_INVOKABLE void load(const QString& path, int threads, int kvMiB, int contextTokens = 0);
 
     std::shared_ptr<LoadedModel> current() const { return current_; }
 

@@ -68,6 +68,10 @@ ALTER TABLE conversations ADD COLUMN min_p REAL;
 ALTER TABLE conversations ADD COLUMN seed INTEGER;
 ALTER TABLE conversations ADD COLUMN stop_strings TEXT NOT NULL DEFAULT '';
 )sql",
+    // 4: how many of the oldest messages a reply's prompt left out to fit the context.
+    R"sql(
+ALTER TABLE messages ADD COLUMN omitted_messages INTEGER;
+)sql",
 };
 
 constexpr int kLatest = static_cast<int>(std::size(kMigrations));

@@ -73,6 +73,9 @@ struct MessageStats {
     std::optional<double> ttft_ms;
     std::optional<double> tokens_per_second;
     std::string finish_reason;
+    // How many messages of the path before the reply its prompt left out (the oldest),
+    // because all of them did not fit the context.
+    std::optional<int> omitted_messages;
 
     bool operator==(const MessageStats&) const = default;
 };
@@ -124,7 +127,7 @@ struct StoreOptions {
 
 class Store {
 public:
-    static constexpr int kSchemaVersion = 3;
+    static constexpr int kSchemaVersion = 4;
     static constexpr std::string_view kDefaultFileName = "arbor.db";
 
     // data_dir()/arbor.db
