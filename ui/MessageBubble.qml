@@ -31,7 +31,9 @@ Item {
     property bool expanded: false
     readonly property string shortText: collapsible ? model.text.slice(0, collapsedAt) + "…" : model.text
 
-    implicitHeight: card.implicitHeight
+    // The first message the model still sees, the ones above it left out of its context.
+    readonly property bool firstInContext: session.omittedMessages > 0 && index === session.omittedMessages
+    implicitHeight: card.y + card.implicitHeight
     Accessible.role: Accessible.ListItem
     Accessible.name: (isUser ? qsTr("You") : qsTr("Assistant")) + ": " + (isReply ? model.text : shortText)
 
@@ -63,9 +65,16 @@ Item {
         font: userText.font
     }
 
+    OmittedTurnsMarker {
+        id: omittedMarker
+        visible: bubble.firstInContext
+        width: bubble.width
+        count: bubble.session.omittedMessages
+    }
     Pane {
         id: card
         objectName: bubble.isUser ? "userCard" : "replyCard"
+        y: bubble.firstInContext ? omittedMarker.height + 10 : 0
         width: !bubble.isUser ? bubble.width
              : bubble.editing ? bubble.width * 0.8
              : Math.min(bubble.width * 0.8, Math.max(240, bubble.naturalTextWidth(bubble.shortText) + leftPadding + rightPadding))

@@ -4,8 +4,8 @@ import QtQuick.Dialogs
 import QtQuick.Layouts
 import Arbor.Core
 
-// App-wide settings: the model file, threads, KV memory, the default system prompt and
-// its presets, theme, and the local API.
+// App-wide settings: the model file, threads, KV memory, the model's context length, the
+// default system prompt and its presets, theme, and the local API.
 Dialog {
     id: dialog
     required property ArborApp app
@@ -70,6 +70,10 @@ Dialog {
             KvStorageSettings {
                 Layout.fillWidth: true
                 settings: dialog.app.settings
+            }
+            ContextLengthSetting {
+                Layout.fillWidth: true
+                app: dialog.app
             }
             Button {
                 text: qsTr("Reload model with these settings")

@@ -15,6 +15,7 @@ namespace arbor::app {
 namespace {
 
 constexpr const char* kPresetsKey = "chat.system_prompt_presets";
+constexpr const char* kContextLengthsKey = "model.context_lengths";
 
 bool isKvType(const QString& type) {
     return arbor::kv_type_from_name(type.toStdString()).has_value();
@@ -36,6 +37,20 @@ QString presetsToJson(const QMap<QString, QString>& presets) {
     return QString::fromUtf8(QJsonDocument(array).toJson(QJsonDocument::Compact));
 }
 
+QMap<QString, int> contextLengthsFromJson(const QString& json) {
+    QMap<QString, int> out;
+    const QJsonObject object = QJsonDocument::fromJson(json.toUtf8()).object();
+    for (auto it = object.begin(); it != object.end(); ++it)
+        if (const int tokens = it.value().toInt(); tokens >= AppSettings::kMinContextLength) out.insert(it.key(), tokens);
+    return out;
+}
+
+QString contextLengthsToJson(const QMap<QString, int>& lengths) {
+    QJsonObject object;
+    for (auto it = lengths.begin(); it != lengths.end(); ++it) object.insert(it.key(), it.value());
+    return QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact));
+}
+
 } // namespace
 
 AppSettings::AppSettings(StoreService& store, QObject* parent)
@@ -52,6 +67,8 @@ void AppSettings::load() {
             std::map<std::string, std::string> values;
             for (const char* key : {"model.path", "engine.threads", "engine.kv_mib", "engine.kv_disk_mib",
                                     "engine.kv_type", "ui.theme", kDefaultSystemPromptKey, kPresetsKey})
+            for (const char* key : {"model.path", "engine.threads", "engine.kv_mib", "ui.theme",
+                                    kDefaultSystemPromptKey, kPresetsKey, kContextLengthsKey})
                 if (auto v = s.app_setting(key)) values[key] = *v;
             return values;
         },
@@ -73,6 +90,7 @@ void AppSettings::load() {
                 theme_ = theme;
             defaultSystemPrompt_ = get(kDefaultSystemPromptKey);
             presets_ = presetsFromJson(get(kPresetsKey));
+            contextLengths_ = contextLengthsFromJson(get(kContextLengthsKey));
             if (!override_.isEmpty()) modelPath_ = override_;
             emit changed();
             emit loaded();
@@ -169,6 +187,35 @@ void AppSettings::removePreset(const QString& name) {
     if (presets_.remove(name) == 0) return;
     persist(kPresetsKey, presetsToJson(presets_));
     emit changed();
+}
+
+QVariantMap AppSettings::contextLengths() const {
+    QVariantMap out;
+    for (auto it = contextLengths_.begin(); it != contextLengths_.end(); ++it) out.insert(it.key(), it.value());
+    return out;
+}
+
+QString AppSettings::contextLengthProblem(const QString& text, int trainedContext) const {
+    if (text.trimmed().isEmpty()) return {};
+    bool ok = false;
+    const int tokens = text.trimmed().toInt(&ok);
+    if (!ok) return tr("must be a whole number of tokens");
+    if (tokens < kMinContextLength) return tr("must be at least %1 tokens").arg(kMinContextLength);
+    if (trainedContext > 0 && tokens > trainedContext)
+        return tr("must be at most %1 tokens, the context the model was trained with").arg(trainedContext);
+    return {};
+}
+
+QString AppSettings::setContextLength(const QString& modelPath, const QString& text, int trainedContext) {
+    if (QString problem = contextLengthProblem(text, trainedContext); !problem.isEmpty()) return problem;
+    if (modelPath.isEmpty()) return tr("no model is chosen");
+    const int before = contextLength(modelPath);
+    if (text.trimmed().isEmpty()) contextLengths_.remove(modelPath);
+    else contextLengths_.insert(modelPath, text.trimmed().toInt());
+    if (contextLength(modelPath) == before) return {};
+    persist(kContextLengthsKey, contextLengthsToJson(contextLengths_));
+    emit changed();
+    return {};
 }
 
 } // namespace arbor::app

@@ -7,6 +7,8 @@
 //   ui.theme        "system", "light" or "dark" (default "system")
 //   chat.default_system_prompt   the system prompt of conversations that set none (default none)
 //   chat.system_prompt_presets   named system prompts, a JSON array of {"name", "text"}
+//   model.context_lengths  the context length chosen per model file, a JSON object
+//                  {path: tokens}; a model without one gets the context it was trained with
 // Values are read once at start (load()) and written through on every change.
 #pragma once
 
@@ -35,6 +37,8 @@ class AppSettings : public QObject {
     Q_PROPERTY(QString defaultSystemPrompt READ defaultSystemPrompt WRITE setDefaultSystemPrompt NOTIFY changed)
     // [{name, text}], sorted by name; names are unique.
     Q_PROPERTY(QVariantList systemPromptPresets READ systemPromptPresets NOTIFY changed)
+    // {model path: context length in tokens} for the models given one.
+    Q_PROPERTY(QVariantMap contextLengths READ contextLengths NOTIFY changed)
 public:
     static constexpr const char* kDefaultSystemPromptKey = "chat.default_system_prompt";
     static constexpr int kMaxPresetName = 60;
@@ -44,6 +48,7 @@ public:
     static constexpr int kMaxKvMiB = 65536;
     static constexpr int kDefaultKvDiskMiB = 4096;
     static constexpr int kMaxKvDiskMiB = 1 << 20;  // 1 TiB
+    static constexpr int kMinContextLength = 256;
 
     explicit AppSettings(StoreService& store, QObject* parent = nullptr);
 
@@ -58,6 +63,9 @@ public:
     int maxThreads() const;
     QString defaultSystemPrompt() const { return defaultSystemPrompt_; }
     QVariantList systemPromptPresets() const;
+    QVariantMap contextLengths() const;
+    // The context length chosen for the model at `modelPath`, 0 when none was (the model's own).
+    int contextLength(const QString& modelPath) const { return contextLengths_.value(modelPath, 0); }
 
     void setModelPath(const QString& path);
     void setThreads(int threads);          // clamped to 0..maxThreads
@@ -73,6 +81,15 @@ public:
     // Adds or replaces the preset `name`; returns presetNameProblem(name).
     Q_INVOKABLE QString savePreset(const QString& name, const QString& text);
     Q_INVOKABLE void removePreset(const QString& name);
+
+    // Why `text` cannot be the context length of a model trained with `trainedContext`
+    // tokens (not a whole number, under kMinContextLength, over what the model was
+    // trained with), or "" when it can; empty text means the model's own.
+    Q_INVOKABLE QString contextLengthProblem(const QString& text, int trainedContext) const;
+    // Keeps `text` (empty: forget the choice) as the model's context length unless
+    // contextLengthProblem refuses it; returns that problem. The model's engine is made
+    // with it at the next load.
+    Q_INVOKABLE QString setContextLength(const QString& modelPath, const QString& text, int trainedContext);
 
     // Reads the stored values (defaults for what is missing or invalid), then loaded().
     void load();
@@ -95,6 +112,7 @@ private:
     QString theme_ = QStringLiteral("system");
     QString defaultSystemPrompt_;
     QMap<QString, QString> presets_;  // name -> text
+    QMap<QString, int> contextLengths_;  // model path -> tokens
     QString override_;
 };
 

@@ -1,5 +1,6 @@
 #include "chat_session.h"
 
+#include "context_window.h"
 #include "conversation_prompt.h"
 #include "conversation_settings_form.h"
 
@@ -27,6 +28,8 @@ struct ChatSession::Turn {
     std::vector<arbor::TokenId> replyIds;  // a continued reply: what it has so far
     QString replyText;
     std::vector<arbor::TokenId> prompt;
+    int omitted = 0;  // messages of the path the prompt leaves out (context_window.h)
+    QString error;    // the prompt cannot be made; a continued reply was left as it was
     QString title;  // set when this turn gave the conversation its title
 };
 
@@ -53,6 +56,8 @@ ChatSession::ChatSession(qint64 conversationId, StoreService& store, ModelServic
             const QVariant prompt = last.stats.value(QStringLiteral("promptTokens"));
             setContextTokens(last.role == QLatin1String("assistant") && prompt.isValid()
                                  ? prompt.toInt() + last.tokenCount : 0);
+            setOmittedMessages(last.role == QLatin1String("assistant")
+                                   ? last.stats.value(QStringLiteral("omittedMessages")).toInt() : 0);
         }
         emit leafChanged();
     });
@@ -186,10 +191,12 @@ bool ChatSession::startTurn(qint64 parent, const QString& userText, qint64 conti
     setPhase(Phase::composing);
     const qint64 conversation = conversation_;
     const std::string text = userText.toStdString();
+    const int context = model->engine->context_size();
+    const int reserve = replyReserve(settings_.max_tokens.value_or(kDefaultMaxTokens), context);
     composedReply_ = std::make_shared<qint64>(0);
     store_.call(
         this,
-        [model, conversation, parent, text, continued, composed = composedReply_](arbor::Store& s) {
+        [model, conversation, parent, text, continued, context, reserve, composed = composedReply_](arbor::Store& s) {
             const arbor::ChatFormatter& formatter = *model->formatter;
             std::optional<arbor::MessageId> below = parent ? std::optional<arbor::MessageId>(parent) : std::nullopt;
             Turn turn;
@@ -200,15 +207,26 @@ bool ChatSession::startTurn(qint64 parent, const QString& userText, qint64 conti
                     s.rename_conversation(conversation, turn.title.toStdString());
                 }
             }
-            turn.prompt = formatter.compose(conversationChat(s, formatter, conversation, below));
+            // The system prompt, if any, then the path; only the path may be cut to fit.
+            std::vector<arbor::ChatMessage> history = conversationChat(s, formatter, conversation, below);
+            std::optional<arbor::ChatMessage> systemMessage;
+            if (!history.empty() && history.front().role == arbor::Role::System) {
+                systemMessage = std::move(history.front());
+                history.erase(history.begin());
+            }
+            const arbor::Message resumed = continued ? s.message(continued) : arbor::Message{};
+            ContextWindow window = fitContext(formatter, systemMessage, history, int(resumed.token_ids.size()), context, reserve);
+            turn.prompt = std::move(window.prompt);
+            turn.omitted = window.omitted;
+            turn.error = QString::fromStdString(window.error);
             if (continued) {
+                if (!turn.error.isEmpty()) return turn;
                 // The reply's prompt followed by its ids: exactly what was computed while
                 // it was generated, so the cache serves all of it.
                 s.resume_message(continued);
-                const arbor::Message m = s.message(continued);
                 turn.reply = continued;
-                turn.replyIds = m.token_ids;
-                turn.replyText = QString::fromStdString(m.text);
+                turn.replyIds = resumed.token_ids;
+                turn.replyText = QString::fromStdString(resumed.text);
                 *composed = turn.reply;
                 return turn;
             }
@@ -230,6 +248,12 @@ void ChatSession::onComposed(const Turn& turn) {
         setTitle(turn.title);
         emit retitled(turn.title);
     }
+    if (turn.reply == 0) {  // a continued reply that cannot go on
+        setPhase(Phase::idle);
+        setError(turn.error);
+        return;
+    }
+    setOmittedMessages(turn.omitted);
     reply_ = turn.reply;
     prompt_ = turn.prompt;
     replyIds_ = turn.replyIds;
@@ -240,6 +264,11 @@ void ChatSession::onComposed(const Turn& turn) {
     messages_.load(conversation_, reply_);
     if (stopRequested_) {
         finishReply(MessageState::stopped, QStringLiteral("cancelled"), {});
+        return;
+    }
+    if (!turn.error.isEmpty()) {
+        setError(turn.error);
+        finishReply(MessageState::error, QStringLiteral("error: ") + turn.error, {});
         return;
     }
     std::vector<arbor::TokenId> prompt = turn.prompt;
@@ -284,6 +313,12 @@ void ChatSession::setContextTokens(int tokens) {
     if (tokens == contextTokens_) return;
     contextTokens_ = tokens;
     emit contextTokensChanged();
+}
+
+void ChatSession::setOmittedMessages(int omitted) {
+    if (omitted == omittedMessages_) return;
+    omittedMessages_ = omitted;
+    emit omittedMessagesChanged();
 }
 
 void ChatSession::onToken(quint64 requestId, int tokenId, const QString& text) {
@@ -340,6 +375,7 @@ void ChatSession::finishReply(MessageState state, const QString& finishReason, a
     flushTimer_.stop();
     flush();
     stats.finish_reason = finishReason.toStdString();
+    if (omittedMessages_ > 0) stats.omitted_messages = omittedMessages_;
     const qint64 id = reply_;
     store_.call(
         this, [id, state, stats](arbor::Store& s) { s.finish_message(id, state, stats); },

@@ -48,6 +48,9 @@ class ChatSession : public QObject {
     // Tokens of the context the branch shown takes: the last reply's prompt and the reply
     // (0 while unknown: no reply on the branch yet).
     Q_PROPERTY(int contextTokens READ contextTokens NOTIFY contextTokensChanged)
+    // How many of the oldest messages shown the last reply's prompt left out because the
+    // whole branch did not fit the model's context (see context_window.h); 0 when none.
+    Q_PROPERTY(int omittedMessages READ omittedMessages NOTIFY omittedMessagesChanged)
 public:
     // Defaults for what a conversation leaves unset.
     static constexpr double kDefaultTemperature = 0.7;
@@ -79,6 +82,7 @@ public:
     int prefillDone() const { return prefillDone_; }
     int prefillTotal() const { return prefillTotal_; }
     int contextTokens() const { return contextTokens_; }
+    int omittedMessages() const { return omittedMessages_; }
 
     // Loads the conversation (title, settings) and shows the branch ending at leaf (0:
     // the latest leaf).
@@ -113,6 +117,7 @@ signals:
     void settingsChanged();
     void prefillChanged();
     void contextTokensChanged();
+    void omittedMessagesChanged();
     void opened();
     // A reply finished and is stored; `messageId` is its id (for the sidebar's order).
     void replyFinished(qint64 messageId);
@@ -127,6 +132,7 @@ private:
     void onPrefillProgress(quint64 requestId, int done, int total);
     void setPrefill(int done, int total);
     void setContextTokens(int tokens);
+    void setOmittedMessages(int omitted);
     void applySettings(const arbor::ConversationSettings& settings);
     void onComposed(const Turn& turn);
     void onToken(quint64 requestId, int tokenId, const QString& text);
@@ -151,6 +157,7 @@ private:
     arbor::ConversationSettings settings_;  // as stored
     int prefillDone_ = 0, prefillTotal_ = 0;
     int contextTokens_ = 0;
+    int omittedMessages_ = 0;
 
     Phase phase_ = Phase::idle;
     bool stopRequested_ = false;  // stop() while the turn was still being composed

@@ -27,14 +27,17 @@ void warmPageCache(const QString& path, const std::function<void(double)>& progr
     }
 }
 
-QString describe(const arbor::Model& model, const QString& path) {
+// `context`: what the engine takes, which the context length setting or the KV memory
+// may make less than what the model was trained with.
+QString describe(const arbor::Model& model, const QString& path, int context) {
     const auto& c = model.config();
     const double mib = double(QFileInfo(path).size()) / double(1 << 20);
     return QStringLiteral("%1 · %2 layers · %3 MiB · context %4")
-        .arg(QString::fromStdString(c.architecture))
-        .arg(c.n_layer)
-        .arg(mib, 0, 'f', 0)
-        .arg(c.n_ctx_train);
+               .arg(QString::fromStdString(c.architecture))
+               .arg(c.n_layer)
+               .arg(mib, 0, 'f', 0)
+               .arg(context) +
+           (context < c.n_ctx_train ? QStringLiteral(" of %1").arg(c.n_ctx_train) : QString());
 }
 
 } // namespace
@@ -78,7 +81,8 @@ void ModelService::setState(const QString& state) {
     emit stateChanged();
 }
 
-void ModelService::load(const QString& path, int threads, int kvMiB, int kvDiskMiB, const QString& kvType) {
+void ModelService::load(const QString& path, int threads, int kvMiB, int kvDiskMiB, const QString& kvType,
+                        int contextTokens) {
     const quint64 generation = ++generation_;
     if (current_) {
         emit aboutToUnload();
@@ -96,7 +100,8 @@ void ModelService::load(const QString& path, int threads, int kvMiB, int kvDiskM
     setState(QStringLiteral("loading"));
     emit modelChanged();
 
-    runInBackground([this, generation, path, threads, kvMiB, kvDiskMiB, kvType, old = std::move(old)]() mutable {
+    runInBackground([this, generation, path, threads, kvMiB, kvDiskMiB, kvType, contextTokens,
+                     old = std::move(old)]() mutable {
         old.reset();
         auto report = [this, generation](double p) {
             QMetaObject::invokeMethod(this, [this, generation, p] {
@@ -116,6 +121,7 @@ void ModelService::load(const QString& path, int threads, int kvMiB, int kvDiskM
             options.backend.kv_budget_bytes = size_t(std::max(16, kvMiB)) << 20;
             options.backend.kv_type = arbor::kv_type_from_name(kvType.toStdString()).value_or(arbor::KvType::F16);
             options.kv_disk_bytes = uint64_t(std::max(0, kvDiskMiB)) << 20;
+            options.context_tokens = std::max(0, contextTokens);
             loaded->engine = std::make_unique<arbor::Engine>(*loaded->model, options);
             loaded->formatter = std::make_unique<arbor::ChatFormatter>(
                 loaded->model->tokenizer(), arbor::detect_chat_template(loaded->model->chat_template_source()));
@@ -144,7 +150,7 @@ void ModelService::loaded(quint64 generation, std::shared_ptr<LoadedModel> model
     connect(bridge_.get(), &EngineBridge::tokenReceived, this, &ModelService::tokenReceived);
     connect(bridge_.get(), &EngineBridge::prefillProgress, this, &ModelService::prefillProgress);
     connect(bridge_.get(), &EngineBridge::finished, this, &ModelService::finished);
-    details_ = describe(*current_->model, current_->path);
+    details_ = describe(*current_->model, current_->path, current_->engine->context_size());
     progress_ = 1.0;
     emit progressChanged();
     setState(QStringLiteral("ready"));
@@ -164,6 +170,10 @@ QString ModelService::device() const {
 
 int ModelService::contextSize() const {
     return current_ ? current_->engine->context_size() : 0;
+}
+
+int ModelService::trainedContext() const {
+    return current_ ? current_->model->config().n_ctx_train : 0;
 }
 
 quint64 ModelService::submit(arbor::Request request) {

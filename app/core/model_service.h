@@ -34,6 +34,9 @@ class ModelService : public QObject {
     // sequence it takes in tokens; empty and 0 until a model is ready.
     Q_PROPERTY(QString device READ device NOTIFY stateChanged)
     Q_PROPERTY(int contextSize READ contextSize NOTIFY stateChanged)
+    // The context the model was trained with (its GGUF's context_length): the most
+    // contextSize can be; 0 until a model is ready.
+    Q_PROPERTY(int trainedContext READ trainedContext NOTIFY stateChanged)
     // The failed load was of the default model, and its file does not exist.
     Q_PROPERTY(bool missingDefaultModel READ missingDefaultModel NOTIFY stateChanged)
 public:
@@ -49,14 +52,16 @@ public:
     QString error() const { return error_; }
     QString device() const;
     int contextSize() const;
+    int trainedContext() const;
     bool missingDefaultModel() const { return missingDefaultModel_; }
 
     // Unloads the current model (aboutToUnload first), then loads `path` with an engine
     // of `threads` threads (0: one per core), a KV budget of kvMiB, a KV disk tier of
-    // kvDiskMiB (0: off; under arbor::kv_disk_dir()) and KV elements of kvType (f16, q8_0
-    // or f32). A newer call supersedes one still loading.
+    // kvDiskMiB (0: off; under arbor::kv_disk_dir()), KV elements of kvType (f16, q8_0
+    // or f32) and a context of contextTokens (0: the model's trained context). A newer
+    // call supersedes one still loading.
     Q_INVOKABLE void load(const QString& path, int threads, int kvMiB, int kvDiskMiB = 0,
-                          const QString& kvType = QStringLiteral("f16"));
+                          const QString& kvType = QStringLiteral("f16"), int contextTokens = 0);
 
     std::shared_ptr<LoadedModel> current() const { return current_; }
 

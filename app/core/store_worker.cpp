@@ -18,6 +18,7 @@ QVariantMap statsToMap(const arbor::MessageStats& s) {
     if (s.ttft_ms) m["ttftMs"] = *s.ttft_ms;
     if (s.tokens_per_second) m["tokensPerSecond"] = *s.tokens_per_second;
     if (!s.finish_reason.empty()) m["finishReason"] = qs(s.finish_reason);
+    if (s.omitted_messages) m["omittedMessages"] = *s.omitted_messages;
     return m;
 }
 

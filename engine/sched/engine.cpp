@@ -82,7 +82,9 @@ struct Engine::Impl {
           scheduler(pool, cache,
                     sched::SchedulerOptions{backend->page_size(), o.max_batch_tokens, o.max_running, o.short_queue,
                                             o.max_wait_steps, fingerprint.lo, o.kv_disk_min_pages}),
-          context(std::min(backend->page_count() * backend->page_size(), std::max(m.config().n_ctx_train, 1))) {
+          context(std::min(backend->page_count() * backend->page_size(),
+                           o.context_tokens > 0 ? std::min(o.context_tokens, std::max(m.config().n_ctx_train, 1))
+                                                : std::max(m.config().n_ctx_train, 1))) {
         cache.set_model_key(fingerprint);
         if (o.kv_disk_bytes > 0) open_disk_tier();
         loop = std::thread([this] { run(); });

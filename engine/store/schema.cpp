@@ -72,6 +72,10 @@ ALTER TABLE conversations ADD COLUMN stop_strings TEXT NOT NULL DEFAULT '';
     R"sql(
 ALTER TABLE messages ADD COLUMN disk_tokens INTEGER;
 )sql",
+    // 5: how many of the oldest messages a reply's prompt left out to fit the context.
+    R"sql(
+ALTER TABLE messages ADD COLUMN omitted_messages INTEGER;
+)sql",
 };
 
 constexpr int kLatest = static_cast<int>(std::size(kMigrations));

@@ -11,7 +11,7 @@ namespace {
 #define ARBOR_MESSAGE_COLUMNS                                                              \
     "m.id, m.conversation_id, m.parent_id, m.role, m.text, m.token_ids, m.created_at,"     \
     " m.state, m.prompt_tokens, m.cached_tokens, m.ttft_ms, m.tokens_per_second,"          \
-    " m.finish_reason, m.disk_tokens"
+    " m.finish_reason, m.disk_tokens, m.omitted_messages"
 
 Message read_message(const store::Db& db, const store::Query& q) {
     Message m;
@@ -31,6 +31,7 @@ Message read_message(const store::Db& db, const store::Query& q) {
     m.stats.tokens_per_second = q.opt_real(11);
     m.stats.finish_reason = q.text(12);
     if (auto v = q.opt_int64(13)) m.stats.disk_tokens = static_cast<int>(*v);
+    if (auto v = q.opt_int64(14)) m.stats.omitted_messages = static_cast<int>(*v);
     return m;
 }
 
@@ -170,12 +171,13 @@ void Store::finish_message(MessageId id, MessageState state, const MessageStats&
         store::fail(call.db, StoreError::Kind::invalid, "a finished reply cannot stay streaming");
     store::Transaction tx(call.db);
     auto q = call.db.query("UPDATE messages SET state = ?2, prompt_tokens = ?3, cached_tokens = ?4,"
-                           " ttft_ms = ?5, tokens_per_second = ?6, finish_reason = ?7, disk_tokens = ?8"
+                           " ttft_ms = ?5, tokens_per_second = ?6, finish_reason = ?7, disk_tokens = ?8,"
+                           " omitted_messages = ?9"
                            " WHERE id = ?1 AND state = 'streaming'"
                            " RETURNING conversation_id");
     q.bind(1, id).bind(2, to_string(state)).bind(3, stats.prompt_tokens);
     q.bind(4, stats.cached_tokens).bind(5, stats.ttft_ms).bind(6, stats.tokens_per_second);
-    q.bind(7, stats.finish_reason).bind(8, stats.disk_tokens);
+    q.bind(7, stats.finish_reason).bind(8, stats.disk_tokens).bind(9, stats.omitted_messages);
     if (!q.step()) fail_not_streaming(call.db, id);
     const ConversationId conversation = q.int64(0);
     q.run();

@@ -5,6 +5,8 @@
 
 #include "arbor/paths.h"
 
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -160,6 +162,49 @@ private slots:
         QCOMPARE(settings.theme(), QString("dark"));
     }
 
+    // Per model file: refused values give their reason and change nothing; a kept one
+    // is in the file and comes back on the next run; other models keep their own.
+    void contextLengthPerModelIsValidatedAndKept() {
+        const QString small = QStringLiteral("/models/small.gguf"), other = QStringLiteral("/models/other.gguf");
+        {
+            StoreService service(file_);
+            service.open();
+            AppSettings settings(service);
+            QVERIFY(loadInto(settings));
+            QCOMPARE(settings.contextLength(small), 0);  // none chosen: the model's own
+            QSignalSpy changed(&settings, &AppSettings::changed);
+            QCOMPARE(settings.contextLengthProblem("", 8192), QString());
+            QCOMPARE(settings.contextLengthProblem("512", 8192), QString());
+            QCOMPARE(settings.contextLengthProblem("8192", 8192), QString());
+            QCOMPARE(settings.setContextLength(small, "9000", 8192),
+                     QString("must be at most 8192 tokens, the context the model was trained with"));
+            QCOMPARE(settings.setContextLength(small, "100", 8192), QString("must be at least 256 tokens"));
+            QCOMPARE(settings.setContextLength(small, "1k", 8192), QString("must be a whole number of tokens"));
+            QCOMPARE(settings.setContextLength(small, "-512", 8192), QString("must be at least 256 tokens"));
+            QCOMPARE(changed.size(), 0);
+            QCOMPARE(settings.contextLength(small), 0);
+            QCOMPARE(settings.setContextLength(small, " 512 ", 8192), QString());
+            QCOMPARE(settings.setContextLength(other, "4096", 8192), QString());
+            QCOMPARE(changed.size(), 2);
+            QCOMPARE(settings.contextLength(small), 512);
+            QCOMPARE(settings.contextLengths().value(other).toInt(), 4096);
+            QCOMPARE(settings.setContextLength(other, "", 8192), QString());  // back to the model's own
+            QCOMPARE(settings.contextLength(other), 0);
+            QVERIFY(!settings.contextLengths().contains(other));
+        }
+        const auto json = stored(file_, "model.context_lengths");
+        QVERIFY(json);
+        QCOMPARE(QJsonDocument::fromJson(QByteArray::fromStdString(*json)).object(),
+                 QJsonObject({{"/models/small.gguf", 512}}));
+
+        StoreService service(file_);
+        service.open();
+        AppSettings settings(service);
+        QVERIFY(loadInto(settings));
+        QCOMPARE(settings.contextLength(small), 512);
+        QCOMPARE(settings.contextLength(other), 0);
+    }
+
     void badStoredValuesFallBack() {
         {
             arbor::Store store(file_);
@@ -169,6 +214,7 @@ private slots:
             store.set_app_setting("model.path", "");
             store.set_app_setting("engine.kv_disk_mib", "-5");
             store.set_app_setting("engine.kv_type", "q4_0");
+            store.set_app_setting("model.context_lengths", R"({"/a.gguf": 100, "/b.gguf": "x", "/c.gguf": 1024})");
         }
         StoreService service(file_);
         service.open();
@@ -180,6 +226,7 @@ private slots:
         QCOMPARE(settings.modelPath(), QString::fromStdString(arbor::default_model_path().string()));
         QCOMPARE(settings.kvDiskMiB(), AppSettings::kDefaultKvDiskMiB);
         QCOMPARE(settings.kvType(), QString("f16"));
+        QCOMPARE(settings.contextLengths(), QVariantMap({{"/c.gguf", 1024}}));
 
         {
             arbor::Store store(file_);  // the service holds the file; a second connection still writes

@@ -126,12 +126,14 @@ class TestChatSession : public QObject {
 
     // The prompt the session must have composed for a reply below `leaf`, from the ids
     // stored along the path (and the system prompt, when set).
-    std::vector<arbor::TokenId> expectedPrompt(arbor::Store& store, arbor::MessageId leaf) const {
+    // The path's first `omitted` messages left out (they did not fit the context).
+    std::vector<arbor::TokenId> expectedPrompt(arbor::Store& store, arbor::MessageId leaf, int omitted = 0) const {
         std::vector<arbor::ChatMessage> chat;
         const auto settings = store.conversation_settings(conv_);
         if (!settings.system_prompt.empty())
             chat.push_back({arbor::Role::System, formatter().encode_content(settings.system_prompt)});
-        for (const auto& m : store.path(leaf)) chat.push_back({m.role, ids(m.token_ids)});
+        const auto path = store.path(leaf);
+        for (size_t i = size_t(omitted); i < path.size(); ++i) chat.push_back({path[i].role, ids(path[i].token_ids)});
         return formatter().compose(chat);
     }
 
@@ -522,6 +524,69 @@ private slots:
         // The engine's immediate error may come before the path load posted when the
         // turn was composed; either way the row shows the error.
         QTRY_COMPARE(s->messages()->row(1).state, QString("error"));
+    }
+
+    // A context of 512 tokens, outgrown within a few turns: never an error; each prompt
+    // holds the system prompt and the newest whole turns with room for the reply, the
+    // newest message always; the cut stays put on the turn after it first moved, whose
+    // history then comes from the prefix cache.
+    void overflowLeavesOutTheOldestTurnsAndKeepsTheCache() {
+        ModelService small;
+        small.load(QString::fromStdString(arbor::test::model_path().string()), 2, 64, 512);
+        QTRY_COMPARE_WITH_TIMEOUT(small.state(), QString("ready"), kWaitMs);
+        QCOMPARE(small.contextSize(), 512);
+        auto s = session(small);
+        QVERIFY(s);
+        QCOMPARE(s->saveSettings({{"maxTokens", kShortReply}, {"temperature", 0.0},
+                                  {"systemPrompt", "You are a terse pirate."}}),
+                 QString());
+        int firstOverflow = -1, lastOmitted = 0, lastPrompt = 0;
+        for (int turn = 0; turn < 16; ++turn) {
+            QString text = QString("Question %1 about the sea:").arg(turn);
+            for (int w = 0; w < 12; ++w) text += QString(" wave%1").arg(w);
+            const qint64 id = reply(*s, [&] { return s->send(text); });
+            QVERIFY(id != 0);
+            QCOMPARE(s->error(), QString());
+            auto store = reader();
+            const arbor::Message m = store->message(id);
+            QCOMPARE(m.state, arbor::MessageState::complete);
+            const auto path = store->path(*m.parent_id);
+            QCOMPARE(path.back().text, text.toStdString());
+            const int omitted = m.stats.omitted_messages.value_or(0);
+            QCOMPARE(s->omittedMessages(), omitted);
+            QVERIFY(omitted < int(path.size()));  // the newest message is in
+            QCOMPARE(omitted % 2, 0);             // whole turns
+            QCOMPARE(path[size_t(omitted)].role, arbor::Role::User);
+            const int prompt = *m.stats.prompt_tokens;
+            QCOMPARE(prompt, int(expectedPrompt(*store, path.back().id, omitted).size()));  // system prompt included
+            QVERIFY2(prompt + kShortReply <= 512, qPrintable(QString::number(prompt)));
+            QVERIFY(omitted >= lastOmitted);
+            if (firstOverflow < 0) {
+                if (omitted > 0) {
+                    firstOverflow = turn;
+                    // Left out because the whole conversation no longer fit.
+                    QVERIFY(int(expectedPrompt(*store, path.back().id).size()) + kShortReply > 512);
+                }
+            } else {
+                // The turn after the first overflow: same cut, its history from the cache
+                // (the previous prompt and reply, which the warm-up extended).
+                QCOMPARE(omitted, lastOmitted);
+                QVERIFY2(*m.stats.cached_tokens >= lastPrompt, qPrintable(QString("%1 cached, previous prompt %2")
+                                                                          .arg(*m.stats.cached_tokens).arg(lastPrompt)));
+                qInfo("turn %d left out %d messages; turn %d: %d of %d prompt tokens from the cache", firstOverflow,
+                      omitted, turn, *m.stats.cached_tokens, prompt);
+                break;
+            }
+            lastOmitted = omitted;
+            lastPrompt = prompt;
+        }
+        QVERIFY2(firstOverflow > 0, "the conversation never outgrew the context");
+        QCOMPARE(s->messages()->rowCount(), 2 * (firstOverflow + 2));
+        s.reset();
+        // Reopened, the session tells where the context starts from the last reply.
+        auto again = session(small);
+        QVERIFY(again);
+        QCOMPARE(again->omittedMessages(), lastOmitted);
     }
 
     void unloadingTheModelStopsTheReply() {

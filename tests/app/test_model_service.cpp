@@ -141,6 +141,36 @@ private slots:
         QCOMPARE(tokens, 6);
     }
 
+    // The engine is made with the context length asked for, bounded by the context the
+    // model was trained with; a prompt longer than it is refused.
+    void loadsWithTheContextLengthAskedFor() {
+        ModelService s;
+        s.load(model_, kThreads, kKvMiB, 0, QStringLiteral("f16"), 512);
+        QTRY_COMPARE_WITH_TIMEOUT(s.state(), QString("ready"), kLoadMs);
+        QCOMPARE(s.contextSize(), 512);
+        QCOMPARE(s.current()->engine->context_size(), 512);
+        QVERIFY2(s.details().endsWith(QString("context 512 of %1").arg(s.current()->model->config().n_ctx_train)),
+                 qPrintable(s.details()));
+        const int trained = s.trainedContext();
+        QCOMPARE(trained, s.current()->model->config().n_ctx_train);
+        QVERIFY2(trained > 2048, qPrintable(QString::number(trained)));
+
+        arbor::Request request{std::vector<arbor::TokenId>(600, 1), {}};
+        QSignalSpy finished(&s, &ModelService::finished);
+        const quint64 id = s.submit(request);
+        QVERIFY(id != 0);
+        QVERIFY(finished.wait(kLoadMs));
+        QCOMPARE(finished.at(0).at(1).toString(), QString("error"));
+        QVERIFY2(finished.at(0).at(2).toString().contains("the context holds 512"),
+                 qPrintable(finished.at(0).at(2).toString()));
+
+        // More than the model was trained with (and a pool that holds more): the model's own.
+        s.load(model_, kThreads, 256, 0, QStringLiteral("f16"), trained * 4);
+        QTRY_COMPARE_WITH_TIMEOUT(s.state(), QString("ready"), kLoadMs);
+        QCOMPARE(s.contextSize(), trained);
+        QCOMPARE(s.trainedContext(), trained);
+    }
+
     void missingFileFails() {
         ModelService s;
         std::unique_ptr<QStringList> states(recordStates(s, this));

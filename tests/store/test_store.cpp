@@ -202,10 +202,12 @@ private slots:
         stats.ttft_ms = 12.5;
         stats.tokens_per_second = 87.25;
         stats.finish_reason = "stop";
+        stats.omitted_messages = 4;
         store.finish_message(r, MessageState::complete, stats);
         m = store.message(r);
         QCOMPARE(m.state, MessageState::complete);
         QVERIFY(m.stats == stats);
+        QCOMPARE(m.stats.omitted_messages, std::optional<int>(4));
         QCOMPARE(m.text, text);
         QVERIFY(store.message(u).stats == arbor::MessageStats{});
 

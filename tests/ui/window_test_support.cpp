@@ -59,7 +59,28 @@ void typeAndSend(QQuickWindow* window, const QString& text) {
     QTest::keyClick(window, Qt::Key_Return);
 }
 
+namespace {
+// Scrolls each Flickable above `item` (a ScrollView's content, a list) just enough to
+// show it, as a user does before clicking something below the fold.
+void scrollIntoView(QQuickItem* item) {
+    for (QQuickItem* view = item->parentItem(); view; view = view->parentItem()) {
+        if (!view->inherits("QQuickFlickable")) continue;
+        auto* content = view->property("contentItem").value<QQuickItem*>();
+        if (!content) continue;
+        // The whole item: a text field's boundingRect() is only its text.
+        const QRectF r = item->mapRectToItem(content, QRectF(0, 0, item->width(), item->height()));
+        const qreal top = view->property("contentY").toReal();
+        if (r.top() < top) view->setProperty("contentY", r.top());
+        else if (r.bottom() > top + view->height()) view->setProperty("contentY", r.bottom() - view->height());
+        else continue;
+        // The layouts of what moved into view settle before the click is placed.
+        QTest::qWait(50);
+    }
+}
+} // namespace
+
 void click(QQuickWindow* window, QQuickItem* item) {
+    scrollIntoView(item);
     QTest::mouseClick(window, Qt::LeftButton, {}, item->mapToScene(item->boundingRect().center()).toPoint());
 }
 

@@ -47,7 +47,7 @@ void startWithModel(AppWindow& fresh, QSize size = {});
 // Types a message into the focused composer and presses Enter.
 void typeAndSend(QQuickWindow* window, const QString& text);
 
-// Clicks the middle of an item.
+// Clicks the middle of an item, scrolled into view first.
 void click(QQuickWindow* window, QQuickItem* item);
 
 // Clicks a text field, selects all its text and types `text` over it (ASCII only).

@@ -74,6 +74,9 @@ struct MessageStats {
     std::optional<double> tokens_per_second;
     std::string finish_reason;
     std::optional<int> disk_tokens;  // of cached_tokens, read from the KV disk tier
+    // How many messages of the path before the reply its prompt left out (the oldest),
+    // because all of them did not fit the context.
+    std::optional<int> omitted_messages;
 
     bool operator==(const MessageStats&) const = default;
 };
