@@ -135,10 +135,7 @@ build_project() {
 run_sanitized_checks() {
     step "Fuzzing: each target for $CI_FUZZ_SECONDS s ($SANITIZE_BUILD_DIR)"
     local status=0
-    # fuzz_http is left out until its open finding is fixed (a request with bytes after
-    # its head and no body framing is read with another length in pieces than whole).
-    ARBOR_FUZZ_BUILD="$SANITIZE_BUILD_DIR" bash "$REPO_ROOT/tests/fuzz/fuzz" "$CI_FUZZ_SECONDS" \
-        gguf json tokenizer chat_template || status=1
+    ARBOR_FUZZ_BUILD="$SANITIZE_BUILD_DIR" bash "$REPO_ROOT/tests/fuzz/fuzz" "$CI_FUZZ_SECONDS" || status=1
     step "Sanitizers: ${#SANITIZED_SUITES[@]} suites with ASan + UBSan"
     cmake --build "$SANITIZE_BUILD_DIR" --parallel "$(nproc)" --target "${SANITIZED_SUITES[@]}" || return 1
     local regex

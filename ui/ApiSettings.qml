@@ -94,6 +94,34 @@ ColumnLayout {
             Accessible.name: qsTr("Allowed CORS origins, comma-separated")
             onEditingFinished: root.api.corsOrigins = text
         }
+
+        Label {
+            text: qsTr("Allowed host names")
+        }
+        TextField {
+            text: root.api.allowedHosts
+            placeholderText: qsTr("localhost only (comma-separated, no ports)")
+            inputMethodHints: Qt.ImhNoPredictiveText | Qt.ImhNoAutoUppercase
+            Layout.fillWidth: true
+            Accessible.name: qsTr("Host names answered besides localhost, comma-separated")
+            onEditingFinished: root.api.allowedHosts = text
+        }
+    }
+
+    CheckBox {
+        text: qsTr("Share the cache between API clients")
+        checked: root.api.shareCache
+        onToggled: root.api.shareCache = checked
+        Accessible.name: text
+    }
+    Label {
+        visible: root.api.shareCache
+        text: qsTr("Clients can then learn from response times and cached-token counts what other clients and your conversations sent.")
+        color: Theme.errorText(Material.theme === Material.Dark)
+        wrapMode: Text.WordWrap
+        Layout.fillWidth: true
+        Accessible.role: Accessible.AlertMessage
+        Accessible.name: text
     }
 
     Label {

@@ -1,10 +1,12 @@
 #include "api_controller.h"
 
 #include "api/api_server.h"
+#include "api/request_guard.h"
 
 #include <QHostAddress>
 #include <QMetaObject>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -17,14 +19,19 @@ const char* const kHostKey = "api.host";
 const char* const kPortKey = "api.port";
 const char* const kApiKeyKey = "api.key";
 const char* const kCorsKey = "api.cors_origins";
+const char* const kAllowedHostsKey = "api.allowed_hosts";
+const char* const kShareCacheKey = "api.share_cache";
 
 struct StoredSettings {
-    std::optional<std::string> enabled, host, port, key, cors;
+    std::optional<std::string> enabled, host, port, key, cors, allowed_hosts, share_cache;
 };
+
+bool isTrue(const std::string& value) { return value == "true" || value == "1"; }
 
 QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); }
 
-std::vector<std::string> splitOrigins(const QString& text) {
+// A comma-separated list (origins, host names), each entry trimmed, empty ones dropped.
+std::vector<std::string> splitList(const QString& text) {
     std::vector<std::string> out;
     for (const QString& part : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
         const QString origin = part.trimmed();
@@ -107,10 +114,12 @@ void ApiController::load() {
             r.port = s.app_setting(kPortKey);
             r.key = s.app_setting(kApiKeyKey);
             r.cors = s.app_setting(kCorsKey);
+            r.allowed_hosts = s.app_setting(kAllowedHostsKey);
+            r.share_cache = s.app_setting(kShareCacheKey);
             return r;
         },
         [this](StoredSettings r) {
-            if (r.enabled && (*r.enabled == "true" || *r.enabled == "1") != enabled_) {
+            if (r.enabled && isTrue(*r.enabled) != enabled_) {
                 enabled_ = !enabled_;
                 emit enabledChanged();
             }
@@ -131,6 +140,14 @@ void ApiController::load() {
             if (r.cors && fromStd(*r.cors) != corsOrigins_) {
                 corsOrigins_ = fromStd(*r.cors);
                 emit corsOriginsChanged();
+            }
+            if (r.allowed_hosts && fromStd(*r.allowed_hosts) != allowedHosts_) {
+                allowedHosts_ = fromStd(*r.allowed_hosts);
+                emit allowedHostsChanged();
+            }
+            if (r.share_cache && isTrue(*r.share_cache) != shareCache_) {
+                shareCache_ = !shareCache_;
+                emit shareCacheChanged();
             }
             restart();
             emit loaded();
@@ -193,6 +210,23 @@ void ApiController::setCorsOrigins(const QString& origins) {
     restart();
 }
 
+void ApiController::setAllowedHosts(const QString& hosts) {
+    const QString h = hosts.trimmed();
+    if (h == allowedHosts_) return;
+    allowedHosts_ = h;
+    persist(kAllowedHostsKey, h);
+    emit allowedHostsChanged();
+    restart();
+}
+
+void ApiController::setShareCache(bool share) {
+    if (share == shareCache_) return;
+    shareCache_ = share;
+    persist(kShareCacheKey, share ? QStringLiteral("true") : QStringLiteral("false"));
+    emit shareCacheChanged();
+    restart();
+}
+
 void ApiController::persist(const char* key, const QString& value) {
     store_.call(
         this, [key = std::string(key), value = value.toStdString()](arbor::Store& s) { s.set_app_setting(key, value); },
@@ -206,10 +240,16 @@ void ApiController::restart() {
     arbor::api::ApiServerOptions options;
     if (enabled_) {
         QHostAddress address;
+        const std::vector<std::string> allowedHosts = splitList(allowedHosts_);
+        const auto badHost = std::find_if(allowedHosts.begin(), allowedHosts.end(),
+                                          [](const std::string& h) { return !arbor::api::valid_allowed_host(h); });
         if (port_ < 1 || port_ > 65535)
             reason = tr("port %1 cannot be used: choose one from 1 to 65535").arg(port_);
         else if (!address.setAddress(host_))
             reason = tr("'%1' is not an IP address (for this machine only: 127.0.0.1)").arg(host_);
+        else if (badHost != allowedHosts.end())
+            reason = tr("'%1' is not a host name or address (allowed hosts: names without ports, separated by commas)")
+                         .arg(fromStd(*badHost));
         else if (!model_ || !model_->model || !model_->engine)
             reason = tr("no model loaded");
         else {
@@ -217,7 +257,9 @@ void ApiController::restart() {
             options.host = address.toString().toStdString();
             options.port = uint16_t(port_);
             options.api_key = apiKey_.toStdString();
-            options.allowed_origins = splitOrigins(corsOrigins_);
+            options.allowed_origins = splitList(corsOrigins_);
+            options.allowed_hosts = allowedHosts;
+            options.share_app_cache = shareCache_;
             if (!model_->name.isEmpty()) options.model_id = model_->name.toStdString();
         }
     }

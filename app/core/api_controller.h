@@ -10,6 +10,13 @@
 //   api.key           empty: no key; otherwise requests without
 //                     "Authorization: Bearer KEY" are answered 401 (/health excepted)
 //   api.cors_origins  comma-separated origins allowed by CORS; "*" allows any; empty: none
+//   api.allowed_hosts comma-separated host names (or addresses) answered besides
+//                     localhost and the listening address; others get 421 (DNS
+//                     rebinding); "*" answers any. Empty by default
+//   api.share_cache   "true": API clients share one prefix cache with each other and
+//                     with the app's conversations (so one can learn what another sent);
+//                     "false" (default): each API key or bearer token has its own, the
+//                     clients without one share another, and none reaches the app's
 //
 // The server runs while enabled and a model is set. Every change of a setting or of the
 // model restarts it. Starting, stopping (which joins the connection threads) and
@@ -42,6 +49,8 @@ class ApiController : public QObject {
     Q_PROPERTY(int port READ port WRITE setPort NOTIFY portChanged)
     Q_PROPERTY(QString apiKey READ apiKey WRITE setApiKey NOTIFY apiKeyChanged)
     Q_PROPERTY(QString corsOrigins READ corsOrigins WRITE setCorsOrigins NOTIFY corsOriginsChanged)
+    Q_PROPERTY(QString allowedHosts READ allowedHosts WRITE setAllowedHosts NOTIFY allowedHostsChanged)
+    Q_PROPERTY(bool shareCache READ shareCache WRITE setShareCache NOTIFY shareCacheChanged)
     // host is a valid address other than a loopback one: other machines may connect.
     Q_PROPERTY(bool exposed READ exposed NOTIFY hostChanged)
     Q_PROPERTY(bool listening READ listening NOTIFY statusChanged)
@@ -68,6 +77,8 @@ public:
     int port() const { return port_; }
     QString apiKey() const { return apiKey_; }
     QString corsOrigins() const { return corsOrigins_; }
+    QString allowedHosts() const { return allowedHosts_; }
+    bool shareCache() const { return shareCache_; }
     bool exposed() const;
     bool listening() const { return listening_; }
     QString url() const { return url_; }
@@ -79,6 +90,8 @@ public:
     void setPort(int port);
     void setApiKey(const QString& key);
     void setCorsOrigins(const QString& origins);
+    void setAllowedHosts(const QString& hosts);
+    void setShareCache(bool share);
 
 signals:
     void enabledChanged();
@@ -86,6 +99,8 @@ signals:
     void portChanged();
     void apiKeyChanged();
     void corsOriginsChanged();
+    void allowedHostsChanged();
+    void shareCacheChanged();
     void statusChanged();
     void loaded();
     void settingsError(const QString& message);  // the store could not read or write a setting
@@ -107,6 +122,8 @@ private:
     int port_ = kDefaultPort;
     QString apiKey_;
     QString corsOrigins_;
+    QString allowedHosts_;
+    bool shareCache_ = false;
 
     bool listening_ = false;
     QString url_;

@@ -31,31 +31,29 @@ HttpParseError parse_error_of(const boost::system::error_code& ec, size_t max_bo
     return {400, "malformed request: " + ec.message()};
 }
 
-// What Beast accepts but this server does not; `head` is the raw head.
-// Whether the head's part of `data` (up to the blank line that ends it), read after
-// `before` (the head's bytes already consumed), has a line feed without its carriage
-// return or a carriage return followed by anything but a line feed. Such a head is
-// refused at once: Beast reads it differently whole (it waits for CR LF CR LF) and in
-// pieces (line by line), so the outcome would depend on how the bytes arrive.
-bool malformed_line_end(std::string_view before, std::string_view data) {
-    char prev = before.empty() ? '\0' : before.back();
-    // The current line holds nothing but a carriage return so far (false on the request
-    // line, whose leading empty lines were skipped).
-    bool blank = before.size() >= 2 && before.substr(before.size() - 2) == "\r\n";
-    for (const char c : data) {
-        if (prev == '\r' && c != '\n') return true;
+// Whether the head, scanned from where `scan` stopped to the end of `data` or to the
+// blank line that ends the head, has a line feed without its carriage return or a
+// carriage return followed by anything but a line feed. Such a head is refused at once:
+// Beast reads it differently whole (it waits for CR LF CR LF) and in pieces (line by
+// line), so the outcome would depend on how the bytes arrive. `scan` carries the state
+// from one feed to the next, so each byte is looked at once however the head arrives.
+bool malformed_line_end(RequestParser::LineEndScan& scan, std::string_view data) {
+    for (; scan.checked < data.size() && !scan.head_ended; ++scan.checked) {
+        const char c = data[scan.checked];
+        if (scan.prev == '\r' && c != '\n') return true;
         if (c == '\n') {
-            if (prev != '\r') return true;
-            if (blank) return false;  // the blank line: the head ends here
-            blank = true;
+            if (scan.prev != '\r') return true;
+            if (scan.blank) scan.head_ended = true;  // the blank line: the body follows
+            else scan.blank = true;
         } else if (c != '\r') {
-            blank = false;
+            scan.blank = false;
         }
-        prev = c;
+        scan.prev = c;
     }
     return false;
 }
 
+// What Beast accepts but this server does not; `head` is the raw head.
 std::optional<HttpParseError> refused_head(std::string_view head, const HttpRequest& req) {
     // Beast unfolds obs-fold lines; RFC 9112 (5.2) lets a server refuse them instead,
     // which keeps one reading of every header.
@@ -125,13 +123,16 @@ size_t RequestParser::feed(std::string_view data) {
     };
     size_t used = 0;
     if (state_ == State::NeedMore) {
-        // Empty lines before the request line are skipped, and counted as used.
-        while (data.size() >= 2 && data[0] == '\r' && data[1] == '\n') {
-            data.remove_prefix(2);
-            used += 2;
+        // Empty lines before the request line are skipped, and counted as used; once
+        // part of the head is consumed, CR LF at the front is its blank line.
+        if (head_.empty()) {
+            while (data.size() >= 2 && data[0] == '\r' && data[1] == '\n') {
+                data.remove_prefix(2);
+                used += 2;
+            }
+            if (data.empty() || (data.size() == 1 && data[0] == '\r')) return used;
         }
-        if (data.empty() || (data.size() == 1 && data[0] == '\r')) return used;
-        if (malformed_line_end(head_, data)) {
+        if (malformed_line_end(line_ends_, data)) {
             fail({400, "malformed request head: a line does not end with CR LF"});
             return used;
         }
@@ -140,6 +141,7 @@ size_t RequestParser::feed(std::string_view data) {
         boost::system::error_code ec;
         const size_t n = parser.put(boost::asio::buffer(data.data(), data.size()), ec);
         head_.append(data.substr(0, n));
+        line_ends_.checked -= std::min(n, line_ends_.checked);
         used += n;
         if (ec == http::error::need_more) return used;
         if (ec) {

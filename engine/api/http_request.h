@@ -65,6 +65,16 @@ public:
     HttpRequest take();
     const HttpParseError& error() const { return error_; }
 
+    // How far the line ends of the head are checked: `checked` bytes of the unconsumed
+    // input, the last of them `prev`; `blank`: the line they end in holds nothing but a
+    // carriage return so far (never the request line); `head_ended`: the blank line came.
+    struct LineEndScan {
+        size_t checked = 0;
+        char prev = '\0';
+        bool blank = false;
+        bool head_ended = false;
+    };
+
 private:
     struct Beast;
     std::unique_ptr<Beast> beast_;
@@ -72,6 +82,7 @@ private:
     HttpRequest request_;
     HttpParseError error_;
     std::string head_;  // the raw head so far (at most the head limit)
+    LineEndScan line_ends_;
     size_t max_body_bytes_;
 };
 

@@ -110,27 +110,25 @@ public:
     enum class Phase { Idle, Head, Body, Answering, Closing };
 
     Connection(ServerContext& server, tcp::socket socket)
-        : s_(server), stream_(std::move(socket)), fd_(stream_.socket().native_handle()) {}
+        : s_(server), stream_(std::move(socket)), fd_(stream_.socket().native_handle()), head_timer_(server.io) {}
 
     Phase phase() const { return phase_; }
     Clock::time_point since() const { return since_; }
     void set_position(ConnectionList::iterator it) { position_ = it; }
 
-    // A new connection: its head must arrive within the header timeout from now.
-    void start() {
+    // A new connection: its head must arrive within the header timeout from now. A
+    // reserve connection (one past the limit) is answered only when the handler answers
+    // its request at once (/health), else refused with 503; it closes after one answer.
+    void start(bool reserve) {
         ++s_.open_count;
+        reserve_ = reserve;
         new_request(Phase::Head);
-    }
-
-    // Answers 503 at once: the server is full.
-    void refuse_busy(const std::string& message) {
-        ++s_.open_count;
-        refuse(HttpRequest{}, {503, message});
     }
 
     void close() {
         if (closed_) return;
         closed_ = true;
+        head_timer_.cancel();
         const auto self = shared_from_this();  // erasing it from the list below may drop the last other owner
         beast::error_code ec;
         stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
@@ -184,7 +182,12 @@ private:
         limits.max_body_bytes = s_.options.max_body_bytes;
         parser_ = std::make_unique<RequestParser>(limits);
         if (!in_.empty()) phase_ = Phase::Head;  // a pipelined request has begun
-        stream_.expires_after(phase_ == Phase::Head ? s_.options.header_timeout : s_.options.idle_timeout);
+        if (phase_ == Phase::Head) {
+            start_head_deadline();
+        } else {
+            head_timer_.cancel();
+            stream_.expires_after(s_.options.idle_timeout);
+        }
         if (!in_.empty()) return parse();
         read();
     }
@@ -196,14 +199,32 @@ private:
     }
 
     void on_read(beast::error_code ec, size_t n) {
-        if (ec || closed_) return close();  // the peer left, a deadline passed, or stop()
+        if (closed_) return;
+        if (head_timed_out_ && phase_ == Phase::Head && !s_.stopping)
+            return refuse(parser_->request(), {408, "the request head did not arrive in time"});
+        if (ec) return close();  // the peer left, a deadline passed, or stop()
         in_.append(chunk_.data(), n);
         if (phase_ == Phase::Idle) {
             phase_ = Phase::Head;
             since_ = Clock::now();
-            stream_.expires_after(s_.options.header_timeout);
+            start_head_deadline();
         }
         parse();
+    }
+
+    // The head deadline has a timer of its own rather than the stream's (which closes the
+    // socket when it passes), so that a late head is answered 408 before the close: the
+    // timer cancels the read, and on_read sends the 408.
+    void start_head_deadline() {
+        stream_.expires_never();
+        head_timed_out_ = false;
+        head_timer_.expires_after(s_.options.header_timeout);
+        head_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+            if (ec || self->closed_ || self->phase_ != Phase::Head) return;
+            self->head_timed_out_ = true;
+            beast::error_code ignored;
+            self->stream_.socket().cancel(ignored);
+        });
     }
 
     void parse() {
@@ -215,6 +236,7 @@ private:
             case RequestParser::State::HeadDone:
                 if (phase_ != Phase::Body) {
                     phase_ = Phase::Body;
+                    head_timer_.cancel();
                     body_start_ = Clock::now();
                     set_body_deadline();
                     if (const std::string* expect = parser_->request().header("expect")) {
@@ -249,13 +271,19 @@ private:
     void dispatch(HttpRequest request) {
         if (s_.stopping) return close();
         phase_ = Phase::Answering;
+        head_timer_.cancel();
         stream_.expires_never();
         auto req = std::make_shared<HttpRequest>(std::move(request));
         if (s_.handler.answers_at_once(*req)) {
             answering_here_ = true;
-            const bool close_after = answer(*req);
+            const bool close_after = answer(*req) || reserve_;
             answering_here_ = false;
             return flush_pending([close_after](Connection& c) { c.answered(close_after); });
+        }
+        if (reserve_) {
+            s_.warnings.warn("full", "api: all " + std::to_string(s_.options.max_connections) +
+                                         " connections are receiving or answering requests; refused one with 503");
+            return refuse(*req, {503, "the server has too many open connections; try again later"});
         }
         if (s_.workers.busy() >= s_.options.max_active_requests) {
             s_.warnings.warn("busy", "api: " + std::to_string(s_.options.max_active_requests) +
@@ -311,6 +339,7 @@ private:
     // before the close: what it still sends is read and dropped for a moment.
     void refuse(const HttpRequest& req, const HttpParseError& error) {
         phase_ = Phase::Closing;
+        head_timer_.cancel();
         answering_here_ = true;
         ResponseWriter out(*this, false);
         out.set_close_after();
@@ -335,6 +364,9 @@ private:
     beast::tcp_stream stream_;
     const int fd_;  // for peer_gone() from the answering thread
     ConnectionList::iterator position_;
+    net::steady_timer head_timer_;
+    bool head_timed_out_ = false;
+    bool reserve_ = false;
     Phase phase_ = Phase::Head;
     Clock::time_point since_ = Clock::now();
     Clock::time_point body_start_;
@@ -357,6 +389,9 @@ void raise_open_file_limit(int max_connections) {
 }
 
 } // namespace
+
+// Connections past max_connections that may still ask for /health.
+constexpr int kReserveConnections = 64;
 
 struct HttpServer::Impl {
     HttpServerOptions options;
@@ -418,16 +453,17 @@ struct HttpServer::Impl {
     void admit(tcp::socket socket) {
         beast::error_code ec;
         socket.set_option(tcp::no_delay(true), ec);
-        if (int(connections.size()) >= options.max_connections && !evict_one()) {
-            // Refusals in flight are bounded too: past that the socket is just closed.
-            if (int(connections.size()) >= options.max_connections + 64) return;
+        if (int(connections.size()) >= options.max_connections) evict_one();
+        // Past the limit (every connection is sending a body or being answered) a few
+        // reserve connections still read their heads, so /health is answered; beyond
+        // those the socket is just closed.
+        if (int(connections.size()) >= options.max_connections + kReserveConnections) {
             warnings.warn("full", "api: all " + std::to_string(options.max_connections) +
-                                      " connections are receiving or answering requests; refused one with 503");
-            auto c = add(std::move(socket));
-            c->refuse_busy("the server has too many open connections; try again later");
+                                      " connections and the reserve are in use; closed a new one");
             return;
         }
-        add(std::move(socket))->start();
+        auto c = add(std::move(socket));
+        c->start(/*reserve=*/int(connections.size()) > options.max_connections);
     }
 
     std::shared_ptr<Connection> add(tcp::socket socket) {

@@ -85,14 +85,16 @@ struct HttpServerOptions {
     size_t max_head_bytes = 32u << 10;
     size_t max_body_bytes = 4u << 20;
     // Open connections at most. At the limit a new connection takes the place of the one
-    // that has waited longest for its next request or for the rest of its head; only
-    // when every connection is sending a body or being answered is it refused (503).
+    // that has waited longest for its next request or for the rest of its head; when
+    // every connection is sending a body or being answered, a few reserve connections
+    // past the limit are answered only if the handler answers their request at once
+    // (/health), and refused with 503 otherwise.
     int max_connections = 1024;
     // Requests answered on threads of their own (generation) at once; one more is
     // answered 503. Requests answered at once (HttpHandler::answers_at_once) never wait.
     int max_active_requests = 64;
     // The whole request head must arrive within this time from the connection's accept or
-    // from the first byte of a later request.
+    // from the first byte of a later request; else it is answered 408 and closed.
     std::chrono::milliseconds header_timeout{10000};
     std::chrono::milliseconds idle_timeout{60000};  // keep-alive wait for the next request
     // The body must arrive at body_min_rate bytes per second at least, with up to

@@ -94,8 +94,8 @@ private slots:
     void init() { handler_.handled = 0; }
     void cleanup() { server_.reset(); }
 
-    // A head that does not arrive in time closes the connection: one sent in half,
-    // and one never begun.
+    // A head that does not arrive in time is answered 408 and the connection closed: one
+    // sent in half, and one never begun.
     void headDeadline() {
         HttpServerOptions o;
         o.header_timeout = 300ms;
@@ -103,8 +103,13 @@ private slots:
         HttpTestClient half(port_, 10s), silent(port_, 10s);
         QVERIFY(half.send_raw("GET /x HTTP/1.1\r\nHost: localhost\r\n"));
         const auto t0 = std::chrono::steady_clock::now();
-        QVERIFY(half.wait_closed());
-        QVERIFY(silent.wait_closed());
+        for (HttpTestClient* c : {&half, &silent}) {
+            const auto timed_out = c->read_response();
+            QVERIFY(timed_out);
+            QCOMPARE(timed_out->status, 408);
+            QCOMPARE(timed_out->header("connection"), std::string("close"));
+            QVERIFY(c->wait_closed());
+        }
         qInfo("half a head closed after %lld ms (deadline 300 ms)",
               (long long)std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
         QCOMPARE(handler_.handled.load(), 0);
@@ -188,6 +193,33 @@ private slots:
             QVERIFY(health);
             QCOMPARE(health->status, 200);
         }
+    }
+
+    // With every connection sending a body or being answered, /health still gets its
+    // answer on a reserve connection, while any other request there is refused with 503.
+    void healthWhileEveryConnectionIsBusy() {
+        HttpServerOptions o;
+        o.max_connections = 2;
+        start(o);
+        HttpTestClient sending(port_, 10s), answered(port_, 10s);
+        QVERIFY(sending.send_raw("POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\npart"));
+        QVERIFY(answered.send_request("GET", "/wait-gone"));
+        QTRY_COMPARE(handler_.handled.load(), 1);
+        QCOMPARE(server_->open_connections(), 2);
+        for (int i = 0; i < 10; ++i) {
+            const auto health = http_request(port_, "GET", "/health");
+            QVERIFY(health);
+            QCOMPARE(health->status, 200);
+        }
+        const auto refused = http_request(port_, "GET", "/x");
+        QVERIFY(refused);
+        QCOMPARE(refused->status, 503);
+        QCOMPARE(handler_.handled.load(), 1 + 10);  // the refused request never reached it
+        // Both busy connections are still served to the end.
+        QVERIFY(sending.send_raw(std::string(96, 'b')));
+        const auto uploaded = sending.read_response();
+        QVERIFY(uploaded);
+        QCOMPARE(uploaded->body, std::string("ok /upload"));
     }
 
     // 500 connections that send half a head and then nothing (an attacker's), then a

@@ -34,8 +34,13 @@ HttpReply httpGet(int port, const QByteArray& path, const QList<QPair<QByteArray
     QTcpSocket socket;
     socket.connectToHost(QHostAddress::LocalHost, quint16(port));
     if (!socket.waitForConnected(5000)) return {};
-    QByteArray request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
-    for (const auto& [name, value] : headers) request += name + ": " + value + "\r\n";
+    QByteArray request = "GET " + path + " HTTP/1.1\r\nConnection: close\r\n";
+    bool host = false;
+    for (const auto& [name, value] : headers) {
+        request += name + ": " + value + "\r\n";
+        host = host || name.toLower() == "host";
+    }
+    if (!host) request += "Host: 127.0.0.1\r\n";
     request += "\r\n";
     socket.write(request);
     socket.waitForBytesWritten(5000);
@@ -229,6 +234,26 @@ private slots:
         QVERIFY(!other.head.toLower().contains("access-control-allow-origin"));
     }
 
+    void allowedHostsAreApplied() {
+        auto& c = make();
+        QVERIFY(load(c));
+        int port = 0;
+        QVERIFY2(startServing(c, port), qPrintable(c.error()));
+        QCOMPARE(httpGet(port, "/health", {{"Host", "arbor.test"}}).status, 421);
+
+        c.setAllowedHosts(QStringLiteral(" arbor.test, other.test "));  // restarts the server
+        QTRY_VERIFY_WITH_TIMEOUT(c.listening(), kStartMs);
+        QCOMPARE(httpGet(port, "/health", {{"Host", "arbor.test"}}).status, 200);
+        QCOMPARE(httpGet(port, "/health", {{"Host", "other.test:8080"}}).status, 200);
+        QCOMPARE(httpGet(port, "/health", {{"Host", "evil.example"}}).status, 421);
+
+        // A list the server would refuse keeps it stopped, saying which entry is wrong.
+        c.setAllowedHosts(QStringLiteral("arbor.test, bad host:1"));
+        QTRY_VERIFY(c.error().contains(QStringLiteral("'bad host:1'")));
+        QVERIFY(!c.listening());
+        QTRY_VERIFY_WITH_TIMEOUT(!canConnect(port), kStartMs);
+    }
+
     void settingsPersist() {
         auto& a = make();
         QVERIFY(load(a));
@@ -238,6 +263,8 @@ private slots:
         a.setPort(12345);
         a.setApiKey(QStringLiteral("key-1"));
         a.setCorsOrigins(QStringLiteral("http://x.example"));
+        a.setAllowedHosts(QStringLiteral("arbor.test"));
+        a.setShareCache(true);
         QCOMPARE(enabledChanged.size(), 1);
         QCOMPARE(a.host(), QString("::1"));
         QCOMPARE(a.error(), QString("no model loaded"));  // enabled, but nothing to serve
@@ -252,6 +279,8 @@ private slots:
         QCOMPARE(b.port(), 12345);
         QCOMPARE(b.apiKey(), QString("key-1"));
         QCOMPARE(b.corsOrigins(), QString("http://x.example"));
+        QCOMPARE(b.allowedHosts(), QString("arbor.test"));
+        QCOMPARE(b.shareCache(), true);
 
         // The keys named by the settings' documentation.
         QCOMPARE(storedSetting("api.enabled"), std::optional<std::string>("true"));
@@ -259,6 +288,8 @@ private slots:
         QCOMPARE(storedSetting("api.port"), std::optional<std::string>("12345"));
         QCOMPARE(storedSetting("api.key"), std::optional<std::string>("key-1"));
         QCOMPARE(storedSetting("api.cors_origins"), std::optional<std::string>("http://x.example"));
+        QCOMPARE(storedSetting("api.allowed_hosts"), std::optional<std::string>("arbor.test"));
+        QCOMPARE(storedSetting("api.share_cache"), std::optional<std::string>("true"));
     }
 
     void exposedForNonLoopbackHosts() {

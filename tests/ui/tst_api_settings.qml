@@ -56,4 +56,31 @@ TestCase {
         tryVerify(() => !testApp.api.listening, 10000)
         compare(withText(page, url).length, 0)
     }
+
+    // The allowed host names and the cache sharing are fields of the page that set the
+    // controller's settings; sharing shows its warning while it is on.
+    function test_allowedHostsAndCacheSharing() {
+        const page = createTemporaryObject(pageComponent, test)
+        const hosts = collect(page, i => i.visible && i.Accessible.name === "Host names answered besides localhost, comma-separated", [])[0]
+        verify(hosts)
+        hosts.forceActiveFocus()
+        hosts.selectAll()
+        keyClick(Qt.Key_Delete)
+        for (const c of "arbor.test")
+            keyClick(c)
+        keyClick(Qt.Key_Return)
+        compare(testApp.api.allowedHosts, "arbor.test")
+
+        const warning = "Clients can then learn from response times and cached-token counts what other clients and your conversations sent."
+        compare(testApp.api.shareCache, false)
+        compare(withText(page, warning).length, 0)
+        const share = withText(page, "Share the cache between API clients")[0]
+        verify(share)
+        mouseClick(share)
+        compare(testApp.api.shareCache, true)
+        compare(withText(page, warning).length, 1)
+        mouseClick(share)
+        compare(testApp.api.shareCache, false)
+        testApp.api.allowedHosts = ""
+    }
 }
