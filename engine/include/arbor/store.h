@@ -128,7 +128,7 @@ struct StoreOptions {
 
 class Store {
 public:
-    static constexpr int kSchemaVersion = 4;
+    static constexpr int kSchemaVersion = 5;
     static constexpr std::string_view kDefaultFileName = "arbor.db";
 
     // data_dir()/arbor.db
