@@ -1,6 +1,8 @@
 #include "conversation_prompt.h"
 
 #include "app_settings.h"
+#include "chat_session.h"
+#include "context_window.h"
 
 #include <algorithm>
 
@@ -22,9 +24,22 @@ std::vector<arbor::ChatMessage> conversationChat(arbor::Store& s, const arbor::C
 }
 
 std::vector<arbor::TokenId> nextTurnPrefix(arbor::Store& s, const arbor::ChatFormatter& formatter,
-                                           arbor::ConversationId conversation, arbor::MessageId leaf) {
+                                           arbor::ConversationId conversation, arbor::MessageId leaf, int context) {
     std::vector<arbor::ChatMessage> chat = conversationChat(s, formatter, conversation, leaf);
     if (std::none_of(chat.begin(), chat.end(), [](const auto& m) { return m.role == arbor::Role::User; })) return {};
+    // Left out what the next turn's prompt would leave out (ChatSession cuts the same way):
+    // its cut candidates are fixed points of the history, so a short next message keeps
+    // this cut.
+    std::optional<arbor::ChatMessage> system;
+    if (chat.front().role == arbor::Role::System) {
+        system = std::move(chat.front());
+        chat.erase(chat.begin());
+    }
+    const int maxTokens = s.conversation_settings(conversation).max_tokens.value_or(ChatSession::kDefaultMaxTokens);
+    const ContextWindow window = fitContext(formatter, system, chat, 0, context, replyReserve(maxTokens, context));
+    if (!window.error.empty()) return {};
+    chat.erase(chat.begin(), chat.begin() + window.omitted);
+    if (system) chat.insert(chat.begin(), std::move(*system));
     if (chat.back().role != arbor::Role::Assistant) return formatter.compose(chat);
     const std::vector<arbor::TokenId> reply = std::move(chat.back().content);
     chat.pop_back();

@@ -21,8 +21,9 @@ std::vector<arbor::ChatMessage> conversationChat(arbor::Store& store, const arbo
 // How the prompt of the next message sent below `leaf` begins: when the path ends with a
 // reply, that reply's prompt, the reply, its end of turn and the next user header
 // (ChatFormatter::follow_up_prefix); when it ends with a message of the user, the prompt
-// for its reply; empty for a path without a message of the user.
+// for its reply; empty for a path without a message of the user. Of a history longer
+// than `context` tokens, the oldest turns are left out as fitContext leaves them out.
 std::vector<arbor::TokenId> nextTurnPrefix(arbor::Store& store, const arbor::ChatFormatter& formatter,
-                                           arbor::ConversationId conversation, arbor::MessageId leaf);
+                                           arbor::ConversationId conversation, arbor::MessageId leaf, int context);
 
 } // namespace arbor::app

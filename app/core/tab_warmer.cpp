@@ -53,8 +53,9 @@ void TabWarmer::startAll() {
         const qint64 conversation = e.conversation, leaf = e.leaf;
         store_.call(
             this,
-            [model, conversation, leaf](arbor::Store& s) {
-                return leaf ? nextTurnPrefix(s, *model->formatter, conversation, leaf) : std::vector<arbor::TokenId>{};
+            [model, conversation, leaf, context = model->engine->context_size()](arbor::Store& s) {
+                return leaf ? nextTurnPrefix(s, *model->formatter, conversation, leaf, context)
+                            : std::vector<arbor::TokenId>{};
             },
             // Not the shared model: the last reference must never be dropped on this thread.
             [this, raw = model.get(), conversation](std::vector<arbor::TokenId> prompt) {
