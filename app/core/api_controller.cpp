@@ -17,7 +17,8 @@ namespace {
 const char* const kEnabledKey = "api.enabled";
 const char* const kHostKey = "api.host";
 const char* const kPortKey = "api.port";
-const char* const kApiKeyKey = "api.key";
+const char* const kLegacyApiKeyKey = "api.key";  // where versions before the secret store kept it
+const char* const kApiKeySecret = "api-key";
 const char* const kCorsKey = "api.cors_origins";
 const char* const kAllowedHostsKey = "api.allowed_hosts";
 const char* const kShareCacheKey = "api.share_cache";
@@ -82,8 +83,8 @@ private:
     std::unique_ptr<arbor::api::ApiServer> server_;
 };
 
-ApiController::ApiController(StoreService& store, QObject* parent)
-    : QObject(parent), store_(store), worker_(new ApiWorker) {
+ApiController::ApiController(StoreService& store, SecretStore& secrets, QObject* parent)
+    : QObject(parent), store_(store), secrets_(secrets), worker_(new ApiWorker) {
     worker_->moveToThread(&thread_);
     connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
     thread_.setObjectName(QStringLiteral("arbor-api"));
@@ -112,7 +113,7 @@ void ApiController::load() {
             r.enabled = s.app_setting(kEnabledKey);
             r.host = s.app_setting(kHostKey);
             r.port = s.app_setting(kPortKey);
-            r.key = s.app_setting(kApiKeyKey);
+            r.key = s.app_setting(kLegacyApiKeyKey);
             r.cors = s.app_setting(kCorsKey);
             r.allowed_hosts = s.app_setting(kAllowedHostsKey);
             r.share_cache = s.app_setting(kShareCacheKey);
@@ -133,8 +134,8 @@ void ApiController::load() {
                 port_ = port;
                 emit portChanged();
             }
-            if (r.key && fromStd(*r.key) != apiKey_) {
-                apiKey_ = fromStd(*r.key);
+            if (const QString key = loadApiKey(r.key); key != apiKey_) {
+                apiKey_ = key;
                 emit apiKeyChanged();
             }
             if (r.cors && fromStd(*r.cors) != corsOrigins_) {
@@ -195,8 +196,12 @@ void ApiController::setPort(int port) {
 void ApiController::setApiKey(const QString& key) {
     const QString k = key.trimmed();
     if (k == apiKey_) return;
+    try {
+        secrets_.write(kApiKeySecret, k.toStdString());
+    } catch (const std::exception& e) {
+        emit settingsError(tr("The API key could not be stored: %1").arg(QString::fromUtf8(e.what())));
+    }
     apiKey_ = k;
-    persist(kApiKeyKey, k);
     emit apiKeyChanged();
     restart();
 }
@@ -225,6 +230,21 @@ void ApiController::setShareCache(bool share) {
     persist(kShareCacheKey, share ? QStringLiteral("true") : QStringLiteral("false"));
     emit shareCacheChanged();
     restart();
+}
+
+QString ApiController::loadApiKey(const std::optional<std::string>& stored) {
+    try {
+        if (!stored) return fromStd(secrets_.read(kApiKeySecret).value_or(std::string()));
+        // Moved out of the database, and deleted there only once the secret store has it.
+        if (!stored->empty()) secrets_.write(kApiKeySecret, *stored);
+        store_.call(
+            this, [](arbor::Store& s) { s.remove_app_setting(kLegacyApiKeyKey); }, [] {},
+            [this](const QString& message) { emit settingsError(message); });
+        return stored->empty() ? fromStd(secrets_.read(kApiKeySecret).value_or(std::string())) : fromStd(*stored);
+    } catch (const std::exception& e) {
+        emit settingsError(tr("The API key could not be read: %1").arg(QString::fromUtf8(e.what())));
+        return stored ? fromStd(*stored) : apiKey_;
+    }
 }
 
 void ApiController::persist(const char* key, const QString& value) {

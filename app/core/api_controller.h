@@ -7,8 +7,12 @@
 //                     sets `exposed` and the settings page warns.
 //   api.port          1..65535; 8080 by default (the port OpenAI-compatible clients and
 //                     arbor-server use unless told otherwise)
-//   api.key           empty: no key; otherwise requests without
-//                     "Authorization: Bearer KEY" are answered 401 (/health excepted)
+//   API key           not a database setting: kept in the SecretStore (the desktop
+//                     keyring, else a file only the user can read) under "api-key";
+//                     a key an older version left in the database (api.key) is moved
+//                     there when the settings load. Empty: no key; otherwise requests
+//                     without "Authorization: Bearer KEY" are answered 401 (/health
+//                     excepted)
 //   api.cors_origins  comma-separated origins allowed by CORS; "*" allows any; empty: none
 //   api.allowed_hosts comma-separated host names (or addresses) answered besides
 //                     localhost and the listening address; others get 421 (DNS
@@ -27,6 +31,7 @@
 #pragma once
 
 #include "loaded_model.h"
+#include "secret_store.h"
 #include "store_worker.h"
 
 #include <QObject>
@@ -62,8 +67,8 @@ public:
     static constexpr int kDefaultPort = 8080;
     static constexpr const char* kDefaultHost = "127.0.0.1";
 
-    // The service must outlive the controller.
-    explicit ApiController(StoreService& store, QObject* parent = nullptr);
+    // The services must outlive the controller.
+    ApiController(StoreService& store, SecretStore& secrets, QObject* parent = nullptr);
     ~ApiController() override;  // stops the server; waits for the controller's thread
 
     // Reads the settings from the store, applies them, then emits loaded() (also when
@@ -107,11 +112,14 @@ signals:
 
 private:
     void persist(const char* key, const QString& value);
+    // The key from the secret store; one still in the database (`stored`) is moved there first.
+    QString loadApiKey(const std::optional<std::string>& stored);
     void restart();
     void applyStatus(quint64 generation, bool listening, int port, const QString& error);
     void setStatus(bool listening, const QString& url, const QString& error);
 
     StoreService& store_;
+    SecretStore& secrets_;
     QThread thread_;
     ApiWorker* worker_;  // lives on thread_, deleted there when it finishes
     std::shared_ptr<LoadedModel> model_;

@@ -12,13 +12,14 @@ namespace arbor::app {
 ArborApp::ArborApp(std::filesystem::path database, QObject* parent)
     : QObject(parent),
       databasePath_(QString::fromStdString(database.string())),
-      store_(std::make_unique<StoreService>(std::move(database))),
+      store_(std::make_unique<StoreService>(database)),
       settings_(std::make_unique<AppSettings>(*store_)),
       models_(std::make_unique<ModelService>()),
       conversations_(std::make_unique<ConversationListModel>(*store_)),
       tabs_(std::make_unique<TabListModel>(*store_, *models_)),
       warmer_(std::make_unique<TabWarmer>(*store_, *models_)),
-      api_(std::make_unique<ApiController>(*store_)),
+      secrets_(std::make_unique<SecretStore>(database.parent_path() / "secrets")),
+      api_(std::make_unique<ApiController>(*store_, *secrets_)),
       download_(std::make_unique<DefaultModelDownload>(DefaultModelDownload::findProgram())) {
     StoreWorker* w = store_->worker();
     connect(w, &StoreWorker::failed, this, &ArborApp::setNotice, Qt::QueuedConnection);

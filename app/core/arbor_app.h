@@ -111,6 +111,7 @@ private:
     std::unique_ptr<ConversationListModel> conversations_;
     std::unique_ptr<TabListModel> tabs_;
     std::unique_ptr<TabWarmer> warmer_;
+    std::unique_ptr<SecretStore> secrets_;  // the API key; before api_, which uses it
     std::unique_ptr<ApiController> api_;
     std::unique_ptr<DefaultModelDownload> download_;
     bool started_ = false;

@@ -1,8 +1,7 @@
-// The database holds the user's conversations (and the app's settings, the API key
-// among them): its files are the user's alone. New files are created 0600 and a new
-// data directory 0700; files left more open by an older version are tightened when the
-// store opens them. Only group and other bits are removed, so a file the user made
-// read-only stays read-only.
+// The database holds the user's conversations and the app's settings: its files are
+// the user's alone. New files are created 0600 and a new data directory 0700; files
+// left more open by an older version are tightened when the store opens them. Only
+// group and other bits are removed, so a file the user made read-only stays read-only.
 #pragma once
 
 #include <filesystem>

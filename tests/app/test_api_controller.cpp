@@ -16,6 +16,7 @@
 
 using arbor::app::ApiController;
 using arbor::app::LoadedModel;
+using arbor::app::SecretStore;
 using arbor::app::StoreService;
 
 namespace {
@@ -94,11 +95,12 @@ class TestApiController : public QObject {
     int databases_ = 0;
     std::shared_ptr<LoadedModel> model_;
     std::unique_ptr<StoreService> store_;
+    std::unique_ptr<SecretStore> secrets_;  // files in the test's directory, never the user's keyring
     std::vector<std::unique_ptr<ApiController>> controllers_;
 
     // Controllers live until cleanup(), which lets their store answers arrive first.
     ApiController& make() {
-        controllers_.push_back(std::make_unique<ApiController>(*store_));
+        controllers_.push_back(std::make_unique<ApiController>(*store_, *secrets_));
         return *controllers_.back();
     }
 
@@ -152,6 +154,9 @@ private slots:
         store_ = std::make_unique<StoreService>(
             std::filesystem::path(dir_.filePath(QStringLiteral("api%1.sqlite").arg(++databases_)).toStdString()));
         store_->open();
+        secrets_ = std::make_unique<SecretStore>(
+            std::filesystem::path(dir_.filePath(QStringLiteral("secrets%1").arg(databases_)).toStdString()),
+            /*useKeyring=*/false);
     }
 
     void cleanup() {
@@ -254,6 +259,35 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(!canConnect(port), kStartMs);
     }
 
+    // A key an older version kept in the database moves to the secret store on load and
+    // is deleted from the database; it still guards the server.
+    void storedKeyMovesOutOfTheDatabase() {
+        bool written = false;
+        QObject receiver;
+        store_->call(
+            &receiver, [](arbor::Store& s) { s.set_app_setting("api.key", "legacy-key"); }, [&] { written = true; },
+            [&](const QString&) { written = true; });
+        QTRY_VERIFY(written);
+        QCOMPARE(storedSetting("api.key"), std::optional<std::string>("legacy-key"));
+
+        auto& c = make();
+        QVERIFY(load(c));
+        QCOMPARE(c.apiKey(), QString("legacy-key"));
+        QCOMPARE(secrets_->read("api-key"), std::optional<std::string>("legacy-key"));
+        QCOMPARE(storedSetting("api.key"), std::nullopt);
+        int port = 0;
+        QVERIFY2(startServing(c, port), qPrintable(c.error()));
+        QCOMPARE(httpGet(port, "/v1/models").status, 401);
+        QCOMPARE(httpGet(port, "/v1/models", {{"Authorization", "Bearer legacy-key"}}).status, 200);
+
+        // Cleared, it is erased from the secret store too.
+        c.setApiKey(QString());
+        QVERIFY(!secrets_->read("api-key"));
+        auto& again = make();
+        QVERIFY(load(again));
+        QCOMPARE(again.apiKey(), QString());
+    }
+
     void settingsPersist() {
         auto& a = make();
         QVERIFY(load(a));
@@ -286,7 +320,9 @@ private slots:
         QCOMPARE(storedSetting("api.enabled"), std::optional<std::string>("true"));
         QCOMPARE(storedSetting("api.host"), std::optional<std::string>("::1"));
         QCOMPARE(storedSetting("api.port"), std::optional<std::string>("12345"));
-        QCOMPARE(storedSetting("api.key"), std::optional<std::string>("key-1"));
+        // The key is in the secret store, not in the database.
+        QCOMPARE(storedSetting("api.key"), std::nullopt);
+        QCOMPARE(secrets_->read("api-key"), std::optional<std::string>("key-1"));
         QCOMPARE(storedSetting("api.cors_origins"), std::optional<std::string>("http://x.example"));
         QCOMPARE(storedSetting("api.allowed_hosts"), std::optional<std::string>("arbor.test"));
         QCOMPARE(storedSetting("api.share_cache"), std::optional<std::string>("true"));
