@@ -30,7 +30,7 @@ Dialog {
         ListView {
             id: pageList
             objectName: "settingsPageList"
-            Layout.preferredWidth: dialog.width < 700 ? 120 : 160
+            Layout.preferredWidth: dialog.width < 700 ? 140 : 160
             Layout.fillHeight: true
             clip: true
             currentIndex: 0
