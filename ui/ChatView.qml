@@ -19,32 +19,26 @@ Item {
     // Ids of the long messages the user expanded ("Show more"): delegates are created
     // again on reloads and scrolling, and must come back as the user left them.
     property var expandedMessages: ({})
+    readonly property bool dark: Material.theme === Material.Dark
+
+    function openConversationSettings() { if (session) conversationSettings.open() }
 
     ColumnLayout {
         anchors.fill: parent
         visible: view.session !== null
         spacing: 0
 
-        RowLayout {
+        Label {
             Layout.fillWidth: true
+            Layout.maximumWidth: Theme.readingWidth
+            Layout.alignment: Qt.AlignHCenter
             Layout.margins: 6
-            Label {
-                Layout.fillWidth: true
-                text: view.session ? view.session.error : ""
-                visible: text.length > 0
-                color: Theme.errorText(view.Material.theme === Material.Dark)
-                wrapMode: Text.Wrap
-                Accessible.role: Accessible.AlertMessage
-                Accessible.name: text
-            }
-            Item { Layout.fillWidth: true }
-            Button {
-                objectName: "conversationSettingsButton"
-                text: qsTr("Conversation settings")
-                flat: true
-                Accessible.name: qsTr("Conversation settings")
-                onClicked: conversationSettings.open()
-            }
+            text: view.session ? view.session.error : ""
+            visible: text.length > 0
+            color: Theme.errorText(view.Material.theme === Material.Dark)
+            wrapMode: Text.Wrap
+            Accessible.role: Accessible.AlertMessage
+            Accessible.name: text
         }
 
         ListView {
@@ -54,8 +48,12 @@ Item {
             Layout.fillHeight: true
             clip: true
             spacing: 10
-            leftMargin: 16
-            rightMargin: 16
+            // The reading column: at most Theme.readingWidth wide, centred.
+            leftMargin: Math.max(16, (width - Theme.readingWidth) / 2)
+            rightMargin: leftMargin
+            // A vertical list sets its content's x from the left margin only once, at the start.
+            onLeftMarginChanged: contentX = -leftMargin
+            topMargin: 12
             bottomMargin: 12
             model: view.shown ? view.shown.messages : null
             // Keeps every message's item while the conversation is shown. A ListView guesses
@@ -101,6 +99,8 @@ Item {
             id: composer
             objectName: "composer"
             Layout.fillWidth: true
+            Layout.maximumWidth: Theme.readingWidth
+            Layout.alignment: Qt.AlignHCenter
             Layout.margins: 10
             generating: view.session !== null && view.session.generating
             ready: view.app.model.ready
@@ -114,12 +114,52 @@ Item {
         }
     }
 
-    Label {
+    // No tab open.
+    ColumnLayout {
+        objectName: "noConversationHint"
         anchors.centerIn: parent
+        width: Math.min(parent.width - 40, 420)
         visible: view.session === null
-        horizontalAlignment: Text.AlignHCenter
-        text: qsTr("Start a new conversation with Ctrl+N,\nor open one from the list.")
-        opacity: 0.6
+        spacing: 12
+        Label {
+            Layout.fillWidth: true
+            horizontalAlignment: Text.AlignHCenter
+            wrapMode: Text.Wrap
+            text: qsTr("Start a new conversation with Ctrl+N, or open one from the list.")
+            color: Theme.secondaryText(view.dark)
+        }
+        Button {
+            Layout.alignment: Qt.AlignHCenter
+            text: qsTr("New conversation")
+            icon.source: "icons/plus.png"
+            highlighted: true
+            onClicked: view.app.tabs.newConversation()
+        }
+    }
+
+    // A conversation without messages yet: what to do, over the empty list.
+    ColumnLayout {
+        objectName: "emptyConversationHint"
+        x: (parent.width - width) / 2
+        y: Math.max(0, (messageList.height - height) / 2)
+        width: Math.min(parent.width - 40, 460)
+        visible: view.shown !== null && view.session === view.shown && messageList.count === 0
+        spacing: 8
+        Label {
+            Layout.fillWidth: true
+            horizontalAlignment: Text.AlignHCenter
+            wrapMode: Text.Wrap
+            text: view.app.model.ready ? qsTr("Ask %1 anything").arg(view.app.model.name) : qsTr("New conversation")
+            font.pixelSize: Theme.headlineSize
+        }
+        Label {
+            Layout.fillWidth: true
+            horizontalAlignment: Text.AlignHCenter
+            wrapMode: Text.Wrap
+            text: qsTr("Type below: Enter sends, Shift+Enter starts a new line. "
+                       + "Its system prompt and sampling are in the conversation settings (the sliders at the top right).")
+            color: Theme.secondaryText(view.dark)
+        }
     }
 
     onSessionChanged: {

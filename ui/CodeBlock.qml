@@ -43,14 +43,15 @@ Rectangle {
             Label {
                 Layout.fillWidth: true
                 text: block.language
-                opacity: 0.6
-                font.pixelSize: 11
+                color: Theme.secondaryText(block.dark)
+                font.pixelSize: Theme.captionSize
             }
-            ToolButton {
+            IconButton {
                 objectName: "copyCodeButton"
                 text: qsTr("Copy code")
-                font.pixelSize: 11
-                Accessible.name: qsTr("Copy code")
+                iconName: "copy"
+                icon.width: 16
+                icon.height: 16
                 onClicked: block.app.copyText(block.code)
             }
         }
@@ -59,6 +60,7 @@ Rectangle {
             objectName: "codeText"
             Layout.fillWidth: true
             font.family: "monospace"
+            font.pixelSize: Theme.codeSize
             readOnly: true
             selectByMouse: true
             wrapMode: TextEdit.WrapAnywhere

@@ -1,5 +1,6 @@
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
 import QtQuick.Layouts
 
 // The message input: Enter sends, Shift+Enter inserts a newline; while a reply is
@@ -28,6 +29,8 @@ RowLayout {
             id: input
             objectName: "composerInput"
             wrapMode: TextEdit.Wrap
+            font.pixelSize: Theme.bodySize
+            placeholderTextColor: Theme.secondaryText(composer.Material.theme === Material.Dark)
             placeholderText: composer.ready ? qsTr("Message (Enter to send, Shift+Enter for a new line)")
                                             : qsTr("Waiting for the model…")
             Accessible.name: qsTr("Message")
@@ -42,9 +45,19 @@ RowLayout {
         }
     }
 
-    Button {
+    RoundButton {
         objectName: "sendButton"
         text: composer.generating ? qsTr("Stop") : qsTr("Send")
+        display: AbstractButton.IconOnly
+        icon.source: composer.generating ? "icons/stop.png" : "icons/send.png"
+        icon.width: Theme.iconSize
+        icon.height: Theme.iconSize
+        icon.color: !enabled ? Theme.secondaryText(Material.theme === Material.Dark)
+                  : highlighted ? Material.primaryHighlightedTextColor : Material.foreground
+        ToolTip.visible: hovered
+        ToolTip.delay: 500
+        ToolTip.text: composer.generating ? qsTr("Stop (Esc)") : qsTr("Send (Enter)")
+        Layout.alignment: Qt.AlignBottom
         enabled: composer.generating || (composer.ready && input.text.trim().length > 0)
         highlighted: !composer.generating
         Accessible.name: composer.generating ? qsTr("Stop generating") : qsTr("Send message")

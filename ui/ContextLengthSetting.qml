@@ -21,7 +21,6 @@ ColumnLayout {
     spacing: 4
     enabled: model.ready
 
-    Label { text: qsTr("Context length in tokens (empty: what the model was trained with)") }
     NumberSetting {
         id: length
         objectName: "contextLength"
@@ -43,8 +42,8 @@ ColumnLayout {
             text: setting.model.ready
                   ? qsTr("In use: %1 tokens (the model was trained with %2)").arg(setting.model.contextSize).arg(setting.trained)
                   : qsTr("Load a model to set its context length")
-            opacity: 0.7
-            font.pixelSize: 12
+            font.pixelSize: Theme.captionSize
+            color: Theme.secondaryText(Material.theme === Material.Dark)
             wrapMode: Text.Wrap
         }
         Button {

@@ -16,6 +16,8 @@ Dialog {
 
     title: qsTr("Conversation settings")
     modal: true
+    // No shadow under the software renderer (see SettingsDialog).
+    Material.elevation: contentItem.GraphicsInfo.api === GraphicsInfo.Software ? 0 : 24
     width: Math.min(560, parent ? parent.width - 40 : 560)
     height: Math.min(720, parent ? parent.height - 40 : 720)
 
@@ -55,6 +57,8 @@ Dialog {
         Button {
             objectName: "saveSettingsButton"
             text: qsTr("Save")
+            flat: true
+            contentItem: ButtonText { button: parent }
             enabled: dialog.valid
             DialogButtonBox.buttonRole: DialogButtonBox.AcceptRole
             Accessible.name: qsTr("Save conversation settings")
@@ -100,6 +104,7 @@ Dialog {
                     Layout.fillWidth: true
                     Layout.preferredHeight: 80
                     wrapMode: TextEdit.Wrap
+                    placeholderTextColor: Theme.secondaryText(dialog.dark)
                     placeholderText: dialog.settings && dialog.settings.defaultSystemPrompt.length > 0
                                      ? qsTr("default: %1").arg(dialog.settings.defaultSystemPrompt) : qsTr("none")
                     Accessible.name: qsTr("System prompt")
@@ -163,8 +168,11 @@ Dialog {
                 objectName: "maxTokens"
                 Layout.fillWidth: true
                 label: qsTr("Max tokens")
+                // The whole range the field accepts (ConversationSettingsForm's
+                // kMaxMaxTokens), on a logarithmic slider: 1 to 1,048,576.
                 from: 1
-                to: 8192
+                to: 1048576
+                logarithmic: true
                 stepSize: 1
                 decimals: 0
                 defaultValue: 1024
@@ -178,6 +186,7 @@ Dialog {
                     id: seed
                     objectName: "seedField"
                     Layout.fillWidth: true
+                    placeholderTextColor: Theme.secondaryText(dialog.dark)
                     placeholderText: qsTr("random for each reply")
                     selectByMouse: true
                     inputMethodHints: Qt.ImhDigitsOnly
@@ -190,7 +199,7 @@ Dialog {
                     visible: text.length > 0
                     text: dialog.problems.seed ? qsTr("Seed %1").arg(dialog.problems.seed) : ""
                     color: Theme.errorText(dialog.dark)
-                    font.pixelSize: 12
+                    font.pixelSize: Theme.captionSize
                 }
             }
             Label { text: qsTr("Stop strings"); Layout.alignment: Qt.AlignTop | Qt.AlignLeft; Layout.topMargin: 8 }
@@ -202,6 +211,7 @@ Dialog {
                     objectName: "stopStringsField"
                     Layout.fillWidth: true
                     Layout.preferredHeight: 64
+                    placeholderTextColor: Theme.secondaryText(dialog.dark)
                     placeholderText: qsTr("one a line; \\n for a line break")
                     color: dialog.problems.stopStrings ? Theme.errorText(dialog.dark) : Material.foreground
                     Accessible.name: qsTr("Stop strings")
@@ -211,7 +221,7 @@ Dialog {
                     visible: text.length > 0
                     text: dialog.problems.stopStrings ? qsTr("Stop strings: %1").arg(dialog.problems.stopStrings) : ""
                     color: Theme.errorText(dialog.dark)
-                    font.pixelSize: 12
+                    font.pixelSize: Theme.captionSize
                 }
             }
             Label {

@@ -17,12 +17,31 @@ ApplicationWindow {
 
     Material.theme: app.settings.theme === "dark" ? Material.Dark
                   : app.settings.theme === "light" ? Material.Light : Material.System
-    Material.accent: Material.Teal
+    // Teal, dark enough in the light theme (700) for 4.5:1 as text on white and under
+    // white text; Material's own light shade (200) in the dark theme.
+    Material.accent: Material.theme === Material.Dark ? Material.color(Material.Teal, Material.Shade200)
+                                                      : Material.color(Material.Teal, Material.Shade700)
     // For what draws with the palette rather than Material's colours: links and selected
     // text in messages.
     palette.link: Theme.link(Material.theme === Material.Dark)
     palette.highlight: Material.accentColor
     palette.highlightedText: Material.theme === Material.Dark ? "#000000" : "#ffffff"
+    // Every control takes the body size of the type scale, in mixed case (Material's
+    // buttons are otherwise all capitals).
+    font.pixelSize: Theme.bodySize
+    font.capitalization: Font.MixedCase
+
+    // Under Theme.compactWidth the sidebar is hidden, and floats over the chat when asked
+    // for; a wider window shows it docked unless the user hid it.
+    readonly property bool compact: width < Theme.compactWidth
+    property bool sidebarDocked: true
+    property bool sidebarFloating: false
+    readonly property bool sidebarShown: compact ? sidebarFloating : sidebarDocked
+    function toggleSidebar() {
+        if (compact) sidebarFloating = !sidebarFloating
+        else sidebarDocked = !sidebarDocked
+    }
+    onCompactChanged: sidebarFloating = false
 
     Shortcut {
         sequences: ["Ctrl+N"]
@@ -64,7 +83,10 @@ ApplicationWindow {
     Shortcut {
         sequences: ["Ctrl+F"]
         context: Qt.ApplicationShortcut
-        onActivated: sidebar.focusSearch()
+        onActivated: {
+            if (!window.sidebarShown) window.toggleSidebar()
+            sidebar.focusSearch()
+        }
     }
     Shortcut {
         sequences: ["F2"]
@@ -81,16 +103,44 @@ ApplicationWindow {
         anchors.fill: parent
         spacing: 0
 
-        Sidebar {
-            id: sidebar
-            objectName: "sidebar"
-            app: window.app
-            Layout.preferredWidth: 270
+        // The sidebar's place in the row: its width while it is docked, none while it
+        // floats over the chat (a compact window).
+        Item {
+            z: 2
+            Layout.preferredWidth: window.sidebarShown && !window.compact ? Theme.sidebarWidth : 0
             Layout.fillHeight: true
-            onSettingsRequested: settingsDialog.open()
+
+            Sidebar {
+                id: sidebar
+                objectName: "sidebar"
+                app: window.app
+                width: Theme.sidebarWidth
+                height: parent.height
+                visible: window.sidebarShown
+                // A shadow while it floats (none under the software renderer, which
+                // cannot draw Material's shadow and would drop the sidebar's background).
+                Material.elevation: window.compact && GraphicsInfo.api !== GraphicsInfo.Software ? 8 : 0
+                onSettingsRequested: settingsDialog.open()
+                onConversationChosen: if (window.compact) window.sidebarFloating = false
+            }
+            // Over the chat while the sidebar floats: a click beside the sidebar closes it.
+            MouseArea {
+                objectName: "sidebarScrim"
+                x: Theme.sidebarWidth
+                width: window.width - x
+                height: parent.height
+                visible: window.compact && window.sidebarShown
+                onClicked: window.sidebarFloating = false
+                Rectangle {
+                    anchors.fill: parent
+                    color: "#000000"
+                    opacity: 0.32
+                }
+            }
         }
 
         ToolSeparator {
+            visible: window.sidebarShown && !window.compact
             orientation: Qt.Vertical
             Layout.fillHeight: true
             padding: 0
@@ -114,14 +164,45 @@ ApplicationWindow {
                 onSettingsRequested: settingsDialog.open()
             }
 
-            TabStrip {
-                objectName: "tabStrip"
+            // The sidebar switch, the open conversations, new conversation and the
+            // current one's settings.
+            RowLayout {
                 Layout.fillWidth: true
-                tabs: window.app.tabs
-                visible: window.app.tabs.count > 0
+                spacing: 0
+                IconButton {
+                    objectName: "sidebarToggle"
+                    text: window.sidebarShown ? qsTr("Hide the sidebar") : qsTr("Show the sidebar")
+                    iconName: "sidebar"
+                    checked: window.sidebarShown
+                    onClicked: window.toggleSidebar()
+                }
+                TabStrip {
+                    objectName: "tabStrip"
+                    Layout.fillWidth: true
+                    tabs: window.app.tabs
+                    visible: window.app.tabs.count > 0
+                }
+                Item {
+                    Layout.fillWidth: true
+                    visible: window.app.tabs.count === 0
+                }
+                IconButton {
+                    objectName: "newTabButton"
+                    text: qsTr("New conversation (Ctrl+N)")
+                    iconName: "plus"
+                    onClicked: window.app.tabs.newConversation()
+                }
+                IconButton {
+                    objectName: "conversationSettingsButton"
+                    text: qsTr("Conversation settings")
+                    iconName: "tune"
+                    enabled: window.app.tabs.current !== null
+                    onClicked: chatView.openConversationSettings()
+                }
             }
 
             ChatView {
+                id: chatView
                 objectName: "chatView"
                 Layout.fillWidth: true
                 Layout.fillHeight: true

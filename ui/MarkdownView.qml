@@ -39,6 +39,7 @@ ColumnLayout {
                     selectByMouse: true
                     wrapMode: TextEdit.Wrap
                     color: view.Material.foreground
+                    font.pixelSize: Theme.bodySize
                     Accessible.name: block.text
                     onLinkActivated: link => Qt.openUrlExternally(link)
                     onTextChanged: links.apply()

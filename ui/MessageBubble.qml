@@ -94,7 +94,8 @@ Item {
             Label {
                 text: bubble.isUser ? qsTr("You") : bubble.isReply ? qsTr("Assistant") : qsTr("System")
                 font.bold: true
-                opacity: 0.7
+                font.pixelSize: Theme.captionSize
+                color: Theme.secondaryText(bubble.dark)
             }
 
             // The text: plain for the user's messages, markdown for replies.
@@ -109,6 +110,7 @@ Item {
                 selectByMouse: true
                 wrapMode: TextEdit.Wrap
                 color: bubble.Material.foreground
+                font.pixelSize: Theme.bodySize
                 textFormat: TextEdit.PlainText
                 Accessible.name: text
             }
@@ -155,6 +157,8 @@ Item {
                     Button {
                         text: qsTr("Save and send")
                         highlighted: true
+                        flat: true
+                        contentItem: ButtonText { button: parent }
                         enabled: !bubble.session.generating && editor.text.trim().length > 0
                         onClicked: if (bubble.session.edit(bubble.index, editor.text)) bubble.editing = false
                     }
@@ -166,7 +170,9 @@ Item {
                 }
             }
 
-            RowLayout {
+            // The actions, then the stats, which wrap below them when the line is full.
+            Flow {
+                Layout.fillWidth: true
                 spacing: 2
                 visible: !bubble.editing
 
@@ -174,10 +180,10 @@ Item {
                 RowLayout {
                     visible: bubble.model.branchCount > 1
                     spacing: 0
-                    ToolButton {
-                        text: "‹"
+                    IconButton {
+                        text: qsTr("Previous version")
+                        iconName: "chevron-left"
                         enabled: bubble.model.branchIndex > 0
-                        Accessible.name: qsTr("Previous version")
                         onClicked: bubble.session.messages.previousBranch(bubble.index)
                     }
                     Label {
@@ -185,23 +191,23 @@ Item {
                         text: (bubble.model.branchIndex + 1) + "/" + bubble.model.branchCount
                         Accessible.name: qsTr("Version %1 of %2").arg(bubble.model.branchIndex + 1).arg(bubble.model.branchCount)
                     }
-                    ToolButton {
-                        text: "›"
+                    IconButton {
+                        text: qsTr("Next version")
+                        iconName: "chevron-right"
                         enabled: bubble.model.branchIndex + 1 < bubble.model.branchCount
-                        Accessible.name: qsTr("Next version")
                         onClicked: bubble.session.messages.nextBranch(bubble.index)
                     }
                 }
-                ToolButton {
+                IconButton {
                     text: qsTr("Copy")
-                    font.pixelSize: 12
+                    iconName: "copy"
                     Accessible.name: qsTr("Copy message")
                     onClicked: bubble.app.copyText(bubble.model.text)
                 }
-                ToolButton {
+                IconButton {
                     visible: bubble.isUser
                     text: qsTr("Edit")
-                    font.pixelSize: 12
+                    iconName: "pencil"
                     enabled: !bubble.session.generating
                     Accessible.name: qsTr("Edit message")
                     onClicked: {
@@ -210,10 +216,10 @@ Item {
                         editor.forceActiveFocus()
                     }
                 }
-                ToolButton {
+                IconButton {
                     visible: bubble.isReply && !bubble.streaming
                     text: qsTr("Regenerate")
-                    font.pixelSize: 12
+                    iconName: "regenerate"
                     enabled: !bubble.session.generating && bubble.app.model.ready
                     Accessible.name: qsTr("Regenerate reply")
                     onClicked: bubble.session.regenerate(bubble.index)
@@ -222,7 +228,8 @@ Item {
                     objectName: "continueButton"
                     visible: bubble.cutAtLength
                     text: qsTr("Continue")
-                    font.pixelSize: 12
+                    flat: true
+                    contentItem: ButtonText { button: parent }
                     enabled: !bubble.session.generating && bubble.app.model.ready
                     Accessible.name: qsTr("Continue the reply")
                     ToolTip.visible: hovered
@@ -232,13 +239,18 @@ Item {
                 Label {
                     objectName: "statsLabel"
                     visible: bubble.isReply && text.length > 0
-                    Layout.leftMargin: 8
+                    // Beside the buttons when it fits, else on its own lines below them.
+                    width: Math.min(implicitWidth, parent.width)
+                    height: Math.max(implicitHeight, 40)
+                    leftPadding: 8
+                    verticalAlignment: Text.AlignVCenter
+                    wrapMode: Text.Wrap
                     text: !bubble.streaming ? ReplyStatsText.format(bubble.model.stats)
                         : bubble.session.prefillTotal > 0
                           ? qsTr("Reading prompt: %1 of %2 tokens").arg(bubble.session.prefillDone).arg(bubble.session.prefillTotal)
                           : qsTr("generating…")
-                    opacity: 0.6
-                    font.pixelSize: 12
+                    color: Theme.secondaryText(bubble.dark)
+                    font.pixelSize: Theme.captionSize
                     Accessible.name: qsTr("Reply statistics: %1").arg(text)
                 }
             }

@@ -15,11 +15,16 @@ ColumnLayout {
     property real stepSize: 0.01
     property real defaultValue: 0
     property int decimals: 2
+    // The slider moves over the logarithm of the value (a range of many magnitudes).
+    property bool logarithmic: false
     property alias text: field.text
     property string problem
     readonly property bool dark: Material.theme === Material.Dark
 
     spacing: 0
+
+    // Where the slider stands for the value `v`.
+    function position(v) { return logarithmic ? Math.log(Math.max(v, from)) : v }
 
     RowLayout {
         Layout.fillWidth: true
@@ -27,22 +32,26 @@ ColumnLayout {
         Slider {
             id: slider
             Layout.fillWidth: true
-            from: setting.from
-            to: setting.to
-            stepSize: setting.stepSize
-            snapMode: Slider.SnapAlways
+            from: setting.position(setting.from)
+            to: setting.position(setting.to)
+            stepSize: setting.logarithmic ? 0 : setting.stepSize
+            snapMode: setting.logarithmic ? Slider.NoSnap : Slider.SnapAlways
             value: {
                 const v = Number(field.text)
-                return field.text.trim().length === 0 || isNaN(v) ? setting.defaultValue : v
+                return setting.position(field.text.trim().length === 0 || isNaN(v) ? setting.defaultValue : v)
             }
             Accessible.name: qsTr("%1 slider").arg(setting.label)
-            onMoved: field.text = Number(value.toFixed(setting.decimals)).toString()
+            onMoved: {
+                const v = setting.logarithmic ? Math.exp(value) : value
+                field.text = Number(v.toFixed(setting.decimals)).toString()
+            }
         }
         TextField {
             id: field
             objectName: setting.objectName + "Field"
             Layout.preferredWidth: 120
             placeholderText: qsTr("default (%1)").arg(setting.defaultValue)
+            placeholderTextColor: Theme.secondaryText(setting.dark)
             selectByMouse: true
             inputMethodHints: Qt.ImhFormattedNumbersOnly
             Material.accent: setting.problem.length > 0 ? Theme.errorText(setting.dark) : setting.Material.accent
@@ -57,7 +66,7 @@ ColumnLayout {
         visible: setting.problem.length > 0
         text: setting.label + " " + setting.problem
         color: Theme.errorText(setting.dark)
-        font.pixelSize: 12
+        font.pixelSize: Theme.captionSize
         wrapMode: Text.Wrap
         Accessible.role: Accessible.AlertMessage
         Accessible.name: text

@@ -1,126 +1,70 @@
 import QtQuick
 import QtQuick.Controls
-import QtQuick.Dialogs
+import QtQuick.Controls.Material
 import QtQuick.Layouts
 import Arbor.Core
 
-// App-wide settings: the model file, threads, KV memory, the model's context length, the
-// default system prompt and its presets, theme, and the local API.
+// App-wide settings, one page at a time: Model, Chat, Appearance, Local API, Storage,
+// chosen from the list at the left.
 Dialog {
     id: dialog
+    objectName: "settingsDialog"
     required property ArborApp app
+    property alias currentPage: pageList.currentIndex
 
     title: qsTr("Settings")
     modal: true
     standardButtons: Dialog.Close
-    width: Math.min(620, parent ? parent.width - 40 : 620)
-    height: Math.min(640, parent ? parent.height - 40 : 640)
+    width: Math.min(820, parent ? parent.width - 40 : 820)
+    height: Math.min(620, parent ? parent.height - 40 : 620)
     parent: Overlay.overlay
+    topPadding: 8
+    // Material draws a popup's shadow with a shader effect, which the software renderer
+    // cannot run: there, it would leave the dialog without its background.
+    Material.elevation: contentItem.GraphicsInfo.api === GraphicsInfo.Software ? 0 : 24
 
-    ScrollView {
+    RowLayout {
         anchors.fill: parent
-        contentWidth: availableWidth
+        spacing: 12
 
-        ColumnLayout {
-            width: parent.width
-            spacing: 10
-
-            Label { text: qsTr("Model"); font.bold: true }
-            RowLayout {
-                Layout.fillWidth: true
-                TextField {
-                    id: modelPath
-                    objectName: "modelPathField"
-                    Layout.fillWidth: true
-                    text: dialog.app.settings.modelPath
-                    selectByMouse: true
-                    Accessible.name: qsTr("Model file")
-                    onAccepted: dialog.app.chooseModel(text)
-                }
-                Button {
-                    text: qsTr("Choose…")
-                    Accessible.name: qsTr("Choose a GGUF model file")
-                    onClicked: fileDialog.open()
-                }
-            }
-            GridLayout {
-                columns: 2
-                Label { text: qsTr("Threads (0: one per core)") }
-                SpinBox {
-                    id: threads
-                    from: 0
-                    to: dialog.app.settings.maxThreads
-                    value: dialog.app.settings.threads
-                    editable: true
-                    Accessible.name: qsTr("Threads")
-                    onValueModified: dialog.app.settings.threads = value
-                }
-                Label { text: qsTr("KV cache memory (MiB)") }
-                SpinBox {
-                    id: kvMemory
-                    from: 32
-                    to: 65536
-                    stepSize: 64
-                    value: dialog.app.settings.kvMemoryMiB
-                    editable: true
-                    Accessible.name: qsTr("KV cache memory in MiB")
-                    onValueModified: dialog.app.settings.kvMemoryMiB = value
-                }
-            }
-            KvStorageSettings {
-                Layout.fillWidth: true
-                settings: dialog.app.settings
-            }
-            ContextLengthSetting {
-                Layout.fillWidth: true
-                app: dialog.app
-            }
-            Button {
-                text: qsTr("Reload model with these settings")
-                Accessible.name: qsTr("Reload model")
-                onClicked: dialog.app.chooseModel(modelPath.text)
-            }
-
-            Label { text: qsTr("Chat"); font.bold: true }
-            SystemPromptSettings {
-                Layout.fillWidth: true
-                settings: dialog.app.settings
-            }
-
-            Label { text: qsTr("Appearance"); font.bold: true }
-            RowLayout {
-                Label { text: qsTr("Theme") }
-                ComboBox {
-                    id: theme
-                    objectName: "themeBox"
-                    model: [qsTr("Follow system"), qsTr("Light"), qsTr("Dark")]
-                    readonly property var values: ["system", "light", "dark"]
-                    currentIndex: Math.max(0, values.indexOf(dialog.app.settings.theme))
-                    Accessible.name: qsTr("Theme")
-                    onActivated: index => dialog.app.settings.theme = values[index]
-                }
-            }
-
-            Label { text: qsTr("Local API"); font.bold: true }
-            ApiSettings {
-                Layout.fillWidth: true
-                api: dialog.app.api
-            }
-
-            Label {
-                text: qsTr("Database: %1").arg(dialog.app.databasePath)
-                opacity: 0.6
-                font.pixelSize: 11
-                wrapMode: Text.WrapAnywhere
-                Layout.fillWidth: true
+        ListView {
+            id: pageList
+            objectName: "settingsPageList"
+            Layout.preferredWidth: dialog.width < 700 ? 140 : 160
+            Layout.fillHeight: true
+            clip: true
+            currentIndex: 0
+            model: [qsTr("Model"), qsTr("Chat"), qsTr("Appearance"), qsTr("Local API"), qsTr("Storage")]
+            Accessible.name: qsTr("Settings pages")
+            delegate: ItemDelegate {
+                required property int index
+                required property string modelData
+                objectName: "settingsPageButton"
+                width: ListView.view.width
+                text: modelData
+                highlighted: ListView.isCurrentItem
+                Accessible.name: qsTr("%1 settings").arg(modelData)
+                onClicked: pageList.currentIndex = index
             }
         }
-    }
 
-    FileDialog {
-        id: fileDialog
-        title: qsTr("Choose a GGUF model")
-        nameFilters: [qsTr("GGUF models (*.gguf)"), qsTr("All files (*)")]
-        onAccepted: dialog.app.chooseModel(selectedFile.toString())
+        ToolSeparator {
+            orientation: Qt.Vertical
+            Layout.fillHeight: true
+            padding: 0
+        }
+
+        StackLayout {
+            objectName: "settingsPages"
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            currentIndex: pageList.currentIndex
+
+            ModelSettingsPage { objectName: "modelSettingsPage"; app: dialog.app }
+            ChatSettingsPage { objectName: "chatSettingsPage"; app: dialog.app }
+            AppearanceSettingsPage { objectName: "appearanceSettingsPage"; app: dialog.app }
+            LocalApiSettingsPage { objectName: "localApiSettingsPage"; app: dialog.app }
+            StorageSettingsPage { objectName: "storageSettingsPage"; app: dialog.app }
+        }
     }
 }

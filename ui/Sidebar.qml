@@ -9,6 +9,8 @@ Pane {
     id: sidebar
     required property ArborApp app
     signal settingsRequested()
+    // A conversation was opened or started from the sidebar (a floating sidebar closes).
+    signal conversationChosen()
     readonly property alias renameDialog: renameDialog
 
     function focusSearch() {
@@ -29,20 +31,28 @@ Pane {
 
         RowLayout {
             Layout.fillWidth: true
-            Button {
-                objectName: "newConversationButton"
+            spacing: 0
+            Label {
                 Layout.fillWidth: true
-                text: qsTr("New conversation")
-                Accessible.name: qsTr("New conversation")
-                onClicked: sidebar.app.tabs.newConversation()
-                ToolTip.visible: hovered
-                ToolTip.text: qsTr("Ctrl+N")
+                Layout.leftMargin: 8
+                text: qsTr("Conversations")
+                font.pixelSize: Theme.titleSize
+                font.bold: true
+                elide: Text.ElideRight
             }
-            Button {
+            IconButton {
+                objectName: "newConversationButton"
+                text: qsTr("New conversation (Ctrl+N)")
+                iconName: "plus"
+                onClicked: {
+                    sidebar.app.tabs.newConversation()
+                    sidebar.conversationChosen()
+                }
+            }
+            IconButton {
                 objectName: "settingsButton"
-                text: qsTr("Settings")
-                flat: true
-                Accessible.name: qsTr("Settings")
+                text: qsTr("Settings (Ctrl+,)")
+                iconName: "settings"
                 onClicked: sidebar.settingsRequested()
             }
         }
@@ -52,6 +62,7 @@ Pane {
             objectName: "searchField"
             Layout.fillWidth: true
             placeholderText: qsTr("Search conversations")
+            placeholderTextColor: Theme.secondaryText(sidebar.Material.theme === Material.Dark)
             Accessible.name: qsTr("Search conversations")
             selectByMouse: true
             onTextChanged: sidebar.app.conversations.filter = text
@@ -78,29 +89,45 @@ Pane {
                 highlighted: sidebar.app.tabs.current !== null && sidebar.app.tabs.current.conversationId === row.conversationId
                 text: row.title.length > 0 ? row.title : qsTr("New conversation")
                 Accessible.name: text
-                onClicked: sidebar.app.tabs.openConversation(row.conversationId)
+                onClicked: {
+                    sidebar.app.tabs.openConversation(row.conversationId)
+                    sidebar.conversationChosen()
+                }
+                leftPadding: 12
+                rightPadding: 4
+                topPadding: 2
+                bottomPadding: 2
+                ToolTip.visible: hovered && title.truncated
+                ToolTip.delay: 700
+                ToolTip.text: row.text
 
                 contentItem: RowLayout {
+                    spacing: 0
                     Label {
+                        id: title
+                        objectName: "conversationTitle"
                         Layout.fillWidth: true
                         text: row.text
                         elide: Text.ElideRight
                     }
-                    ToolButton {
-                        text: "✎"
-                        Accessible.name: qsTr("Rename %1").arg(row.text)
-                        ToolTip.visible: hovered
-                        ToolTip.text: qsTr("Rename")
-                        onClicked: renameDialog.ask(row.conversationId, row.title)
-                    }
-                    ToolButton {
-                        objectName: "deleteConversationButton"
-                        icon.source: "icons/trash.png"
+                    IconButton {
+                        objectName: "renameConversationButton"
+                        text: qsTr("Rename")
+                        iconName: "pencil"
                         icon.width: 18
                         icon.height: 18
+                        implicitWidth: 34
+                        Accessible.name: qsTr("Rename %1").arg(row.text)
+                        onClicked: renameDialog.ask(row.conversationId, row.title)
+                    }
+                    IconButton {
+                        objectName: "deleteConversationButton"
+                        text: qsTr("Delete (can be undone for a few seconds)")
+                        iconName: "trash"
+                        icon.width: 18
+                        icon.height: 18
+                        implicitWidth: 34
                         Accessible.name: qsTr("Delete %1").arg(row.text)
-                        ToolTip.visible: hovered
-                        ToolTip.text: qsTr("Delete (can be undone for a few seconds)")
                         onClicked: sidebar.app.deleteWithUndo(row.conversationId, row.text)
                     }
                 }
@@ -110,7 +137,7 @@ Pane {
                 anchors.centerIn: parent
                 visible: list.count === 0
                 text: sidebar.app.conversations.filter.length > 0 ? qsTr("No matches") : qsTr("No conversations yet")
-                opacity: 0.6
+                color: Theme.secondaryText(sidebar.Material.theme === Material.Dark)
             }
         }
     }
@@ -129,6 +156,8 @@ Pane {
         parent: Overlay.overlay
         anchors.centerIn: parent
         modal: true
+        // No shadow under the software renderer (see SettingsDialog).
+        Material.elevation: contentItem.GraphicsInfo.api === GraphicsInfo.Software ? 0 : 24
         title: qsTr("Rename conversation")
         standardButtons: Dialog.Ok | Dialog.Cancel
         property alias titleText: titleField.text
@@ -150,7 +179,7 @@ Pane {
                 visible: !renameDialog.valid
                 text: qsTr("A title cannot be empty")
                 color: Theme.errorText(renameDialog.Material.theme === Material.Dark)
-                font.pixelSize: 12
+                font.pixelSize: Theme.captionSize
             }
         }
         onAccepted: sidebar.app.renameConversation(conversationId, titleField.text.trim())

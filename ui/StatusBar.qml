@@ -28,14 +28,14 @@ Pane {
             objectName: "statusModel"
             Layout.fillWidth: true
             elide: Text.ElideRight
-            font.pixelSize: 12
+            font.pixelSize: Theme.captionSize
             text: bar.model.ready ? bar.model.name + "  ·  " + bar.model.device : qsTr("No model loaded")
             Accessible.name: text
         }
         Label {
             objectName: "statusContext"
             visible: bar.model.ready && bar.session !== null
-            font.pixelSize: 12
+            font.pixelSize: Theme.captionSize
             text: bar.session ? qsTr("%1 / %2 tokens").arg(bar.tokens(bar.session.contextTokens)).arg(bar.tokens(bar.model.contextSize)) : ""
             Accessible.name: qsTr("Context used: %1").arg(text)
             ToolTip.visible: contextArea.containsMouse

@@ -23,32 +23,34 @@ ColumnLayout {
         Layout.preferredHeight: 80
         wrapMode: TextEdit.Wrap
         placeholderText: qsTr("none")
+        placeholderTextColor: Theme.secondaryText(page.dark)
         text: page.settings.defaultSystemPrompt
         Accessible.name: qsTr("Default system prompt")
         onTextChanged: if (text !== page.settings.defaultSystemPrompt) page.settings.defaultSystemPrompt = text
     }
+    SettingHint {
+        visible: presets.count === 0
+        text: qsTr("No presets yet: name the prompt below to keep it as one.")
+    }
     RowLayout {
         Layout.fillWidth: true
+        visible: presets.count > 0
         ComboBox {
             id: presets
             objectName: "defaultPresetBox"
             Layout.fillWidth: true
-            enabled: count > 0
             model: page.settings.systemPromptPresets
             textRole: "name"
-            displayText: count > 0 ? currentText : qsTr("No presets yet")
             Accessible.name: qsTr("Presets")
         }
         Button {
             text: qsTr("Use")
-            enabled: presets.count > 0
             Accessible.name: qsTr("Use the preset as the default system prompt")
             onClicked: defaultPrompt.text = page.settings.systemPromptPresets[presets.currentIndex].text
         }
         Button {
             text: qsTr("Delete")
             flat: true
-            enabled: presets.count > 0
             Accessible.name: qsTr("Delete the preset")
             onClicked: page.settings.removePreset(presets.currentText)
         }
@@ -60,6 +62,7 @@ ColumnLayout {
             objectName: "presetNameField"
             Layout.fillWidth: true
             placeholderText: qsTr("Preset name")
+            placeholderTextColor: Theme.secondaryText(page.dark)
             selectByMouse: true
             Accessible.name: qsTr("Preset name")
             Accessible.description: page.nameProblem
@@ -67,6 +70,8 @@ ColumnLayout {
         Button {
             objectName: "savePresetButton"
             text: qsTr("Save as preset")
+            flat: true
+            contentItem: ButtonText { button: parent }
             enabled: page.nameProblem.length === 0 && defaultPrompt.text.trim().length > 0
             Accessible.name: qsTr("Save the default system prompt as a preset")
             onClicked: {
@@ -80,6 +85,6 @@ ColumnLayout {
         visible: presetName.text.length > 0 && page.nameProblem.length > 0
         text: page.nameProblem
         color: Theme.errorText(page.dark)
-        font.pixelSize: 12
+        font.pixelSize: Theme.captionSize
     }
 }

@@ -121,6 +121,8 @@ void TestSettingsDialogs::defaultSystemPromptAndPresets() {
         if (QTest::currentTestFailed()) return;
         QQuickWindow* window = running.window;
         QTest::keyClick(window, Qt::Key_Comma, Qt::ControlModifier);  // Ctrl+, opens the settings
+        QTRY_COMPARE(arbor::test::visibleItems(window, QStringLiteral("settingsPageButton")).size(), 5);
+        click(window, arbor::test::visibleItems(window, QStringLiteral("settingsPageButton"))[1]);  // Chat
         QQuickItem* defaultField = findItem(window, QStringLiteral("defaultSystemPromptField"));
         QVERIFY(defaultField);
         QTRY_VERIFY(defaultField->isVisible());

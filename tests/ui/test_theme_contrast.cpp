@@ -3,7 +3,10 @@
 // before the start, then light and dark again switched while it runs. In each, the window
 // is grabbed and, for every message text and code block shown, the colours of its text
 // pixels are measured against its background: each must reach the WCAG AA contrast for
-// body text, 4.5:1. Screenshots: build/arbor-theme-<theme>.png.
+// body text, 4.5:1. The same holds for every text of the sidebar, of each page of the
+// settings window and of the conversation settings dialog, disabled controls (a refused
+// Save) and placeholders included, in light and dark. Screenshots:
+// build/arbor-theme-<theme>[-<view>].png.
 #include "test_support.h"
 #include "window_test_support.h"
 
@@ -17,6 +20,8 @@
 #include <cmath>
 
 using namespace arbor::app;
+using arbor::test::click;
+using arbor::test::findItem;
 using arbor::test::visibleItems;
 
 namespace {
@@ -118,6 +123,63 @@ void checkContrast(QQuickWindow* window, const QString& theme) {
     QVERIFY(measured >= 4);  // the user's text, two paragraphs, the code
 }
 
+// Where a text item draws its text, in the scene: inside its padding (a text field's
+// boundingRect() leaves out its top padding, and below the bottom one lies its underline).
+QRectF textArea(const QQuickItem* item) {
+    auto padding = [&](const char* side) { return item->property(side).toReal(); };
+    const QRectF inside(padding("leftPadding"), padding("topPadding"),
+                        item->width() - padding("leftPadding") - padding("rightPadding"),
+                        item->height() - padding("topPadding") - padding("bottomPadding"));
+    return item->mapRectToScene(inside);
+}
+
+bool isText(const QQuickItem* item) {
+    return item->inherits("QQuickText") || item->inherits("QQuickTextEdit") || item->inherits("QQuickTextInput");
+}
+
+// Every text item shown below `root` that lies inside `root`'s rect (not scrolled out of
+// view) and has text.
+void collectTexts(QQuickItem* item, const QRectF& within, QList<QQuickItem*>& out) {
+    if (!item->isVisible() || item->opacity() <= 0) return;
+    if (isText(item) && !item->property("text").toString().trimmed().isEmpty()) {
+        const QRectF r = textArea(item);
+        if (r.width() >= 4 && r.height() >= 4 && within.contains(r)) out << item;
+    }
+    for (QQuickItem* child : item->childItems()) collectTexts(child, within, out);
+}
+
+// Every text shown in `root` passes; returns how many had text pixels to measure (a
+// single small glyph may have too few).
+int checkTextsIn(QQuickWindow* window, QQuickItem* root, const QString& view) {
+    QTest::qWait(200);  // let the last frame render
+    const QImage shot = window->grabWindow();
+    if (shot.isNull()) {
+        QTest::qFail("the window cannot be grabbed", __FILE__, __LINE__);
+        return 0;
+    }
+    shot.save(QStringLiteral(ARBOR_TEST_BUILD_DIR "/arbor-theme-%1.png").arg(view));
+    QList<QQuickItem*> texts;
+    collectTexts(root, root->mapRectToScene(root->boundingRect()).intersected(QRectF(QPointF(0, 0), window->size())),
+                 texts);
+    int measured = 0;
+    for (QQuickItem* item : texts) {
+        int colours = 0;
+        const QStringList low =
+            lowContrastColours(shot, textArea(item).toAlignedRect(), colours);
+        if (!low.isEmpty()) {
+            const QRect r = textArea(item).toAlignedRect();
+            QTest::qFail(qPrintable(QStringLiteral("%1, %2 at %5,%6 %7x%8 \"%3\": %4")
+                                        .arg(view, QString::fromLatin1(item->metaObject()->className()),
+                                             item->property("text").toString().left(40), low.join(QStringLiteral("; ")))
+                                        .arg(r.x()).arg(r.y()).arg(r.width()).arg(r.height())),
+                         __FILE__, __LINE__);
+            return measured;
+        }
+        if (colours > 0) ++measured;
+    }
+    return measured;
+}
+
 const char* const kReply =
     "Use `std::filesystem` and read the guide at [the reference page for directory iterators]"
     "(https://en.cppreference.com/w/cpp/filesystem/directory_iterator) when in doubt.\n\n"
@@ -139,6 +201,7 @@ class TestThemeContrast : public QObject {
     Q_OBJECT
 private slots:
     void messagesAreReadableInEachTheme();
+    void sidebarSettingsAndDialogsAreReadable();
 };
 
 void TestThemeContrast::messagesAreReadableInEachTheme() {
@@ -169,6 +232,74 @@ void TestThemeContrast::messagesAreReadableInEachTheme() {
 
     running.app.settings()->setTheme(QStringLiteral("dark"));
     checkContrast(running.window, QStringLiteral("dark-again"));
+}
+
+void TestThemeContrast::sidebarSettingsAndDialogsAreReadable() {
+    const arbor::test::TemporaryDatabase db;
+    {
+        arbor::Store store(db.path());
+        store.create_conversation("Trip ideas for a weekend");
+        const auto conversation = store.create_conversation("Listing files");
+        const auto question = store.add_message(conversation, std::nullopt, arbor::Role::User,
+                                                "How do I list the files of a folder?", {});
+        const arbor::OpenTab tab{conversation, question, true};
+        store.save_open_tabs({&tab, 1});
+    }
+    arbor::test::AppWindow running(db.path());
+    QVERIFY(running.window);
+    QQuickWindow* window = running.window;
+    window->resize(1000, 700);
+    running.app.start(QString::fromStdString((db.path().parent_path() / "no-model.gguf").string()));
+    QVERIFY(QTest::qWaitForWindowExposed(window));
+    QTRY_VERIFY_WITH_TIMEOUT(running.app.started(), 30000);
+    QTRY_VERIFY(running.app.tabs()->current());
+    QObject* root = running.engine.rootObjects().front();
+    QObject* settings = root->findChild<QObject*>(QStringLiteral("settingsDialog"));
+    QObject* conversationSettings = root->findChild<QObject*>(QStringLiteral("conversationSettingsDialog"));
+    QVERIFY(settings && conversationSettings);
+    const QStringList pages{QStringLiteral("modelSettingsPage"), QStringLiteral("chatSettingsPage"),
+                            QStringLiteral("appearanceSettingsPage"), QStringLiteral("localApiSettingsPage"),
+                            QStringLiteral("storageSettingsPage")};
+
+    for (const QString theme : {QStringLiteral("light"), QStringLiteral("dark")}) {
+        running.app.settings()->setTheme(theme);
+        const int inSidebar = checkTextsIn(window, findItem(window, QStringLiteral("sidebar")), theme + QStringLiteral("-sidebar"));
+        if (QTest::currentTestFailed()) return;
+        QVERIFY(inSidebar >= 4);
+
+        // Each page of the settings window; the Chat page has a disabled "Save as preset".
+        QMetaObject::invokeMethod(settings, "open");
+        QTRY_VERIFY(settings->property("opened").toBool());
+        for (qsizetype n = 0; n < pages.size(); ++n) {
+            settings->setProperty("currentPage", int(n));
+            QTRY_COMPARE(visibleItems(window, pages[n]).size(), 1);
+            const int measured = checkTextsIn(window, visibleItems(window, pages[n]).front(),
+                                              QStringLiteral("%1-%2").arg(theme, pages[n]));
+            if (QTest::currentTestFailed()) return;
+            QVERIFY2(measured >= 2, qPrintable(QStringLiteral("%1: %2 texts measured").arg(pages[n]).arg(measured)));
+        }
+        QQuickItem* savePreset = findItem(window, QStringLiteral("savePresetButton"));
+        QVERIFY(savePreset && !savePreset->isEnabled());
+        QMetaObject::invokeMethod(settings, "close");
+        QTRY_VERIFY(!settings->property("visible").toBool());
+
+        // The conversation settings with a refused field: its reason, the disabled Save.
+        click(window, findItem(window, QStringLiteral("conversationSettingsButton")));
+        QTRY_VERIFY(conversationSettings->property("opened").toBool());
+        arbor::test::replaceText(window, findItem(window, QStringLiteral("temperatureField")), QStringLiteral("abc"));
+        QQuickItem* save = findItem(window, QStringLiteral("saveSettingsButton"));
+        QTRY_VERIFY(!save->isEnabled());
+        QTRY_VERIFY(findItem(window, QStringLiteral("temperatureProblem"))->isVisible());
+        auto* dialogItem = conversationSettings->property("contentItem").value<QQuickItem*>()->parentItem();
+        const int inDialog = checkTextsIn(window, dialogItem, theme + QStringLiteral("-conversation-settings"));
+        if (QTest::currentTestFailed()) return;
+        QVERIFY(inDialog >= 8);
+        const int inSave = checkTextsIn(window, save, theme + QStringLiteral("-disabled-save"));
+        if (QTest::currentTestFailed()) return;
+        QVERIFY2(inSave == 1, "the disabled Save has no text to measure");
+        QMetaObject::invokeMethod(conversationSettings, "reject");
+        QTRY_VERIFY(!conversationSettings->property("visible").toBool());
+    }
 }
 
 int main(int argc, char** argv) { return arbor::test::runWindowTests<TestThemeContrast>(argc, argv); }
