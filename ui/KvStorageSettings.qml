@@ -39,8 +39,8 @@ GridLayout {
         Layout.columnSpan: 2
         Layout.fillWidth: true
         text: page.settings.kvDiskMiB > 0
-              ? qsTr("Conversations' KV is kept in %1, so they continue at once after a restart.").arg(page.settings.kvDiskDirectory)
-              : qsTr("Off: after a restart a conversation's history is computed again.")
+              ? qsTr("Conversations' KV is kept in %1, so they continue at once after a restart. Changes apply when the model is reloaded.").arg(page.settings.kvDiskDirectory)
+              : qsTr("Off: after a restart a conversation's history is computed again. Changes apply when the model is reloaded.")
         wrapMode: Text.Wrap
         opacity: 0.6
         font.pixelSize: 11

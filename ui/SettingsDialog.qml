@@ -5,7 +5,7 @@ import QtQuick.Layouts
 import Arbor.Core
 
 // App-wide settings: the model file, threads, KV memory, the default system prompt and
-// its presets, theme, and the local API.
+// its presets, theme, the local API, and KV storage.
 Dialog {
     id: dialog
     required property ArborApp app
@@ -67,10 +67,6 @@ Dialog {
                     onValueModified: dialog.app.settings.kvMemoryMiB = value
                 }
             }
-            KvStorageSettings {
-                Layout.fillWidth: true
-                settings: dialog.app.settings
-            }
             Button {
                 text: qsTr("Reload model with these settings")
                 Accessible.name: qsTr("Reload model")
@@ -103,6 +99,11 @@ Dialog {
                 api: dialog.app.api
             }
 
+            Label { text: qsTr("Storage"); font.bold: true }
+            KvStorageSettings {
+                Layout.fillWidth: true
+                settings: dialog.app.settings
+            }
             Label {
                 text: qsTr("Database: %1").arg(dialog.app.databasePath)
                 opacity: 0.6
