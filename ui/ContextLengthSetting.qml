@@ -49,6 +49,8 @@ ColumnLayout {
         Button {
             objectName: "applyContextLength"
             text: qsTr("Apply (reloads the model)")
+            flat: true
+            contentItem: ButtonText { button: parent }
             enabled: setting.problem.length === 0 && length.text.trim() !== setting.storedText
             Accessible.name: qsTr("Apply the context length and reload the model")
             onClicked: {

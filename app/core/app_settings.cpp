@@ -66,9 +66,8 @@ void AppSettings::load() {
         [](arbor::Store& s) {
             std::map<std::string, std::string> values;
             for (const char* key : {"model.path", "engine.threads", "engine.kv_mib", "engine.kv_disk_mib",
-                                    "engine.kv_type", "ui.theme", kDefaultSystemPromptKey, kPresetsKey})
-            for (const char* key : {"model.path", "engine.threads", "engine.kv_mib", "ui.theme",
-                                    kDefaultSystemPromptKey, kPresetsKey, kContextLengthsKey})
+                                    "engine.kv_type", "ui.theme", kDefaultSystemPromptKey, kPresetsKey,
+                                    kContextLengthsKey})
                 if (auto v = s.app_setting(key)) values[key] = *v;
             return values;
         },

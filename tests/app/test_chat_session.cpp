@@ -532,7 +532,7 @@ private slots:
     // history then comes from the prefix cache.
     void overflowLeavesOutTheOldestTurnsAndKeepsTheCache() {
         ModelService small;
-        small.load(QString::fromStdString(arbor::test::model_path().string()), 2, 64, 512);
+        small.load(QString::fromStdString(arbor::test::model_path().string()), 2, 64, 0, QStringLiteral("f16"), 512);
         QTRY_COMPARE_WITH_TIMEOUT(small.state(), QString("ready"), kWaitMs);
         QCOMPARE(small.contextSize(), 512);
         auto s = session(small);
