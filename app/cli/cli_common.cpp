@@ -6,11 +6,12 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <optional>
 #include <random>
 
 namespace arbor::cli {
 
-std::set<std::string> model_options() { return {"--model", "-m", "--threads", "-t", "--ctx", "--device"}; }
+std::set<std::string> model_options() { return {"--model", "-m", "--threads", "-t", "--ctx", "--device", "--kv-type"}; }
 
 std::set<std::string> sampling_options() {
     return {"--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--seed"};
@@ -29,6 +30,10 @@ LoadedModel load_model(const CliArgs& args, bool with_backend) {
         options.threads = int(args.get_int("--threads", args.get_int("-t", 0, 0, 1024), 0, 1024));
         options.kv_tokens = int32_t(args.get_int("--ctx", 4096, 16, 1 << 20));
         options.device = args.get("--device").value_or("auto");
+        const std::string kv_type = args.get("--kv-type").value_or("f16");
+        const std::optional<KvType> type = kv_type_from_name(kv_type);
+        if (!type) throw Error("--kv-type expects f16, f32 or q8_0, not '" + kv_type + "'");
+        options.kv_type = *type;
         std::string fallback;
         out.backend = make_backend(*out.model, options, &fallback);
         if (!fallback.empty() && args.has("--device")) spdlog::warn("no GPU used: {}", fallback);

@@ -51,9 +51,11 @@ int run_generate(const std::vector<std::string>& raw) {
     } else {
         std::printf("\n");
     }
-    std::fprintf(stderr, "prompt tokens: %d, prefill: %.1f tokens/s, decode: %.1f tokens/s (%zu tokens, %s)\n",
+    std::fprintf(stderr,
+                 "prompt tokens: %d, prefill: %.1f tokens/s, decode: %.1f tokens/s (%zu tokens, %s), KV cache: %s\n",
                  result.prompt_tokens, result.prefill_tokens_per_second(), result.decode_tokens_per_second(),
-                 result.tokens.size(), std::string(finish_reason_name(result.finish)).c_str());
+                 result.tokens.size(), std::string(finish_reason_name(result.finish)).c_str(),
+                 kv_type_name(loaded.backend->kv_type()));
     return 0;
 }
 

@@ -48,6 +48,17 @@ private slots:
                  qPrintable(r.err));
     }
 
+    // The KV element type asked for is the one the backend keeps (as it reports it).
+    void generateKeepsTheKvTypeAskedFor() {
+        for (const QString type : {"q8_0", "f32"}) {
+            const Run r = run_cli({"generate", "--model", model(), "--prompt", "The capital of France is", "-n", "4",
+                                   "--temp", "0", "--kv-type", type, "--ids"});
+            QCOMPARE(r.exit_code, 0);
+            QCOMPARE(last_line_array(r.out).size(), 4);
+            QVERIFY2(r.err.contains("KV cache: " + type), qPrintable(r.err));
+        }
+    }
+
     void generateIsReproducibleWithASeed() {
         const QStringList args = {"generate", "--model", model(), "--prompt", "Once upon a time", "-n", "12",
                                   "--temp", "1.0", "--top-k", "50", "--top-p", "0.9", "--seed", "7", "--ids"};
@@ -93,6 +104,8 @@ private slots:
         QTest::newRow("missing prompt") << QStringList{"generate", "--model", model()} << "--prompt";
         QTest::newRow("bad number") << QStringList{"generate", "--prompt", "x", "-n", "ten"} << "expects an integer";
         QTest::newRow("missing value") << QStringList{"generate", "--prompt"} << "needs a value";
+        QTest::newRow("unknown KV type") << QStringList{"generate", "--model", model(), "--prompt", "x", "--kv-type", "q4_0"}
+                                         << "--kv-type expects f16, f32 or q8_0, not 'q4_0'";
         QTest::newRow("missing model") << QStringList{"generate", "--model", "/nonexistent/m.gguf", "--prompt", "x"}
                                        << "not found";
         QTest::newRow("missing prompt file") << QStringList{"generate", "--prompt-file", "/nonexistent/p.txt"}
