@@ -111,9 +111,10 @@ void ChatSession::open(qint64 leaf) {
     const qint64 id = conversation_;
     store_.call(
         this, [id](arbor::Store& s) { return s.conversation(id); },
-        [this](arbor::Conversation c) {
+        [this, saves = settingsSaves_](arbor::Conversation c) {
             setTitle(QString::fromStdString(c.title));
-            applySettings(c.settings);
+            // Settings saved while this was read are newer than what it read.
+            if (saves == settingsSaves_) applySettings(c.settings);
             emit opened();
         },
         [this](const QString& message) { setError(message); });
@@ -413,6 +414,7 @@ QString ChatSession::saveSettings(const QVariantMap& fields) {
         for (auto it = problems.begin(); it != problems.end(); ++it) lines << it.key() + ": " + it.value().toString();
         return lines.join(QLatin1Char('\n'));
     }
+    ++settingsSaves_;
     applySettings(settings);
     const qint64 id = conversation_;
     store_.call(

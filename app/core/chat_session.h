@@ -155,6 +155,7 @@ private:
     QString title_;
     QString error_;
     arbor::ConversationSettings settings_;  // as stored
+    quint64 settingsSaves_ = 0;  // saveSettings() calls so far: a read older than one is stale
     int prefillDone_ = 0, prefillTotal_ = 0;
     int contextTokens_ = 0;
     int omittedMessages_ = 0;

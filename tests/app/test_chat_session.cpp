@@ -644,6 +644,18 @@ private slots:
         QVERIFY(done.wait(kWaitMs));
     }
 
+    // Settings saved right after open(), before its read of the stored ones comes back
+    // (as after Ctrl+N), are not overwritten by that older read.
+    void settingsSavedWhileOpeningAreKept() {
+        ChatSession s(conv_, *service_, models_);
+        QSignalSpy opened(&s, &ChatSession::opened);
+        s.open();
+        QCOMPARE(s.saveSettings({{"maxTokens", kShortReply}}), QString());
+        QVERIFY(opened.wait(kWaitMs));
+        QCOMPARE(s.maxTokens().toInt(), kShortReply);
+        QTRY_COMPARE(reader()->conversation(conv_).settings.max_tokens, std::optional<int>(kShortReply));
+    }
+
     void settingsAreValidatedAndKept() {
         auto s = session();
         QVERIFY(s);
