@@ -245,7 +245,11 @@ Item {
                     leftPadding: 8
                     verticalAlignment: Text.AlignVCenter
                     wrapMode: Text.Wrap
-                    text: !bubble.streaming ? ReplyStatsText.format(bubble.model.stats)
+                    // A reply left "stopped" with no figures was cut off when the app
+                    // closed or crashed (the store marks such replies at start).
+                    text: !bubble.streaming ? (ReplyStatsText.format(bubble.model.stats)
+                                               || (bubble.model.state === "stopped"
+                                                   ? qsTr("interrupted: the app closed before this reply finished") : ""))
                         : bubble.session.prefillTotal > 0
                           ? qsTr("Reading prompt: %1 of %2 tokens").arg(bubble.session.prefillDone).arg(bubble.session.prefillTotal)
                           : qsTr("generating…")

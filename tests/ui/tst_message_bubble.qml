@@ -89,6 +89,12 @@ TestCase {
         compare(visibleNamed(bubble, "statsLabel")[0].text, "10 prompt tokens: 0 from memory, 0 from disk, 10 computed  ·  cancelled")
     }
 
+    // A reply cut off by a crash or kill has no figures; it says what happened.
+    function test_interruptedReplySaysSo() {
+        const bubble = make({ text: "", state: "stopped", stats: {} })
+        compare(visibleNamed(bubble, "statsLabel")[0].text, "interrupted: the app closed before this reply finished")
+    }
+
     // A short message of the user gets a card as wide as its text; a long one is cut to
     // its start, at most 80% of the width, until "Show more".
     function test_userCardFitsShortText() {
