@@ -1,0 +1,265 @@
+// Paged attention on the CPU (cpu_attention.h): the plan of a step's tasks, each task's
+// scores, softmax and weighted sum of values, and the merge of a row's parts.
+#include "cpu_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace arbor {
+
+namespace {
+
+// fn(page, offset, count, at) for each page's slice of positions [begin, end), in order
+// (`at`: the slice's first position minus begin).
+template <class F>
+void for_each_page(const SequenceRows& seq, int32_t page_size, int32_t begin, int32_t end, F&& fn) {
+    for (int32_t s = begin; s < end;) {
+        const int32_t offset = s % page_size, count = std::min(page_size - offset, end - s);
+        fn(seq.block_table[size_t(s / page_size)], offset, count, s - begin);
+        s += count;
+    }
+}
+
+} // namespace
+
+CpuAttention::CpuAttention(const ModelConfig& cfg, const KvPages& kv, ThreadPool& pool, int32_t attention_part)
+    : cfg_(cfg), kv_(kv), pool_(pool),
+      attention_part_(attention_part > 0 ? attention_part : std::numeric_limits<int32_t>::max()),
+      group_(cfg.n_head / cfg.n_head_kv), scratch_(size_t(pool.size())) {}
+
+// One task per (block of up to kAttentionRows rows of a sequence, KV head, part): the
+// query heads sharing that KV head go through each page together, so each loaded key or
+// value chunk serves up to three heads of each row at once. Each head's arithmetic is the
+// same as alone.
+void CpuAttention::plan(const ForwardBatch& batch, std::span<const int32_t> row_pos) {
+    row_pos_.assign(row_pos.begin(), row_pos.end());
+    tasks_.clear();
+    merges_.clear();
+    const int64_t rows = int64_t(row_pos_.size());
+    first_partial_.assign(size_t(rows), -1);
+    int64_t partials = 0;
+    for (int64_t t = 0; t < rows; ++t) {
+        const int32_t parts = parts_of(t);
+        if (parts == 1) continue;
+        first_partial_[size_t(t)] = partials;
+        for (int32_t h = 0; h < cfg_.n_head_kv; ++h) merges_.push_back({t, h, parts, partials + h * parts});
+        partials += int64_t(cfg_.n_head_kv) * parts;
+    }
+    for (size_t s = 0; s < batch.sequences.size(); ++s) {
+        const SequenceRows& seq = batch.sequences[s];
+        // Blocks of equal size, so that the tasks of a short prompt are too.
+        const int32_t blocks = (seq.n_rows + kAttentionRows - 1) / kAttentionRows;
+        const int32_t block = (seq.n_rows + blocks - 1) / blocks;
+        for (int64_t first = seq.first_row; first < seq.first_row + seq.n_rows; first += block) {
+            const int64_t last = std::min<int64_t>(first + block, seq.first_row + seq.n_rows) - 1;
+            for (int32_t h = 0; h < cfg_.n_head_kv; ++h)
+                for (int32_t p = 0; p < parts_of(last); ++p) {
+                    // Rows reach part p from some row on: positions ascend.
+                    int64_t from = first;
+                    while (parts_of(from) <= p) ++from;
+                    tasks_.push_back({from, int32_t(last + 1 - from), h, p, int32_t(s)});
+                }
+        }
+    }
+    partial_out_.resize(size_t(partials) * size_t(group_) * size_t(cfg_.head_dim));
+    partial_stats_.resize(size_t(partials) * size_t(group_));
+    int32_t longest = 0;
+    for (int64_t t = 0; t < rows; ++t) longest = std::max(longest, std::min(row_pos_[size_t(t)] + 1, attention_part_));
+    for (Scratch& a : scratch_) {
+        a.queries.resize(size_t(kAttentionRows) * size_t(group_) * size_t(cfg_.head_dim));
+        a.scores.resize(size_t(kAttentionRows) * size_t(group_) * size_t(longest));
+        a.values.resize(size_t(longest) * size_t(cfg_.head_dim));
+    }
+}
+
+void CpuAttention::run(const ForwardBatch& batch, int32_t layer, const float* q, float* out) {
+    pool_.parallel_for(int64_t(tasks_.size()), [&](int64_t i, int thread) {
+        const Task& task = tasks_[size_t(i)];
+        attend(layer, batch.sequences[size_t(task.seq)], task, q, out, scratch_[size_t(thread)]);
+    });
+    for (const Merge& merge : merges_) merge_parts(merge, out);
+}
+
+// In a sliding-window layer a row sees only its last sliding_window positions: its scores
+// before them are computed with the task's (whose first row reaches furthest back) but left
+// out of its softmax and sum.
+CpuAttention::TaskPositions CpuAttention::positions_of(int32_t layer, const Task& task) const {
+    TaskPositions at{};
+    at.begin = part_begin(task.part);
+    const bool local = cfg_.is_local(layer);
+    for (int32_t i = 0; i < task.rows; ++i) {
+        at.ends[size_t(i)] = part_end(task.row + i, task.part);
+        const int32_t window_start = local ? row_pos_[size_t(task.row + i)] - cfg_.sliding_window + 1 : 0;
+        at.starts[size_t(i)] = std::max(at.begin, window_start);
+    }
+    // The last row has the most positions; the first reaches furthest back (positions ascend).
+    at.span = at.ends[size_t(task.rows - 1)] - at.begin;
+    at.from = std::min(at.starts[0], at.begin + at.span);
+    return at;
+}
+
+float* CpuAttention::part_output(float* out, int64_t t, int32_t kv_head, int32_t part, SoftmaxStats*& stats) {
+    const int64_t D = cfg_.head_dim;
+    const int64_t first = first_partial_[size_t(t)];
+    if (first < 0) {
+        stats = nullptr;
+        return &out[size_t(t * int64_t(cfg_.n_head) * D + int64_t(kv_head) * group_ * D)];
+    }
+    const int64_t partial = first + int64_t(kv_head) * parts_of(t) + part;
+    stats = &partial_stats_[size_t(partial * group_)];
+    return &partial_out_[size_t(partial * group_ * D)];
+}
+
+// The query heads of KV head task.kv_head, for each row of the task over its positions in
+// part task.part: scores, softmax, weighted sum of values. Each row's output (or partial)
+// is normalized over the part's positions alone; a part wholly before a row's window gives
+// it zeros with softmax statistics {-inf, 0}, which the merge weighs by 0.
+void CpuAttention::attend(int32_t layer, const SequenceRows& seq, const Task& task, const float* q, float* out,
+                          Scratch& scratch) {
+    const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D;
+    const TaskPositions at = positions_of(layer, task);
+    // Row i's query heads at i * group * D. They carry the softmax's 1 / sqrt(D), which
+    // saves a pass over the scores (for 64-element heads a power of two, so the scores'
+    // bits are those of scaling after).
+    const float scale = cfg_.query_scale();
+    float* queries = scratch.queries.data();
+    for (int32_t i = 0; i < task.rows; ++i) {
+        const float* row = &q[size_t((task.row + i) * QD + int64_t(task.kv_head) * group_ * D)];
+        std::transform(row, row + group_ * D, queries + size_t(i) * size_t(group_ * D),
+                       [&](float x) { return x * scale; });
+    }
+    score_keys(layer, seq, task, at, queries, scratch);
+    std::array<float*, kAttentionRows> outs{};
+    for (int32_t i = 0; i < task.rows; ++i) {
+        SoftmaxStats* stats = nullptr;
+        outs[size_t(i)] = part_output(out, task.row + i, task.kv_head, task.part, stats);
+        const int32_t n = std::max(0, at.ends[size_t(i)] - at.starts[size_t(i)]);
+        float* scores = row_scores(scratch, i, at.span);
+        for (int32_t h = 0; h < group_; ++h) {
+            const SoftmaxStats s = softmax(scores + size_t(h) * size_t(at.span) + (at.starts[size_t(i)] - at.begin), n);
+            if (stats) stats[h] = s;
+        }
+        std::fill(outs[size_t(i)], outs[size_t(i)] + group_ * D, 0.0f);
+    }
+    sum_values(layer, seq, task, at, outs.data(), scratch);
+}
+
+// Scores of the task's rows over positions [from, begin + span), page by page: row i's of
+// head h at scores + (i * group + h) * span + (position - begin). Consecutive rows that see
+// the same keys of a page score them in one call (their query heads side by side, so the
+// kernel's tiles take two rows' heads at once); a score's bits do not depend on its tile.
+void CpuAttention::score_keys(int32_t layer, const SequenceRows& seq, const Task& task, const TaskPositions& at,
+                              const float* queries, Scratch& scratch) {
+    const int64_t D = cfg_.head_dim;
+    const int32_t P = kv_.page_size(), span = at.span, begin = at.begin;
+    const KvType type = kv_.type();
+    auto scores_of = [&](int32_t i) { return row_scores(scratch, i, span); };
+    // Row i's positions of the page slice starting `from_begin` that holds `count`.
+    auto within = [&](int32_t i, int32_t from_begin, int32_t count) {
+        return std::min(count, at.ends[size_t(i)] - begin - from_begin);
+    };
+    // Prefetch: pages are scattered over the pool, so while the key loop computes a page
+    // it asks for the next page's keys and for this page's value rows (the weighted sum
+    // reads them only after the loop; README.md, Numerics). Kept inside this function: a
+    // function of prefetches alone has no effect that GCC sees, and its calls were dropped.
+    const size_t row_bytes =
+        size_t(D) * (type == KvType::F32 ? sizeof(float) : type == KvType::F16 ? sizeof(uint16_t) : sizeof(int8_t));
+    auto prefetch = [&](const void* from, size_t bytes) {
+        const auto* p = static_cast<const char*>(from);
+        for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
+    };
+    const int32_t key_stride = kv_.key_stride();
+    for_each_page(seq, P, at.from, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t from_begin) {
+        from_begin += at.from - begin;
+        // Any slot of a page's keys needs every row of its columns.
+        if (const int32_t next = begin + from_begin + count; next < begin + span)
+            prefetch(kv_.keys(layer, seq.block_table[size_t(next / P)], task.kv_head), kv_.key_head_bytes());
+        prefetch(kv_.values(layer, page, task.kv_head, offset), size_t(count) * row_bytes);
+        const void* keys = kv_.keys(layer, page, task.kv_head);
+        for (int32_t i = 0, n = 1; i < task.rows; i += n) {
+            const int32_t c = within(i, from_begin, count);
+            for (n = 1; i + n < task.rows && within(i + n, from_begin, count) == c;) ++n;
+            if (c <= 0) continue;
+            const float* q = queries + size_t(i) * size_t(group_ * D);
+            if (type == KvType::F16)
+                dot_columns_f16(q, n * group_, static_cast<const uint16_t*>(keys), key_stride, offset, c, D,
+                                scores_of(i) + from_begin, span);
+            else if (type == KvType::Q8_0)
+                dot_columns_q8_0(q, n * group_, static_cast<const int8_t*>(keys),
+                                 kv_.key_scales(layer, page, task.kv_head), key_stride, offset, c, D,
+                                 scores_of(i) + from_begin, span);
+            else
+                dot_columns_f32(q, n * group_, static_cast<const float*>(keys), key_stride, offset, c, D,
+                                scores_of(i) + from_begin, span);
+        }
+    });
+}
+
+// outs[i] += row i's softmax weights times the value rows of its positions. A lone row adds
+// each page's value rows straight from the page. A block of rows first gathers the part's
+// value rows once, as floats in position order (F16 and Q8_0 converted exactly), and each
+// row then adds all of its own in one call, its sums held in registers from the first to
+// the last (called page by page, they went through memory at every page). The F32 kernel
+// computes what the F16 or Q8_0 one would (cpu_ops.h), so every row gets the same bits as
+// a lone row reading the pages directly.
+void CpuAttention::sum_values(int32_t layer, const SequenceRows& seq, const Task& task, const TaskPositions& at,
+                              float* const* outs, Scratch& scratch) {
+    const int64_t D = cfg_.head_dim;
+    const int32_t P = kv_.page_size(), span = at.span, begin = at.begin;
+    const KvType type = kv_.type();
+    auto scores_of = [&](int32_t i) { return row_scores(scratch, i, span); };
+    if (task.rows == 1) {
+        for_each_page(seq, P, at.from, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t slice) {
+            const void* rows = kv_.values(layer, page, task.kv_head, offset);
+            const float* weights = scores_of(0) + (at.from - begin) + slice;
+            if (type == KvType::F16)
+                accumulate_rows_f16(weights, span, group_, static_cast<const uint16_t*>(rows), count, D, outs[0]);
+            else if (type == KvType::Q8_0)
+                accumulate_rows_q8_0(weights, span, group_, static_cast<const int8_t*>(rows),
+                                     kv_.value_scales(layer, page, task.kv_head, offset), count, D, outs[0]);
+            else
+                accumulate_rows_f32(weights, span, group_, static_cast<const float*>(rows), count, D, outs[0]);
+        });
+        return;
+    }
+    float* values = scratch.values.data();  // from position at.from on
+    for_each_page(seq, P, at.from, begin + span, [&](int32_t page, int32_t offset, int32_t count, int32_t slice) {
+        const void* rows = kv_.values(layer, page, task.kv_head, offset);
+        float* to = values + size_t(slice) * size_t(D);
+        if (type == KvType::F16) f32_from_f16(static_cast<const uint16_t*>(rows), to, int64_t(count) * D);
+        else if (type == KvType::Q8_0)
+            f32_from_q8_0(static_cast<const int8_t*>(rows), kv_.value_scales(layer, page, task.kv_head, offset), count,
+                          D, to);
+        else std::copy_n(static_cast<const float*>(rows), size_t(count) * size_t(D), to);
+    });
+    for (int32_t i = 0; i < task.rows; ++i)
+        if (const int32_t n = at.ends[size_t(i)] - at.starts[size_t(i)]; n > 0)
+            accumulate_rows_f32(scores_of(i) + (at.starts[size_t(i)] - begin), span, group_,
+                                values + size_t(at.starts[size_t(i)] - at.from) * size_t(D), n, D, outs[size_t(i)]);
+}
+
+// The parts of one (row, KV head): each head's output is the parts' outputs weighted by
+// their share of the whole softmax sum, sum_p * exp(max_p - max), in part order.
+void CpuAttention::merge_parts(const Merge& merge, float* out) {
+    const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D;
+    float* row_out = &out[size_t(merge.row * QD + int64_t(merge.kv_head) * group_ * D)];
+    std::vector<double>& share = part_shares_;
+    share.resize(size_t(merge.parts));
+    for (int32_t h = 0; h < group_; ++h) {
+        auto part = [&](int32_t p) { return size_t((merge.first + p) * group_ + h); };
+        float max = -INFINITY;
+        for (int32_t p = 0; p < merge.parts; ++p) max = std::max(max, partial_stats_[part(p)].max);
+        double total = 0.0;
+        for (int32_t p = 0; p < merge.parts; ++p) {
+            const SoftmaxStats& s = partial_stats_[part(p)];
+            total += share[size_t(p)] = double(s.sum) * std::exp(double(s.max) - double(max));
+        }
+        float* o = row_out + h * D;
+        std::fill(o, o + D, 0.0f);
+        for (int32_t p = 0; p < merge.parts; ++p)
+            axpy_f32(float(share[size_t(p)] / total), &partial_out_[part(p) * size_t(D)], o, D);
+    }
+}
+
+} // namespace arbor
