@@ -40,20 +40,20 @@ void MarkdownBlockModel::setMarkdown(const QString& markdown) {
 }
 
 void MarkdownBlockModel::show(QList<MarkdownBlock> next, qsizetype first) {
-    const qsizetype before = blocks_.size(), after = first + next.size();
+    const qsizetype before = blocks_.size(), after = first + next.size(), common = std::min(before, after);
     if (after < before) {
         beginRemoveRows({}, int(after), int(before - 1));
         blocks_.resize(after);
         endRemoveRows();
     }
     // Rows present before and after: report each run of changed rows once.
-    for (qsizetype i = first; i < std::min(before, after);) {
+    for (qsizetype i = first; i < common;) {
         if (blocks_[i] == next[i - first]) {
             ++i;
             continue;
         }
         const qsizetype run = i;
-        for (; i < std::min(before, after) && !(blocks_[i] == next[i - first]); ++i) blocks_[i] = std::move(next[i - first]);
+        for (; i < common && !(blocks_[i] == next[i - first]); ++i) blocks_[i] = std::move(next[i - first]);
         emit dataChanged(index(int(run)), index(int(i - 1)));
     }
     if (after > before) {

@@ -149,7 +149,8 @@ int main(int argc, char** argv) {
             view = false;
         } else if (std::strcmp(argv[i], "--words") == 0 && i + 1 < argc) {
             checkpoints.clear();
-            for (const QString& w : QString::fromLocal8Bit(argv[++i]).split(QLatin1Char(','))) checkpoints.push_back(std::max(1, w.toInt()));
+            for (const QString& w : QString::fromLocal8Bit(argv[++i]).split(QLatin1Char(',')))
+                checkpoints.push_back(std::max(1, w.toInt()));
             std::sort(checkpoints.begin(), checkpoints.end());
         } else if (std::strcmp(argv[i], "--sample") == 0 && i + 1 < argc) {
             samplePath = QString::fromLocal8Bit(argv[++i]);
@@ -196,8 +197,9 @@ int main(int argc, char** argv) {
             stream(reply, first, end, [&](const QString& text) { window.show(text); },
                    [&](const QString& text) { window.show(text, &updateUs, &frameUs); });
         }
-        std::printf("%8d %7.1f %7.1f %9.1f %9.1f %9.1f %9.1f\n", reply.words[end - 1], mean(modelUs),
-                    median(modelUs), mean(updateUs), median(updateUs), mean(frameUs), median(frameUs));
+        std::printf("%8d %7.1f %7.1f", reply.words[end - 1], mean(modelUs), median(modelUs));
+        if (view) std::printf(" %9.1f %9.1f %9.1f %9.1f", mean(updateUs), median(updateUs), mean(frameUs), median(frameUs));
+        std::printf("\n");
         std::fflush(stdout);
     }
     return 0;
