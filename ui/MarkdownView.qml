@@ -5,8 +5,9 @@ import QtQuick.Layouts
 import Arbor.Core
 
 // A reply's markdown: prose as rich text, each fenced code block in a CodeBlock. The
-// blocks come from a MarkdownBlockModel, which reports only the blocks that changed: a
-// streaming reply re-renders its last block, not the whole reply, on each token.
+// blocks come from a MarkdownBlockModel: as a reply streams, a token changes the last
+// block's row or appends rows, so only the last block is rendered again and the items of
+// finished blocks stay as they are.
 ColumnLayout {
     id: view
     required property ArborApp app
@@ -22,6 +23,7 @@ ColumnLayout {
         }
         delegate: Loader {
             id: block
+            objectName: "markdownBlock"
             required property string kind
             required property string text
             required property string language

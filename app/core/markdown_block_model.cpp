@@ -26,32 +26,42 @@ QHash<int, QByteArray> MarkdownBlockModel::roleNames() const {
 
 void MarkdownBlockModel::setMarkdown(const QString& markdown) {
     if (markdown == markdown_) return;
+    qsizetype unchanged = splitter_.closed().size();
+    // A streaming reply grows at its end: the splitter reads on from its last line. Any
+    // other change (an edit, a regenerated reply, another branch) is split again whole.
+    if (markdown.size() < markdown_.size() || !markdown.startsWith(markdown_)) {
+        splitter_.clear();
+        unchanged = 0;
+    }
     markdown_ = markdown;
-    QList<MarkdownBlock> next = splitMarkdown(markdown);
-    const int before = int(blocks_.size()), after = int(next.size());
-    const int common = std::min(before, after);
+    splitter_.extend(markdown);
+    show(splitter_.closed().sliced(unchanged) + splitter_.open(), unchanged);
+    emit markdownChanged();
+}
+
+void MarkdownBlockModel::show(QList<MarkdownBlock> next, qsizetype first) {
+    const qsizetype before = blocks_.size(), after = first + next.size(), common = std::min(before, after);
     if (after < before) {
-        beginRemoveRows({}, after, before - 1);
+        beginRemoveRows({}, int(after), int(before - 1));
         blocks_.resize(after);
         endRemoveRows();
     }
     // Rows present before and after: report each run of changed rows once.
-    for (int i = 0; i < common;) {
-        if (blocks_[i] == next[i]) {
+    for (qsizetype i = first; i < common;) {
+        if (blocks_[i] == next[i - first]) {
             ++i;
             continue;
         }
-        const int first = i;
-        for (; i < common && !(blocks_[i] == next[i]); ++i) blocks_[i] = next[i];
-        emit dataChanged(index(first), index(i - 1));
+        const qsizetype run = i;
+        for (; i < common && !(blocks_[i] == next[i - first]); ++i) blocks_[i] = std::move(next[i - first]);
+        emit dataChanged(index(int(run)), index(int(i - 1)));
     }
     if (after > before) {
-        beginInsertRows({}, before, after - 1);
-        for (int i = before; i < after; ++i) blocks_.push_back(std::move(next[i]));
+        beginInsertRows({}, int(before), int(after - 1));
+        for (qsizetype i = before; i < after; ++i) blocks_.push_back(std::move(next[i - first]));
         endInsertRows();
     }
     if (after != before) emit countChanged();
-    emit markdownChanged();
 }
 
 } // namespace arbor::app

@@ -1,7 +1,9 @@
-// A reply's markdown as a list of blocks (see splitMarkdown) for a Repeater. Setting new
-// markdown re-splits it and reports only the blocks that differ: while a reply streams,
-// the finished blocks keep their rows (and their rendered items), and only the growing
-// last block is rendered again.
+// A reply's markdown as a list of blocks (see splitMarkdown) for a Repeater. Markdown that
+// extends the last (a streaming reply) is split on from where the open block's last line
+// starts (MarkdownSplitter): the open block's row changes and new rows are appended; the
+// finished blocks are neither split nor compared again and keep their rows (and their
+// rendered items). Other markdown is split again whole, and only the rows that differ
+// are reported.
 #pragma once
 
 #include "markdown_blocks.h"
@@ -33,8 +35,12 @@ signals:
     void countChanged();
 
 private:
+    // Makes rows first.. equal `next`, reporting only what changed.
+    void show(QList<MarkdownBlock> next, qsizetype first);
+
     QString markdown_;
-    QList<MarkdownBlock> blocks_;
+    MarkdownSplitter splitter_;
+    QList<MarkdownBlock> blocks_;  // splitter_.closed() + splitter_.open()
 };
 
 } // namespace arbor::app

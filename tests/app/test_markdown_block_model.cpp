@@ -3,23 +3,35 @@
 // items of finished blocks), and the rows always equal a fresh split. Checked under
 // QAbstractItemModelTester.
 #include "markdown_block_model.h"
+#include "markdown_test_text.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
 #include <QtTest>
 
+using arbor::app::MarkdownBlock;
 using arbor::app::MarkdownBlockModel;
 
 namespace {
+
+QString row(const QString& kind, const QString& language, const QString& text) {
+    return QStringLiteral("%1[%2]{%3}").arg(kind, language, text);
+}
 
 QStringList rows(const MarkdownBlockModel& model) {
     QStringList out;
     for (int i = 0; i < model.rowCount(); ++i) {
         const QModelIndex at = model.index(i);
-        out << QStringLiteral("%1[%2]{%3}").arg(at.data(MarkdownBlockModel::KindRole).toString(),
-                                               at.data(MarkdownBlockModel::LanguageRole).toString(),
-                                               at.data(MarkdownBlockModel::TextRole).toString());
+        out << row(at.data(MarkdownBlockModel::KindRole).toString(), at.data(MarkdownBlockModel::LanguageRole).toString(),
+                   at.data(MarkdownBlockModel::TextRole).toString());
     }
+    return out;
+}
+
+QStringList rows(const QList<MarkdownBlock>& blocks) {
+    QStringList out;
+    for (const MarkdownBlock& b : blocks)
+        out << row(b.kind == MarkdownBlock::Kind::Code ? QStringLiteral("code") : QStringLiteral("text"), b.language, b.text);
     return out;
 }
 
@@ -101,6 +113,53 @@ private slots:
         QCOMPARE(rows(model), (QStringList{"text[]{First para.}", "text[]{Second one.}", "code[c]{int a;\n}"}));
         QCOMPARE(r.resets, 0);
         QCOMPARE(count.size(), 3);
+    }
+
+    // The sample reply (headings, lists, a table, fences of every kind) streamed in
+    // pieces of every size, fences cut between their backticks: after each piece the rows
+    // are a fresh split of the text so far, no row is removed and nothing reset, and only
+    // the rows that were still open (the last two at most) change.
+    void streamingEqualsAFreshSplit_data() {
+        QTest::addColumn<QStringList>("pieces");
+        const QString reply = arbor::test::sampleReply();
+        for (const int size : {1, 2, 3, 5, 8, 13, 64})
+            QTest::addRow("pieces of %d", size) << arbor::test::piecesOf(reply, size);
+        QTest::newRow("words") << arbor::test::piecesLikeWords(reply);
+        QTest::newRow("fences cut after two backticks") << arbor::test::piecesSplittingFences(reply);
+        QTest::newRow("all at once") << QStringList{reply};
+    }
+
+    void streamingEqualsAFreshSplit() {
+        QFETCH(QStringList, pieces);
+        MarkdownBlockModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        Recorder recorder(model);
+        QString text;
+        for (const QString& piece : pieces) {
+            const int before = model.rowCount();
+            text += piece;
+            model.setMarkdown(text);
+            const Report r = recorder.take();
+            QCOMPARE(r.resets, 0);
+            QVERIFY2(r.removed.isEmpty(), qPrintable(QStringLiteral("a row removed after: %1").arg(text.right(40))));
+            for (const auto& [first, last] : r.changed)
+                QVERIFY2(first >= before - 2, qPrintable(QStringLiteral("row %1 of %2 changed").arg(first).arg(before)));
+            QCOMPARE(rows(model), rows(arbor::app::splitMarkdown(text)));
+        }
+        QCOMPARE(model.rowCount(), 15);  // the blocks of reply.md, counted by hand
+    }
+
+    // The one line that can undo a block its beginning opened: a backtick fence's info
+    // string gaining a backtick makes the line prose again, so the code row goes.
+    void aBacktickInAFencesInfoStringUndoesTheCodeBlock() {
+        MarkdownBlockModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setMarkdown(QStringLiteral("Text\n```a"));
+        QCOMPARE(rows(model), (QStringList{"text[]{Text}", "code[a]{}"}));
+        model.setMarkdown(QStringLiteral("Text\n```a`"));
+        QCOMPARE(rows(model), (QStringList{"text[]{Text\n```a`}"}));
+        model.setMarkdown(QStringLiteral("Text\n```a`\nmore"));
+        QCOMPARE(rows(model), (QStringList{"text[]{Text\n```a`\nmore}"}));
     }
 
     // Any other change (an edit, a shorter text) still ends as a fresh split would.

@@ -1,13 +1,15 @@
 // Splitting a reply's markdown into prose and fenced code blocks (CommonMark fences:
 // ``` or ~~~, three or more, indented by up to three spaces), with a fence still open at
 // the end of a streaming reply taken as code to the end, and prose cut into paragraphs
-// where that keeps its meaning. Every expected block is written
-// out by hand.
+// where that keeps its meaning (a last line still being written included). Every
+// expected block is written out by hand.
 #include "markdown_blocks.h"
+#include "markdown_test_text.h"
 
 #include <QtTest>
 
 using arbor::app::MarkdownBlock;
+using arbor::app::MarkdownSplitter;
 using arbor::app::splitMarkdown;
 using Blocks = QList<MarkdownBlock>;
 
@@ -96,6 +98,20 @@ private slots:
             << QString("Here you go:\n```") << Blocks{prose("Here you go:"), code("")};
         QTest::newRow("unclosed four-backtick fence keeps a three-backtick fence inside")
             << QString("````\n```\nx") << Blocks{code("```\nx")};
+        // The last line, not ended by a newline, may still be growing: it cuts prose only
+        // where no continuation could make it a list item's first line.
+        QTest::newRow("digits still being written stay with the paragraph before")
+            << QString("One\n\n12") << Blocks{prose("One\n\n12")};
+        QTest::newRow("a line of digits ended by a newline is a paragraph")
+            << QString("One\n\n12\n") << Blocks{prose("One"), prose("12")};
+        QTest::newRow("ten digits cannot start a list item")
+            << QString("One\n\n1234567890") << Blocks{prose("One"), prose("1234567890")};
+        QTest::newRow("a table stays one block")
+            << QString("Sizes:\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nAfter.")
+            << Blocks{prose("Sizes:"), prose("| a | b |\n|---|---|\n| 1 | 2 |"), prose("After.")};
+        QTest::newRow("a heading and its text without a blank line stay together")
+            << QString("## Setup\nInstall it.\n\n## Use\nRun it.")
+            << Blocks{prose("## Setup\nInstall it."), prose("## Use\nRun it.")};
     }
 
     void split() {
@@ -104,6 +120,48 @@ private slots:
         const Blocks actual = splitMarkdown(markdown);
         QVERIFY2(actual == expected,
                  qPrintable(QStringLiteral("got: %1\nwanted: %2").arg(describe(actual), describe(expected))));
+    }
+
+    // The sample reply streamed in pieces: a block, once closed, is never changed again
+    // and stays where it is; at most two blocks are open; the end is the reply's blocks.
+    void streamingClosesBlocksForGood_data() {
+        QTest::addColumn<QStringList>("pieces");
+        const QString reply = arbor::test::sampleReply();
+        QTest::newRow("characters") << arbor::test::piecesOf(reply, 1);
+        QTest::newRow("pieces of 4") << arbor::test::piecesOf(reply, 4);
+        QTest::newRow("words") << arbor::test::piecesLikeWords(reply);
+        QTest::newRow("fences cut after two backticks") << arbor::test::piecesSplittingFences(reply);
+    }
+
+    void streamingClosesBlocksForGood() {
+        QFETCH(QStringList, pieces);
+        MarkdownSplitter splitter;
+        QString text;
+        Blocks closedBefore;
+        for (const QString& piece : pieces) {
+            text += piece;
+            splitter.extend(text);
+            QVERIFY(splitter.closed().size() >= closedBefore.size());
+            QVERIFY2(splitter.closed().first(closedBefore.size()) == closedBefore, qPrintable(text.right(40)));
+            QVERIFY(splitter.open().size() <= 2);
+            closedBefore = splitter.closed();
+        }
+        const Blocks blocks = splitter.closed() + splitter.open();
+        QCOMPARE(blocks.size(), 15);
+        QStringList languages;
+        for (const MarkdownBlock& b : blocks)
+            if (b.kind == MarkdownBlock::Kind::Code) languages << b.language;
+        QCOMPARE(languages, (QStringList{"sh", "python", "markdown", "text"}));
+        QCOMPARE(blocks[6], prose("| Step      | Time  | Notes          |\n|-----------|-------|----------------|\n"
+                                  "| configure | 4 s   | once           |\n| build     | 120 s | with two cores |\n"
+                                  "| test      | 30 s  | `ctest -j2`    |"));
+        QCOMPARE(blocks[11], code("Four backticks hold three:\n```\nstill inside", "text"));
+        QCOMPARE(blocks.last(), prose("Finally, a last paragraph\nthat goes over two lines."));
+
+        splitter.clear();
+        splitter.extend(QStringLiteral("```c\nint"));
+        QVERIFY(splitter.closed().isEmpty());
+        QCOMPARE(splitter.open(), (Blocks{code("int", "c")}));
     }
 };
 

@@ -90,6 +90,36 @@ TestCase {
         compare(view.blockCount, 4)
     }
 
+    // A reply streamed one character at a time (so fences arrive as "``" and "`", a list
+    // item's number before its "."): no block goes, and after each character every block
+    // but the last two (the ones still open) keeps its item and what the item shows.
+    function test_streamingNeverRebuildsClosedBlocks() {
+        const reply = "# Title\n\nIntro paragraph.\n\n1. one\n2. two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+                    + "```python\nx = 1\ny = 2\n```\n\n~~~\nplain\n~~~\n\nThe end."
+        const view = createTemporaryObject(viewComponent, test)
+        let before = []
+        for (let at = 1; at <= reply.length; ++at) {
+            view.markdown = reply.slice(0, at)
+            verify(view.blockCount >= before.length, "no block goes at " + at)
+            const blocks = collect(view, "markdownBlock", [])
+            for (let i = 0; i < before.length - 2; ++i) {
+                verify(blocks[i] === before[i].block, "block " + i + " kept at " + at)
+                verify(blocks[i].item === before[i].item, "item of block " + i + " kept at " + at)
+            }
+            before = blocks.map(b => ({ block: b, item: b.item }))
+        }
+        waitForRendering(view)
+        compare(view.blockCount, 6)
+        const codes = collect(view, "codeText", [])
+        compare(codes.length, 2)
+        compare(codes[0].text, "x = 1\ny = 2")
+        compare(codes[1].text, "plain")
+        const prose = collect(view, "markdownText", [])
+        compare(prose.length, 4)
+        compare(prose[1].Accessible.name, "Intro paragraph.\n\n1. one\n2. two")
+        compare(prose[2].Accessible.name, "| a | b |\n|---|---|\n| 1 | 2 |")
+    }
+
     function test_proseOnly() {
         const view = createTemporaryObject(viewComponent, test, { markdown: "Just **words**." })
         waitForRendering(view)
