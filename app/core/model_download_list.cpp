@@ -27,7 +27,11 @@ ModelDownloadList::ModelDownloadList(QString modelsDir, SecretStore* secrets, QU
     restore();
 }
 
-ModelDownloadList::~ModelDownloadList() = default;  // the downloads, children, stop their transfers
+ModelDownloadList::~ModelDownloadList() {
+    // The downloads stop their transfers while the Hub client and the network they use
+    // still exist (members go before the children QObject would delete).
+    qDeleteAll(downloads_);
+}
 
 int ModelDownloadList::rowCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : int(downloads_.size());
