@@ -1,5 +1,6 @@
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
 import QtQuick.Dialogs
 import QtQuick.Layouts
 import Arbor.Core
@@ -30,6 +31,13 @@ SettingsPage {
                 Accessible.name: qsTr("Choose a GGUF model file")
                 onClicked: fileDialog.open()
             }
+        }
+        Item { implicitWidth: 1 }
+        Button {
+            objectName: "openModelLibraryButton"
+            text: qsTr("Model library and downloads…")
+            Accessible.name: qsTr("Open the model library")
+            onClicked: libraryDialog.open()
         }
 
         SettingLabel { text: qsTr("Threads") }
@@ -68,6 +76,26 @@ SettingsPage {
             text: qsTr("Reload model with these settings")
             Accessible.name: qsTr("Reload model")
             onClicked: page.app.chooseModel(modelPath.text)
+        }
+    }
+
+    Dialog {
+        id: libraryDialog
+        objectName: "modelLibraryDialog"
+        title: qsTr("Models")
+        modal: true
+        standardButtons: Dialog.Close
+        parent: Overlay.overlay
+        width: parent ? parent.width - 40 : 760
+        height: parent ? parent.height - 40 : 600
+        anchors.centerIn: parent
+        // As in the settings window: no shader-drawn shadow under the software renderer.
+        Material.elevation: contentItem.GraphicsInfo.api === GraphicsInfo.Software ? 0 : 24
+
+        ModelLibraryPage {
+            objectName: "modelLibraryPage"
+            anchors.fill: parent
+            app: page.app
         }
     }
 

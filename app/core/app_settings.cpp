@@ -6,7 +6,10 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QDir>
+#include <QFileInfo>
 #include <QThread>
+#include <QUrl>
 
 #include <map>
 
@@ -16,6 +19,7 @@ namespace {
 
 constexpr const char* kPresetsKey = "chat.system_prompt_presets";
 constexpr const char* kContextLengthsKey = "model.context_lengths";
+constexpr const char* kModelFoldersKey = "model.folders";
 
 bool isKvType(const QString& type) {
     return arbor::kv_type_from_name(type.toStdString()).has_value();
@@ -67,7 +71,7 @@ void AppSettings::load() {
             std::map<std::string, std::string> values;
             for (const char* key : {"model.path", "engine.threads", "engine.kv_mib", "engine.kv_disk_mib",
                                     "engine.kv_type", "ui.theme", kDefaultSystemPromptKey, kPresetsKey,
-                                    kContextLengthsKey})
+                                    kContextLengthsKey, kModelFoldersKey})
                 if (auto v = s.app_setting(key)) values[key] = *v;
             return values;
         },
@@ -90,6 +94,9 @@ void AppSettings::load() {
             defaultSystemPrompt_ = get(kDefaultSystemPromptKey);
             presets_ = presetsFromJson(get(kPresetsKey));
             contextLengths_ = contextLengthsFromJson(get(kContextLengthsKey));
+            modelFolders_.clear();
+            for (const QJsonValue& v : QJsonDocument::fromJson(get(kModelFoldersKey).toUtf8()).array())
+                if (const QString f = v.toString(); QDir::isAbsolutePath(f) && !modelFolders_.contains(f)) modelFolders_ << f;
             if (!override_.isEmpty()) modelPath_ = override_;
             emit changed();
             emit loaded();
@@ -215,6 +222,33 @@ QString AppSettings::setContextLength(const QString& modelPath, const QString& t
     persist(kContextLengthsKey, contextLengthsToJson(contextLengths_));
     emit changed();
     return {};
+}
+
+} // namespace arbor::app
+
+namespace arbor::app {
+
+QString AppSettings::addModelFolder(const QString& pathOrUrl) {
+    const QUrl url(pathOrUrl);
+    const QString path = QDir::cleanPath(url.isLocalFile() ? url.toLocalFile() : pathOrUrl);
+    if (path.isEmpty() || !QDir::isAbsolutePath(path) || !QFileInfo(path).isDir())
+        return tr("%1 is not a folder.").arg(pathOrUrl);
+    if (modelFolders_.contains(path)) return {};
+    modelFolders_ << path;
+    persistModelFolders();
+    emit changed();
+    return {};
+}
+
+void AppSettings::persistModelFolders() {
+    const QJsonDocument folders(QJsonArray::fromStringList(modelFolders_));
+    persist(kModelFoldersKey, QString::fromUtf8(folders.toJson(QJsonDocument::Compact)));
+}
+
+void AppSettings::removeModelFolder(const QString& path) {
+    if (!modelFolders_.removeAll(path)) return;
+    persistModelFolders();
+    emit changed();
 }
 
 } // namespace arbor::app

@@ -9,6 +9,8 @@
 //   chat.system_prompt_presets   named system prompts, a JSON array of {"name", "text"}
 //   model.context_lengths  the context length chosen per model file, a JSON object
 //                  {path: tokens}; a model without one gets the context it was trained with
+//   model.folders  folders the model library lists besides the models directory, a JSON
+//                  array of absolute paths
 // Values are read once at start (load()) and written through on every change.
 #pragma once
 
@@ -16,6 +18,7 @@
 
 #include <QMap>
 #include <QObject>
+#include <QStringList>
 #include <QVariantList>
 #include <QtQml/qqmlregistration.h>
 
@@ -39,6 +42,7 @@ class AppSettings : public QObject {
     Q_PROPERTY(QVariantList systemPromptPresets READ systemPromptPresets NOTIFY changed)
     // {model path: context length in tokens} for the models given one.
     Q_PROPERTY(QVariantMap contextLengths READ contextLengths NOTIFY changed)
+    Q_PROPERTY(QStringList modelFolders READ modelFolders NOTIFY changed)
 public:
     static constexpr const char* kDefaultSystemPromptKey = "chat.default_system_prompt";
     static constexpr int kMaxPresetName = 60;
@@ -66,6 +70,7 @@ public:
     QVariantMap contextLengths() const;
     // The context length chosen for the model at `modelPath`, 0 when none was (the model's own).
     int contextLength(const QString& modelPath) const { return contextLengths_.value(modelPath, 0); }
+    QStringList modelFolders() const { return modelFolders_; }
 
     void setModelPath(const QString& path);
     void setThreads(int threads);          // clamped to 0..maxThreads
@@ -91,6 +96,11 @@ public:
     // with it at the next load.
     Q_INVOKABLE QString setContextLength(const QString& modelPath, const QString& text, int trainedContext);
 
+    // Adds a folder (a path or a file:// URL) for the model library; returns why it cannot
+    // ("" when it could, or when it is listed already): it is not an existing folder.
+    Q_INVOKABLE QString addModelFolder(const QString& pathOrUrl);
+    Q_INVOKABLE void removeModelFolder(const QString& path);
+
     // Reads the stored values (defaults for what is missing or invalid), then loaded().
     void load();
     // Takes `path` for this run only (arbor --model PATH), over the stored choice.
@@ -102,6 +112,7 @@ signals:
 
 private:
     void persist(const char* key, const QString& value);
+    void persistModelFolders();
 
     StoreService& store_;
     QString modelPath_;
@@ -113,6 +124,7 @@ private:
     QString defaultSystemPrompt_;
     QMap<QString, QString> presets_;  // name -> text
     QMap<QString, int> contextLengths_;  // model path -> tokens
+    QStringList modelFolders_;
     QString override_;
 };
 

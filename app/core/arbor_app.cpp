@@ -1,5 +1,7 @@
 #include "arbor_app.h"
 
+#include "arbor/paths.h"
+
 #include <QClipboard>
 #include <QGuiApplication>
 #include <QUrl>
@@ -20,7 +22,10 @@ ArborApp::ArborApp(std::filesystem::path database, QObject* parent)
       warmer_(std::make_unique<TabWarmer>(*store_, *models_)),
       secrets_(std::make_unique<SecretStore>(database.parent_path() / "secrets")),
       api_(std::make_unique<ApiController>(*store_, *secrets_)),
-      download_(std::make_unique<DefaultModelDownload>(DefaultModelDownload::findProgram())) {
+      download_(std::make_unique<DefaultModelDownload>(DefaultModelDownload::findProgram())),
+      library_(std::make_unique<ModelLibrary>(QString::fromStdString(arbor::models_dir().string()))),
+      downloads_(std::make_unique<ModelDownloadList>(QString::fromStdString(arbor::models_dir().string()), secrets_.get(),
+                                                     HfHubClient::defaultBaseUrl())) {
     StoreWorker* w = store_->worker();
     connect(w, &StoreWorker::failed, this, &ArborApp::setNotice, Qt::QueuedConnection);
     connect(w, &StoreWorker::opened, this, [this](const QString& problem) {
@@ -43,6 +48,14 @@ ArborApp::ArborApp(std::filesystem::path database, QObject* parent)
     connect(&undoDeleteTimer_, &QTimer::timeout, this, &ArborApp::commitPendingDeletion);
     connect(tabs_.get(), &TabListModel::conversationActivity, conversations_.get(), &ConversationListModel::reload);
     connect(models_.get(), &ModelService::modelChanged, this, [this] { api_->setModel(models_->current()); });
+    // The library lists the folders of the settings and estimates fit with their KV type
+    // and context lengths.
+    connect(settings_.get(), &AppSettings::changed, this, [this] {
+        library_->setFolders(settings_->modelFolders());
+        library_->setKvType(settings_->kvType());
+        library_->setContextLengths(settings_->contextLengths());
+    });
+    connect(downloads_.get(), &ModelDownloadList::downloaded, library_.get(), &ModelLibrary::refresh);
     // A finished download loads the default model, unless the user chose another meanwhile.
     connect(download_.get(), &DefaultModelDownload::succeeded, this, [this] {
         if (models_->missingDefaultModel()) reloadModel();
@@ -50,13 +63,15 @@ ArborApp::ArborApp(std::filesystem::path database, QObject* parent)
 }
 
 ArborApp::~ArborApp() {
-    // A running model download is stopped; the API server stops next (it holds the
+    // Running model downloads are stopped (their partial files resume next run); the API server stops next (it holds the
     // engine), then the tabs cancel their replies and post their last writes, then the
     // store finishes every posted job; the model goes last, released off this thread.
     // Closing normally means the start did finish.
     clearStartupMarker();
     commitPendingDeletion();
     download_.reset();
+    downloads_.reset();
+    library_.reset();
     api_.reset();
     warmer_.reset();
     tabs_.reset();

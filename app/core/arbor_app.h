@@ -9,6 +9,8 @@
 #include "app_settings.h"
 #include "conversation_list_model.h"
 #include "default_model_download.h"
+#include "model_download_list.h"
+#include "model_library.h"
 #include "model_service.h"
 #include "tab_list_model.h"
 #include "tab_warmer.h"
@@ -38,6 +40,8 @@ class ArborApp : public QObject {
     Q_PROPERTY(arbor::app::TabListModel* tabs READ tabs CONSTANT)
     Q_PROPERTY(arbor::app::ApiController* api READ api CONSTANT)
     Q_PROPERTY(arbor::app::DefaultModelDownload* defaultModelDownload READ defaultModelDownload CONSTANT)
+    Q_PROPERTY(arbor::app::ModelLibrary* library READ library CONSTANT)
+    Q_PROPERTY(arbor::app::ModelDownloadList* downloads READ downloads CONSTANT)
     Q_PROPERTY(bool started READ started NOTIFY startedChanged)  // store open, tabs restored
     // Something the user must be told (a database moved aside, a failed write); cleared
     // by dismissNotice().
@@ -61,6 +65,8 @@ public:
     TabListModel* tabs() const { return tabs_.get(); }
     ApiController* api() const { return api_.get(); }
     DefaultModelDownload* defaultModelDownload() const { return download_.get(); }
+    ModelLibrary* library() const { return library_.get(); }
+    ModelDownloadList* downloads() const { return downloads_.get(); }
     TabWarmer* warmer() const { return warmer_.get(); }
     bool started() const { return started_; }
     QString notice() const { return notice_; }
@@ -114,6 +120,8 @@ private:
     std::unique_ptr<SecretStore> secrets_;  // the API key; before api_, which uses it
     std::unique_ptr<ApiController> api_;
     std::unique_ptr<DefaultModelDownload> download_;
+    std::unique_ptr<ModelLibrary> library_;
+    std::unique_ptr<ModelDownloadList> downloads_;  // keeps its token in secrets_
     bool started_ = false;
     bool startupMarked_ = false;  // the marker is set and not yet cleared
     QString notice_;

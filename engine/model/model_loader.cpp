@@ -118,7 +118,9 @@ void read_gemma3(const GgufFile& file, ModelConfig& c) {
     if (!(c.rope_base_local > 0.0f)) throw Error("invalid rope.freq_base_swa in metadata");
 }
 
-ModelConfig read_config(const GgufFile& file) {
+} // namespace
+
+ModelConfig read_model_config(const GgufFile& file) {
     ModelConfig c;
     c.architecture = file.require_string("general.architecture");
     if (!supported(c.architecture))
@@ -161,13 +163,12 @@ ModelConfig read_config(const GgufFile& file) {
     return c;
 }
 
-} // namespace
 
 std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
     std::unique_ptr<Model> m(new Model());
     m->file_ = GgufFile::open(path);
     const GgufFile& file = *m->file_;
-    m->config_ = read_config(file);
+    m->config_ = read_model_config(file);
     ModelConfig& c = m->config_;
     m->tokenizer_ = Tokenizer::from_gguf(file);
     m->chat_template_ = file.get_string("tokenizer.chat_template").value_or("");

@@ -5,10 +5,13 @@
 
 #include "arbor/paths.h"
 
+#include <QDir>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QUrl>
 #include <QtTest>
 
 #include <memory>
@@ -160,6 +163,35 @@ private slots:
         QCOMPARE(settings.kvDiskMiB(), 0);
         QCOMPARE(settings.kvType(), QString("q8_0"));
         QCOMPARE(settings.theme(), QString("dark"));
+    }
+
+    // The model library's extra folders: only existing folders, each once, kept as a JSON
+    // array and read back on the next run.
+    void modelFoldersAreCheckedAndKept() {
+        const QString a = dir_.path() + "/folder-a", b = dir_.path() + "/folder-b";
+        QVERIFY(QDir().mkpath(a) && QDir().mkpath(b));
+        {
+            StoreService service(file_);
+            service.open();
+            AppSettings settings(service);
+            QVERIFY(loadInto(settings));
+            QCOMPARE(settings.modelFolders(), QStringList());
+            QCOMPARE(settings.addModelFolder(a), QString());
+            QCOMPARE(settings.addModelFolder(QUrl::fromLocalFile(b).toString()), QString());  // from a folder dialog
+            QCOMPARE(settings.addModelFolder(a + "/"), QString());  // the same folder again
+            const QString missing = dir_.path() + "/absent";
+            QCOMPARE(settings.addModelFolder(missing), missing + " is not a folder.");
+            QCOMPARE(settings.addModelFolder("relative/dir"), QString("relative/dir is not a folder."));
+            QCOMPARE(settings.modelFolders(), (QStringList{a, b}));
+            settings.removeModelFolder(a);
+            QCOMPARE(settings.modelFolders(), QStringList{b});
+        }
+        QCOMPARE(stored(file_, "model.folders"), std::optional<std::string>(QJsonDocument(QJsonArray{b}).toJson(QJsonDocument::Compact).toStdString()));
+        StoreService service(file_);
+        service.open();
+        AppSettings settings(service);
+        QVERIFY(loadInto(settings));
+        QCOMPARE(settings.modelFolders(), QStringList{b});
     }
 
     // Per model file: refused values give their reason and change nothing; a kept one

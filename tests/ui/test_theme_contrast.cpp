@@ -5,7 +5,7 @@
 // pixels are measured against its background: each must reach the WCAG AA contrast for
 // body text, 4.5:1. The same holds for every text of the sidebar, of each page of the
 // settings window and of the conversation settings dialog, disabled controls (a refused
-// Save) and placeholders included, in light and dark. Screenshots:
+// Save) and placeholders included, in light and dark, and of the model library. Screenshots:
 // build/arbor-theme-<theme>[-<view>].png.
 #include "test_support.h"
 #include "window_test_support.h"
@@ -278,6 +278,21 @@ void TestThemeContrast::sidebarSettingsAndDialogsAreReadable() {
             if (QTest::currentTestFailed()) return;
             QVERIFY2(measured >= 2, qPrintable(QStringLiteral("%1: %2 texts measured").arg(pages[n]).arg(measured)));
         }
+        // The model library with its download panel, opened from the Model page.
+        settings->setProperty("currentPage", 0);
+        QTRY_COMPARE(visibleItems(window, QStringLiteral("openModelLibraryButton")).size(), 1);
+        click(window, visibleItems(window, QStringLiteral("openModelLibraryButton")).front());
+        QObject* library = root->findChild<QObject*>(QStringLiteral("modelLibraryDialog"));
+        QVERIFY(library);
+        QTRY_VERIFY(library->property("opened").toBool());
+        QTRY_COMPARE(visibleItems(window, QStringLiteral("modelLibraryPage")).size(), 1);
+        const int inLibrary = checkTextsIn(window, visibleItems(window, QStringLiteral("modelLibraryPage")).front(),
+                                           theme + QStringLiteral("-model-library"));
+        if (QTest::currentTestFailed()) return;
+        QVERIFY2(inLibrary >= 4, qPrintable(QStringLiteral("model library: %1 texts measured").arg(inLibrary)));
+        QMetaObject::invokeMethod(library, "close");
+        QTRY_VERIFY(!library->property("visible").toBool());
+
         QQuickItem* savePreset = findItem(window, QStringLiteral("savePresetButton"));
         QVERIFY(savePreset && !savePreset->isEnabled());
         QMetaObject::invokeMethod(settings, "close");

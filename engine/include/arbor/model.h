@@ -49,6 +49,11 @@ struct ModelConfig {
     float query_scale() const { return attn_scale > 0.0f ? attn_scale : 1.0f / std::sqrt(float(head_dim)); }
 };
 
+// The configuration Model::load would use, read from the metadata alone (no tensor is
+// touched). Throws arbor::Error naming the problem: an unsupported architecture, a missing
+// or invalid key, a feature the engine does not run.
+ModelConfig read_model_config(const GgufFile& file);
+
 struct LayerWeights {
     std::vector<float> attn_norm, ffn_norm;
     TensorView wq, wk, wv, wo;
