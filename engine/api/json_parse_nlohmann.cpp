@@ -1,18 +1,19 @@
-// Json::parse over nlohmann::json's SAX parser: nlohmann does the RFC 8259 lexing and
-// grammar (strict: no comments, trailing commas, leading zeros, control characters or
-// invalid UTF-8) in one linear pass; the handler here builds our Json directly and adds
-// what nlohmann leaves out: the depth limit, refusing duplicate keys, refusing a byte
-// order mark, and lone surrogate escapes taken as U+FFFD. nlohmann tells where its own
+// The reference reader behind Json::parse, over nlohmann::json's SAX parser: nlohmann does
+// the RFC 8259 lexing and grammar (strict: no comments, trailing commas, leading zeros,
+// control characters or invalid UTF-8) in one linear pass; the handler here builds our
+// Json directly and adds what nlohmann leaves out: the depth limit and refusing duplicate
+// keys (json_parse.cpp checks the rest before). nlohmann tells where its own
 // errors are but not where a SAX event happened, so an error the handler finds is placed
 // by a second pass that counts events up to it while tracking the bytes read (only
 // failing documents pay for it).
-#include "api/json.h"
+#include "api/json_parse_paths.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cstring>
 #include <iterator>
+#include <limits>
+#include <vector>
 
 namespace arbor::api {
 namespace {
@@ -44,41 +45,6 @@ private:
     const char* p_;
     const char** cursor_;
 };
-
-bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-
-// The \uXXXX escape at text[i] (i at the backslash), or -1 when it is not one.
-long escaped_unit(std::string_view text, size_t i) {
-    if (i + 6 > text.size() || text[i + 1] != 'u') return -1;
-    for (size_t k = i + 2; k < i + 6; ++k)
-        if (!is_hex(text[k])) return -1;
-    return std::strtol(std::string(text.substr(i + 2, 4)).c_str(), nullptr, 16);
-}
-
-// nlohmann refuses a surrogate escape without its partner; we take it as U+FFFD, as
-// JavaScript's TextEncoder would (Python's json.dumps writes them for broken text). The
-// escape is rewritten in place to \uFFFD, which has the same length, so offsets hold.
-// nullopt: the text has none.
-std::optional<std::string> replace_lone_surrogates(std::string_view text) {
-    std::optional<std::string> out;
-    size_t i = 0;
-    while ((i = text.find('\\', i)) != std::string_view::npos) {
-        const long unit = escaped_unit(text, i);
-        if (unit < 0xD800 || unit > 0xDFFF) {
-            i += 2;  // any other escape, including "\\" before a 'u'
-            continue;
-        }
-        const long next = unit <= 0xDBFF ? escaped_unit(text, i + 6) : -1;
-        if (next >= 0xDC00 && next <= 0xDFFF) {
-            i += 12;  // a proper pair
-            continue;
-        }
-        if (!out) out.emplace(text);
-        out->replace(i, 6, "\\uFFFD");
-        i += 6;
-    }
-    return out;
-}
 
 // nlohmann's messages begin "[json.exception.parse_error.101] parse error at line 1,
 // column 13: "; the offset is reported separately, so only the reason after it is kept.
@@ -131,16 +97,10 @@ public:
     JsonParser(std::string_view text, const JsonParseLimits& limits) : text_(text), limits_(limits) {}
 
     Json document() {
-        if (text_.size() > limits_.max_bytes)
-            throw JsonError("the document is larger than " + std::to_string(limits_.max_bytes) + " bytes", 0);
-        // nlohmann skips a byte order mark; RFC 8259 forbids sending one.
-        if (text_.substr(0, 3) == "\xEF\xBB\xBF") throw JsonError("a byte order mark is not allowed", 0);
-        const std::optional<std::string> rewritten = replace_lone_surrogates(text_);
-        const std::string_view input = rewritten ? std::string_view(*rewritten) : text_;
-        if (Nl::sax_parse(input.data(), input.data() + input.size(), this, nlohmann::detail::input_format_t::json,
+        if (Nl::sax_parse(text_.data(), text_.data() + text_.size(), this, nlohmann::detail::input_format_t::json,
                           true, false))
             return std::move(root_);
-        if (failed_event_) error_offset_ = locate(input, failed_event_, failed_at_key_);
+        if (failed_event_) error_offset_ = locate(text_, failed_event_, failed_at_key_);
         throw JsonError(error_, std::min(error_offset_, text_.size()));
     }
 
@@ -197,9 +157,9 @@ private:
         std::vector<size_t> late_key_events;  // see check_unique_keys
     };
 
-    // Objects up to this many members compare each new key with the ones before it; a
-    // larger one is checked once at its end by sorting its keys, so the cost stays
-    // O(n log n) whatever the keys are (a hash set could be flooded with colliding keys).
+    // Objects up to this many members compare each new key with the ones before it, so a
+    // repeat is refused where it is read; a larger one is checked once at its end by
+    // first_repeated_key (O(n log n)).
     static constexpr size_t kKeyScanLimit = 16;
 
     static Json number(double value, int64_t integer, bool is_integer) {
@@ -271,32 +231,7 @@ private:
     // later member; late_key_events[i] is the SAX event of member kKeyScanLimit + i's key.
     bool check_unique_keys(const Frame& f) {
         const auto& members = std::get<Json::Object>(f.value->value_);
-        // Sorted by (first 8 bytes, key, member index): equal keys end up side by side,
-        // the first one first, so each later one is a repeat. The 8-byte prefix settles
-        // most comparisons without a call to memcmp.
-        struct Entry {
-            uint64_t prefix;
-            std::string_view key;
-            size_t index;
-            bool operator<(const Entry& o) const {
-                if (prefix != o.prefix) return prefix < o.prefix;
-                if (const int c = key.compare(o.key)) return c < 0;
-                return index < o.index;
-            }
-        };
-        std::vector<Entry> order;
-        order.reserve(members.size());
-        for (size_t i = 0; i < members.size(); ++i) {
-            const std::string& key = members[i].first;
-            uint64_t prefix = 0;
-            std::memcpy(&prefix, key.data(), std::min(key.size(), sizeof prefix));
-            order.push_back({prefix, key, i});
-        }
-        std::sort(order.begin(), order.end());
-        size_t first_repeat = members.size();
-        for (size_t i = 1; i < order.size(); ++i)
-            if (order[i].prefix == order[i - 1].prefix && order[i].key == order[i - 1].key)
-                first_repeat = std::min(first_repeat, order[i].index);
+        const size_t first_repeat = json_detail::first_repeated_key(members);
         if (first_repeat == members.size()) return true;
         return fail_at("duplicate key \"" + members[first_repeat].first + "\"",
                        f.late_key_events[first_repeat - kKeyScanLimit], true);
@@ -314,6 +249,8 @@ private:
     bool failed_at_key_ = false;
 };
 
-Json Json::parse(std::string_view text, const JsonParseLimits& limits) { return JsonParser(text, limits).document(); }
+Json json_detail::parse_with_nlohmann(std::string_view text, const JsonParseLimits& limits) {
+    return JsonParser(text, limits).document();
+}
 
 } // namespace arbor::api
