@@ -15,7 +15,7 @@ readonly VENV_DIR="$REPO_ROOT/.venv"
 readonly APT_PACKAGES=(
     build-essential cmake ninja-build pkg-config git
     qt6-base-dev qt6-declarative-dev libspdlog-dev libsqlite3-dev libicu-dev
-    libboost-dev nlohmann-json3-dev libsecret-1-dev
+    libboost-dev nlohmann-json3-dev libsimdjson-dev libsecret-1-dev
     qt6-qpa-plugins qml6-module-qtqml qml6-module-qtqml-models qml6-module-qtqml-workerscript
     qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-templates
     qml6-module-qtquick-layouts qml6-module-qtquick-window qml6-module-qtquick-dialogs

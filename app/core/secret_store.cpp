@@ -1,6 +1,7 @@
 #include "secret_store.h"
 
 #include "arbor/error.h"
+#include "arbor/private_file.h"
 
 #include <libsecret/secret.h>
 
@@ -122,31 +123,8 @@ void SecretStore::write(const std::string& name, const std::string& value) {
         return;
     }
     if (::mkdir(directory_.c_str(), 0700) != 0 && errno != EEXIST) fileFailed("create the directory", directory_);
-    // Written to a new 0600 file beside it, then renamed over the old one: a reader sees
-    // the old secret or the new, and no other user ever can read either.
-    const fs::path temporary = directory_ / ("." + name + ".new");
-    ::unlink(temporary.c_str());
-    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) fileFailed("create", temporary);
-    size_t done = 0;
-    while (done < value.size()) {
-        const ssize_t n = ::write(fd, value.data() + done, value.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            ::close(fd);
-            ::unlink(temporary.c_str());
-            fileFailed("write", temporary);
-        }
-        done += size_t(n);
-    }
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
-        ::unlink(temporary.c_str());
-        fileFailed("write", temporary);
-    }
-    if (::rename(temporary.c_str(), file.c_str()) != 0) {
-        ::unlink(temporary.c_str());
-        fileFailed("replace", file);
-    }
+    // A reader sees the old secret or the new, and no other user ever can read either.
+    write_private_file(file, value);
 }
 
 } // namespace arbor::app

@@ -101,6 +101,7 @@ private:
     };
     void dump_to(std::string& out) const;
     friend class JsonParser;
+    friend class JsonTreeBuilder;
 
     std::variant<std::nullptr_t, bool, Number, std::string, Array, Object> value_;
 };

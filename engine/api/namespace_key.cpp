@@ -1,5 +1,8 @@
 #include "api/namespace_key.h"
 
+#include "arbor/error.h"
+#include "arbor/private_file.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -63,31 +66,6 @@ ReadResult read_key(const fs::path& file) {
     return r;
 }
 
-// Writes the key to a temporary file beside `file` (0600 from its creation); its path,
-// or an empty one with *error set.
-fs::path write_temporary(const fs::path& file, const NamespaceKey& key, std::string* error) {
-    std::error_code ec;
-    fs::create_directories(file.parent_path(), ec);
-    const std::string text = to_file_text(key);
-    const fs::path temp = file.parent_path() / (file.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
-                                                to_file_text(random_namespace_key()).substr(0, 8));
-    const int fd = ::open(temp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) {
-        *error = std::string("cannot be written (") + std::strerror(errno) + ")";
-        return {};
-    }
-    const bool ok = ::fchmod(fd, 0600) == 0 && ::write(fd, text.data(), text.size()) == ssize_t(text.size()) &&
-                    ::fsync(fd) == 0;
-    const int saved = errno;
-    ::close(fd);
-    if (!ok) {
-        ::unlink(temp.c_str());
-        *error = std::string("cannot be written (") + std::strerror(saved) + ")";
-        return {};
-    }
-    return temp;
-}
-
 } // namespace
 
 NamespaceKey random_namespace_key() {
@@ -105,30 +83,20 @@ LoadedNamespaceKey load_or_create_namespace_key(const fs::path& file) {
     LoadedNamespaceKey out{random_namespace_key(), false, {}};
     std::string problem = existing.problem;
     if (!problem.empty()) out.warning = name + " " + problem + "; a new key replaces it (clients' cached pages from earlier runs are not found)";
-    std::string error;
-    const fs::path temp = write_temporary(file, out.key, &error);
-    if (temp.empty()) {
-        out.warning = name + " " + error + "; a key for this run only (clients' cached pages are not found after a restart)";
-        return out;
-    }
-    if (existing.missing) {
-        // link() never replaces: of servers starting at once, the first key stored wins.
-        const bool linked = ::link(temp.c_str(), file.c_str()) == 0;
-        const int saved = errno;
-        ::unlink(temp.c_str());
-        if (linked) return out;
-        if (saved == EEXIST) {
-            if (ReadResult raced = read_key(file); raced.key) return {*raced.key, true, {}};
-        }
-        out.warning = name + " cannot be stored (" + std::strerror(saved) +
-                      "); a key for this run only (clients' cached pages are not found after a restart)";
-        return out;
-    }
-    if (::rename(temp.c_str(), file.c_str()) != 0) {
-        const int saved = errno;
-        ::unlink(temp.c_str());
-        out.warning = name + " " + problem + " and cannot be replaced (" + std::strerror(saved) +
-                      "); a key for this run only (clients' cached pages are not found after a restart)";
+    const char* const this_run_only = "; a key for this run only (clients' cached pages are not found after a restart)";
+    try {
+        std::error_code ec;
+        fs::create_directories(file.parent_path(), ec);  // if this fails, the write says why
+        // Where there was no file, one is only created, never replaced: of servers starting
+        // at once, the first key stored wins and the others read it.
+        if (write_private_file(file, to_file_text(out.key),
+                               existing.missing ? ExistingFile::Keep : ExistingFile::Replace))
+            return out;
+        if (ReadResult raced = read_key(file); raced.key) return {*raced.key, true, {}};
+        out.warning = name + " appeared meanwhile and does not hold a key" + this_run_only;
+    } catch (const Error& e) {
+        out.warning = name + (problem.empty() ? "" : " " + problem + " and") + " cannot be stored (" + e.what() + ")" +
+                      this_run_only;
     }
     return out;
 }

@@ -3,8 +3,12 @@
 #include "test_support.h"
 
 #include "api/json.h"
+#include "api/json_parse_paths.h"
 
+#include <atomic>
 #include <cmath>
+#include <thread>
+#include <vector>
 
 using arbor::api::Json;
 using arbor::api::JsonError;
@@ -193,6 +197,69 @@ private slots:
             QCOMPARE(again.dump(), v.dump());
         }
         QCOMPARE(Json::parse("-0").dump(), std::string("0"));  // an integer: no negative zero
+    }
+
+    // Json::parse takes simdjson's reading when it has one and nlohmann's otherwise: the
+    // fast path must never accept what the reference refuses, nor read a different value.
+    void fastPathAgreesWithReference_data() {
+        QTest::addColumn<QByteArray>("text");
+        QTest::addColumn<bool>("fast");  // whether the fast path is expected to take it
+        const std::pair<const char*, bool> cases[] = {
+            {"0", true}, {"-0", true}, {"-0.0", false}, {"-0e3", false}, {"2.0", true}, {"1e308", true},
+            {"1e309", false}, {"-1e400", false}, {"9223372036854775807", true}, {"9223372036854775808", true},
+            {"-9223372036854775808", true}, {"-9223372036854775809", false}, {"18446744073709551615", true},
+            {"18446744073709551616", false}, {"4.9e-324", true}, {"1e-400", true}, {"0.1", true},
+            {"\"\\u0000\"", true}, {"\"\\ud83d\\ude00\"", true}, {"\"\\uFFFD\"", true},
+            {"{\"a\":1,\"b\":[true,false,null,{}]}", true}, {"{\"a\":1,\"a\":2}", false}, {"[1,2,]", false},
+            {"\"\xED\xA0\x80\"", false}, {"\"\x7F\"", true}, {" \t\r\n[ ]\n", true}, {"[1]\x0C", false},
+        };
+        int i = 0;
+        for (const auto& [text, fast] : cases) QTest::addRow("case %d", i++) << QByteArray(text) << fast;
+        std::string keys = "{";
+        for (int k = 0; k < 40; ++k) keys += "\"k" + std::to_string(k) + "\":" + std::to_string(k) + ",";
+        QTest::newRow("40 keys") << QByteArray::fromStdString(keys + "\"end\":0}") << true;
+        QTest::newRow("40 keys, a repeat") << QByteArray::fromStdString(keys + "\"k39\":0}") << false;
+        QTest::newRow("at the depth limit") << QByteArray::fromStdString(std::string(64, '[') + std::string(64, ']')) << true;
+        QTest::newRow("over it") << QByteArray::fromStdString(std::string(65, '[') + std::string(65, ']')) << false;
+    }
+
+    void fastPathAgreesWithReference() {
+        QFETCH(QByteArray, text);
+        QFETCH(bool, fast);
+        const std::string_view doc(text.constData(), size_t(text.size()));
+        const JsonParseLimits limits;
+        const std::optional<Json> quick = arbor::api::json_detail::parse_with_simdjson(doc, limits);
+        QCOMPARE(quick.has_value(), fast);
+        if (!quick) return;
+        const Json reference = arbor::api::json_detail::parse_with_nlohmann(doc, limits);
+        QCOMPARE(quick->dump(), reference.dump());
+        QVERIFY(*quick == reference);
+    }
+
+    // The fast reader keeps one parser's buffers between parses: parses on several threads
+    // at once, of documents of other sizes and limits, each still read their own document.
+    void parsesOnManyThreadsAtOnce() {
+        std::atomic<int> wrong{0};
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 4; ++t)
+            threads.emplace_back([t, &wrong] {
+                for (int i = 0; i < 200; ++i) {
+                    const int n = 1 + (i * 37 + t * 11) % 500;
+                    std::string text = "[";
+                    for (int k = 0; k < n; ++k) text += (k ? "," : "") + std::to_string(t * 1000 + k);
+                    text += "]";
+                    JsonParseLimits limits;
+                    limits.max_depth = 1 + i % 3;
+                    const std::string nested = std::string(size_t(limits.max_depth), '[') + text +
+                                               std::string(size_t(limits.max_depth), ']');
+                    const Json v = Json::parse(text, limits);
+                    if (v.as_array().size() != size_t(n) || *v.as_array()[size_t(n) - 1].as_integer() != t * 1000 + n - 1)
+                        ++wrong;
+                    if (!rejects(nested, limits)) ++wrong;  // one level too deep
+                }
+            });
+        for (auto& th : threads) th.join();
+        QCOMPARE(wrong.load(), 0);
     }
 
     void wrongTypeAccessThrows() {

@@ -1,14 +1,18 @@
 // The API's JSON parser and its request readers on arbitrary bytes: a body is either
-// parsed or refused with JsonError; a parsed value serializes to text that parses back to
-// the same value; the chat and completion readers either build a request or refuse the
-// body with ApiError (what the server answers as 400).
+// parsed or refused with JsonError; the fast reader (simdjson) accepts only what the
+// reference reader (nlohmann) accepts, with the same value; a parsed value serializes to
+// text that parses back to the same value; the chat and completion readers either build a
+// request or refuse the body with ApiError (what the server answers as 400).
 #include "api/api_error.h"
 #include "api/json.h"
+#include "api/json_parse_paths.h"
 #include "api/openai_request.h"
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace {
@@ -26,6 +30,19 @@ constexpr int32_t kVocab = 49152;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
+    {
+        namespace detail = arbor::api::json_detail;
+        const std::optional<std::string> rewritten = detail::replace_lone_surrogates(text);
+        const std::string_view input = rewritten ? std::string_view(*rewritten) : text;
+        if (const std::optional<arbor::api::Json> fast = detail::parse_with_simdjson(input, {})) {
+            try {
+                check(detail::parse_with_nlohmann(input, {}) == *fast, "the readers disagree on the value", text);
+            } catch (const arbor::api::JsonError& e) {
+                std::fprintf(stderr, "the reference refuses it: %s\n", e.what());
+                check(false, "the fast reader accepted", text);
+            }
+        }
+    }
     arbor::api::Json value;
     try {
         value = arbor::api::Json::parse(text);
