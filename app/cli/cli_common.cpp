@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <random>
@@ -17,7 +18,7 @@ std::set<std::string> sampling_options() {
     return {"--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--seed"};
 }
 
-LoadedModel load_model(const CliArgs& args, bool with_backend) {
+LoadedModel load_model(const CliArgs& args, bool with_engine) {
     const std::filesystem::path path = args.get("--model").value_or(args.get("-m").value_or(default_model_path().string()));
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
@@ -25,8 +26,9 @@ LoadedModel load_model(const CliArgs& args, bool with_backend) {
                     (args.has("--model") || args.has("-m") ? "" : "; " + std::string(kDefaultModelInstallHint)));
     LoadedModel out;
     out.model = Model::load(path);
-    if (with_backend) {
-        BackendOptions options;
+    if (with_engine) {
+        EngineOptions engine_options;
+        BackendOptions& options = engine_options.backend;
         options.threads = int(args.get_int("--threads", args.get_int("-t", 0, 0, 1024), 0, 1024));
         options.kv_tokens = int32_t(args.get_int("--ctx", 4096, 16, 1 << 20));
         options.device = args.get("--device").value_or("auto");
@@ -34,11 +36,21 @@ LoadedModel load_model(const CliArgs& args, bool with_backend) {
         const std::optional<KvType> type = kv_type_from_name(kv_type);
         if (!type) throw Error("--kv-type expects f16, f32 or q8_0, not '" + kv_type + "'");
         options.kv_type = *type;
-        std::string fallback;
-        out.backend = make_backend(*out.model, options, &fallback);
+        out.engine = std::make_unique<Engine>(*out.model, engine_options);
+        const std::string& fallback = out.engine->device_fallback();
         if (!fallback.empty() && args.has("--device")) spdlog::warn("no GPU used: {}", fallback);
     }
     return out;
+}
+
+GenerateResult print_reply(Engine& engine, Request request) {
+    GenerateResult result = generate(engine, std::move(request), [](std::string_view piece) {
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+        std::fflush(stdout);
+        return true;
+    });
+    if (result.finish == FinishReason::Error) throw Error(result.error);
+    return result;
 }
 
 SamplerParams sampler_params(const CliArgs& args, float default_temperature) {

@@ -1,9 +1,10 @@
-// Pieces shared by the arbor-cli commands: model and backend set-up, sampling options.
+// Pieces shared by the arbor-cli commands: model and engine set-up, sampling options.
 #pragma once
 
 #include "cli_args.h"
 
-#include "arbor/backend.h"
+#include "arbor/engine.h"
+#include "arbor/generator.h"
 #include "arbor/model.h"
 #include "arbor/sampler.h"
 
@@ -20,10 +21,13 @@ std::set<std::string> sampling_options();
 
 struct LoadedModel {
     std::unique_ptr<Model> model;
-    std::unique_ptr<Backend> backend;
+    std::unique_ptr<Engine> engine;  // every reply goes through it (the app's serving path)
 };
-// --model (default: the installed default model), --threads, --ctx.
-LoadedModel load_model(const CliArgs& args, bool with_backend = true);
+// --model (default: the installed default model), --threads, --ctx, --device, --kv-type.
+LoadedModel load_model(const CliArgs& args, bool with_engine = true);
+// Runs one reply on the loaded engine, printing its text as it comes. Throws arbor::Error
+// when the engine refuses the request (a prompt longer than the context).
+GenerateResult print_reply(Engine& engine, Request request);
 SamplerParams sampler_params(const CliArgs& args, float default_temperature);
 
 } // namespace arbor::cli

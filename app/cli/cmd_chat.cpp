@@ -1,10 +1,10 @@
 // Interactive multi-turn chat in the terminal. The conversation is kept as token ids:
-// each turn's prompt extends the previous one, so only new tokens are computed.
+// each turn's prompt extends the previous one, so the engine's prefix cache serves what
+// was computed before and only new tokens are computed.
 #include "cli_common.h"
 #include "commands.h"
 
 #include "arbor/chat_template.h"
-#include "arbor/generator.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -26,7 +26,6 @@ int run_chat(const std::vector<std::string>& raw) {
     LoadedModel loaded = load_model(args);
     const Model& model = *loaded.model;
     const ChatFormatter formatter(model.tokenizer(), detect_chat_template(model.chat_template_source()));
-    Generator generator(model, *loaded.backend);
 
     std::vector<ChatMessage> messages;
     if (auto system = args.get("--system")) messages.push_back({Role::System, formatter.encode_content(*system)});
@@ -49,16 +48,15 @@ int run_chat(const std::vector<std::string>& raw) {
         if (line.empty()) continue;
         messages.push_back({Role::User, formatter.encode_content(line)});
         const auto prompt = formatter.compose(messages);
-        const GenerateResult result = generator.generate(prompt, options, [](std::string_view piece) {
-            std::fwrite(piece.data(), 1, piece.size(), stdout);
-            std::fflush(stdout);
-            return true;
-        });
+        Request request;
+        request.prompt = prompt;
+        request.options = options;
+        const GenerateResult result = print_reply(*loaded.engine, std::move(request));
         std::fputs("\n", stdout);
         std::fflush(stdout);
         messages.push_back({Role::Assistant, result.tokens});
-        std::fprintf(stderr, "[%d prompt tokens, %d cached, %.1f tokens/s]\n", result.prompt_tokens,
-                     result.cached_tokens, result.decode_tokens_per_second());
+        std::fprintf(stderr, "[%d prompt tokens, %d cached, %.1f tokens/s]\n", result.stats.prompt_tokens,
+                     result.stats.cached_tokens, result.stats.decode_tokens_per_second);
     }
     return 0;
 }

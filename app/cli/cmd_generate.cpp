@@ -2,7 +2,6 @@
 #include "commands.h"
 
 #include "arbor/error.h"
-#include "arbor/generator.h"
 
 #include <cstdio>
 #include <fstream>
@@ -38,12 +37,10 @@ int run_generate(const std::vector<std::string>& raw) {
     const auto ids = tok.encode(prompt, tok.adds_bos(), !args.has("--no-special"));
     if (ids.empty()) throw Error("the prompt is empty after tokenization");
 
-    Generator generator(*loaded.model, *loaded.backend);
-    const GenerateResult result = generator.generate(ids, options, [](std::string_view piece) {
-        std::fwrite(piece.data(), 1, piece.size(), stdout);
-        std::fflush(stdout);
-        return true;
-    });
+    Request request;
+    request.prompt = ids;
+    request.options = options;
+    const GenerateResult result = print_reply(*loaded.engine, std::move(request));
     if (args.has("--ids")) {
         std::string json = "\n[";
         for (size_t i = 0; i < result.tokens.size(); ++i) json += (i ? "," : "") + std::to_string(result.tokens[i]);
@@ -53,9 +50,9 @@ int run_generate(const std::vector<std::string>& raw) {
     }
     std::fprintf(stderr,
                  "prompt tokens: %d, prefill: %.1f tokens/s, decode: %.1f tokens/s (%zu tokens, %s), KV cache: %s\n",
-                 result.prompt_tokens, result.prefill_tokens_per_second(), result.decode_tokens_per_second(),
-                 result.tokens.size(), std::string(finish_reason_name(result.finish)).c_str(),
-                 kv_type_name(loaded.backend->kv_type()));
+                 result.stats.prompt_tokens, result.prefill_tokens_per_second(),
+                 result.stats.decode_tokens_per_second, result.tokens.size(),
+                 std::string(finish_reason_name(result.finish)).c_str(), kv_type_name(loaded.engine->kv_type()));
     return 0;
 }
 

@@ -364,7 +364,7 @@ void ChatSession::warmFollowUp() {
     if (!model) return;
     arbor::Request warm;
     warm.prompt = model->formatter->follow_up_prefix(prompt_, replyIds_);
-    warm.options.max_tokens = 0;  // prefill only; its events carry another id and are ignored
+    warm.kind = arbor::RequestKind::PrefillOnly;  // its events carry another id and are ignored
     models_.submit(std::move(warm));
 }
 

@@ -75,7 +75,7 @@ void TabWarmer::submit(qint64 conversation, std::vector<arbor::TokenId> prompt) 
     }
     arbor::Request request;
     request.prompt = std::move(prompt);
-    request.options.max_tokens = 0;
+    request.kind = arbor::RequestKind::PrefillOnly;
     request.priority = arbor::Priority::Idle;
     it->request = models_.submit(std::move(request));
     if (it->request == 0) {

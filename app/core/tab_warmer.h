@@ -1,4 +1,4 @@
-// Warms the restored tabs at start: for each, one prefill-only request (max_tokens = 0)
+// Warms the restored tabs at start: for each, one RequestKind::PrefillOnly request
 // at Priority::Idle with the prompt its next message will begin with, so that the pages
 // of its history are read from the KV disk tier (or computed) in the background and the
 // first follow-up in any restored tab is served from the cache. The current tab goes

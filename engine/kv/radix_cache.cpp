@@ -103,15 +103,11 @@ bool RadixCache::starts_with(const Node& node, std::span<const int32_t> head) co
     return head.size() <= node.tokens.size() && std::equal(head.begin(), head.end(), node.tokens.begin());
 }
 
-std::vector<int32_t> RadixCache::match(uint64_t ns, std::span<const int32_t> tokens, PartialPage* partial,
-                                       PageKey* last_key) {
-    std::vector<int32_t> out;
-    if (partial) *partial = PartialPage{};
-    if (last_key) *last_key = root_key_of(ns);
+RadixCache::Walk RadixCache::walk(uint64_t ns, std::span<const int32_t> tokens, bool with_partial) const {
+    Walk w;
     const auto root = roots_.find(ns);
-    if (root == roots_.end()) return out;
+    if (root == roots_.end()) return w;
     const size_t n_full = tokens.size() / size_t(page_size_);
-    const uint64_t tick = ++clock_;
     Node* cur = root->second.get();
     Node* inside = nullptr;  // edge the match stopped in, if it did not stop at a node's end
     size_t inside_at = 0;    // index of its first unmatched page
@@ -120,9 +116,7 @@ std::vector<int32_t> RadixCache::match(uint64_t ns, std::span<const int32_t> tok
         Node* child = find_child(*cur, chunk(tokens, i));
         if (!child) break;
         const size_t m = common_pages(*child, tokens, i, n_full);
-        touch(*child, tick);
-        out.insert(out.end(), child->pages.begin(), child->pages.begin() + std::ptrdiff_t(m));
-        if (last_key && m > 0) *last_key = child->keys[m - 1];
+        w.path.emplace_back(child, m);
         i += m;
         if (m < child->pages.size()) {
             inside = child;
@@ -131,42 +125,60 @@ std::vector<int32_t> RadixCache::match(uint64_t ns, std::span<const int32_t> tok
         }
         cur = child;
     }
-    for (const int32_t page : out) pool_.retain(page);
-    if (!partial) return out;
+    w.pages = i;
+    if (!with_partial) return w;
 
     // Whole pages stopped matching here, so every candidate shares fewer than P tokens.
     const auto rest = tokens.subspan(i * size_t(page_size_));
-    Node* best = nullptr;
-    size_t best_at = 0;
-    int32_t best_len = 0;
     if (inside) {
-        best = inside;
-        best_at = inside_at;
-        best_len = common_tokens(*inside, inside_at, rest);
+        w.best = inside;
+        w.best_at = inside_at;
+        w.best_len = common_tokens(*inside, inside_at, rest);
     } else {
         for (const auto& [h, child] : cur->children) {
             const int32_t len = common_tokens(*child, 0, rest);
-            if (len > best_len) {
-                best = child.get();
-                best_len = len;
+            if (len > w.best_len) {
+                w.best = child.get();
+                w.best_len = len;
             }
         }
         // Tails hang only at node ends, so none can continue a match stopped inside an edge.
         for (const auto& tail : cur->tails) {
             const int32_t len = common_tokens(*tail, 0, rest);
-            if (len > best_len) {
-                best = tail.get();
-                best_len = len;
+            if (len > w.best_len) {
+                w.best = tail.get();
+                w.best_len = len;
             }
         }
     }
-    if (best_len > 0) {
-        touch(*best, tick);
-        partial->page = best->pages[best_at];
-        partial->tokens = best_len;
+    return w;
+}
+
+std::vector<int32_t> RadixCache::match(uint64_t ns, std::span<const int32_t> tokens, PartialPage* partial,
+                                       PageKey* last_key) {
+    std::vector<int32_t> out;
+    if (partial) *partial = PartialPage{};
+    if (last_key) *last_key = root_key_of(ns);
+    const Walk w = walk(ns, tokens, partial != nullptr);
+    const uint64_t tick = ++clock_;
+    for (const auto& [node, m] : w.path) {
+        touch(*node, tick);
+        out.insert(out.end(), node->pages.begin(), node->pages.begin() + std::ptrdiff_t(m));
+        if (last_key && m > 0) *last_key = node->keys[m - 1];
+    }
+    for (const int32_t page : out) pool_.retain(page);
+    if (partial && w.best_len > 0) {
+        touch(*w.best, tick);
+        partial->page = w.best->pages[w.best_at];
+        partial->tokens = w.best_len;
         pool_.retain(partial->page);
     }
     return out;
+}
+
+int32_t RadixCache::matched_tokens(uint64_t ns, std::span<const int32_t> tokens) const {
+    const Walk w = walk(ns, tokens, /*with_partial=*/true);
+    return int32_t(w.pages) * page_size_ + w.best_len;
 }
 
 RadixCache::Node* RadixCache::split(Node& node, size_t keep) {

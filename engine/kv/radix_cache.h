@@ -81,6 +81,10 @@ public:
     // root key when none): where a lookup on disk continues.
     std::vector<int32_t> match(uint64_t ns, std::span<const int32_t> tokens, PartialPage* partial = nullptr,
                                PageKey* last_key = nullptr);
+    // How many leading tokens of `tokens` match() would serve now (its whole pages and
+    // the partial page's head), without retaining a page or marking anything used: for
+    // ranking requests by what the cache holds for them.
+    int32_t matched_tokens(uint64_t ns, std::span<const int32_t> tokens) const;
     // Offers pages[i] holding tokens[i*P, (i+1)*P) for every i. Chunks not yet cached
     // under this prefix are added and retained by the cache; where a chunk is already
     // cached, the cache keeps its own page and the caller's stays the caller's.
@@ -136,6 +140,18 @@ private:
         uint64_t serial = 0;
         bool in_leaves = false;
     };
+
+    // What match() finds, read only: the nodes along the path with how many of their
+    // pages matched (`pages` in all), and the page continuing the match the furthest
+    // (best->pages[best_at], best_len leading tokens; none when best_len is 0).
+    struct Walk {
+        std::vector<std::pair<Node*, size_t>> path;
+        size_t pages = 0;
+        Node* best = nullptr;
+        size_t best_at = 0;
+        int32_t best_len = 0;
+    };
+    Walk walk(uint64_t ns, std::span<const int32_t> tokens, bool with_partial) const;
 
     std::span<const int32_t> chunk(std::span<const int32_t> tokens, size_t page_index) const;
     uint64_t hash_chunk(std::span<const int32_t> chunk) const;

@@ -1,8 +1,8 @@
 // Turns sampled ids into the reply's text and decides when the reply ends: end-of-turn
-// ids, stop strings, the token limit. Shared by Generator and Engine so both stop alike.
+// ids, stop strings, the token limit.
 #pragma once
 
-#include "arbor/generator.h"
+#include "arbor/generate_options.h"
 #include "arbor/stop_strings.h"
 #include "arbor/tokenizer.h"
 

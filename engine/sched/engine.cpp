@@ -1,6 +1,7 @@
 // Engine: the loop thread around the scheduler. Per step: take new requests and
 // cancellations, schedule, run one forward pass over the batch, sample for the
-// sequences whose last row ran, stream events, retire finished requests.
+// sequences whose last row ran, and let the scheduler's postprocess append the ids and
+// retire the sequences that ended (the engine decides which, streaming their text).
 #include "arbor/engine.h"
 
 #include "arbor/error.h"
@@ -49,7 +50,8 @@ struct Engine::Impl {
     const Model& model;
     EngineOptions options;
     std::string device_fallback;  // why options.backend.device "auto" runs on the CPU
-    std::unique_ptr<Backend> backend;
+    std::unique_ptr<Backend> owned_backend;  // null when the caller lent one
+    Backend* backend;
     kv::PageKey fingerprint;  // the model's weights, in the prefix cache and on disk
     kv::PagePool pool;
     kv::RadixCache cache;
@@ -76,8 +78,8 @@ struct Engine::Impl {
     std::vector<float> logits;
     std::thread loop;
 
-    Impl(const Model& m, EngineOptions o)
-        : model(m), options(o), backend(make_backend(m, o.backend, &device_fallback)),
+    Impl(const Model& m, EngineOptions o, std::unique_ptr<Backend> owned, Backend& b, std::string fallback = {})
+        : model(m), options(o), device_fallback(std::move(fallback)), owned_backend(std::move(owned)), backend(&b),
           fingerprint(sched::model_fingerprint(m)), pool(backend->page_count()), cache(pool, backend->page_size()),
           scheduler(pool, cache,
                     sched::SchedulerOptions{backend->page_size(), o.max_batch_tokens, o.max_running, o.short_queue,
@@ -128,7 +130,8 @@ struct Engine::Impl {
     }
 
     // Sends the request's one Finished event; called again for a finished request (a step
-    // that fails after finishing some of its requests), a no-op.
+    // that fails after finishing some of its requests), a no-op. The scheduler retires the
+    // sequence separately: in postprocess(), or through end().
     void finish(Active& a, FinishReason reason, std::string error = {}) {
         if (a.finished) return;
         a.finished = true;
@@ -141,7 +144,6 @@ struct Engine::Impl {
                 emit(a, std::move(e));
             }
         }
-        scheduler.remove(&a.seq);
         const double decode_ms = ms_between(a.first_token, a.last_token);
         if (a.stats.generated_tokens > 1 && decode_ms > 0)
             a.stats.decode_tokens_per_second = (a.stats.generated_tokens - 1) / (decode_ms / 1000.0);
@@ -151,6 +153,15 @@ struct Engine::Impl {
         e.error = std::move(error);
         e.stats = a.stats;
         emit(a, std::move(e));
+    }
+
+    // Ends a request outside a step's postprocess (cancelled, failed, never fitting): its
+    // sequence leaves the scheduler, then its Finished event goes out.
+    void end(RequestId id, FinishReason reason, std::string error = {}) {
+        Active& a = *active.at(id);
+        scheduler.remove(&a.seq);
+        finish(a, reason, std::move(error));
+        retire(id);
     }
 
     void retire(RequestId id) {
@@ -166,6 +177,8 @@ struct Engine::Impl {
             const RequestId id = a->seq.id;
             std::string problem;
             if (a->seq.tokens.empty()) problem = "the prompt is empty";
+            else if (!a->seq.prefill_only && a->options.max_tokens < 1)
+                problem = "max_tokens is " + std::to_string(a->options.max_tokens) + "; a reply needs at least 1";
             else if (int32_t(a->seq.tokens.size()) >= context)
                 problem = "the prompt has " + std::to_string(a->seq.tokens.size()) +
                           " tokens; the context holds " + std::to_string(context);
@@ -194,11 +207,17 @@ struct Engine::Impl {
 
     static bool prefill_only(const sched::Sequence& seq) { return seq.prefill_only; }
 
-    // Samples the next id of a sequence whose last known token just ran; returns true
-    // when the request finished.
-    bool advance(Active& a, const float* row) {
+    // The next id of a sequence whose last known token just ran.
+    TokenId sample(Active& a, const float* row) {
         const TokenId id = a.sampler->sample(std::span(row, size_t(model.config().n_vocab)));
         a.sampler->accept(id);
+        return id;
+    }
+
+    // Streams the id postprocess() just appended to the sequence; returns true when the
+    // request ended with it (its Finished event sent).
+    bool stream(Active& a) {
+        const TokenId id = a.seq.tokens.back();
         const auto now = Clock::now();
         if (a.stats.generated_tokens == 0) {
             a.first_token = now;
@@ -208,7 +227,6 @@ struct Engine::Impl {
         }
         a.last_token = now;
         ++a.stats.generated_tokens;
-        a.seq.tokens.push_back(id);
         auto step_out = a.reply->push(id);
         Event e;
         e.kind = Event::Kind::Token;
@@ -244,46 +262,45 @@ struct Engine::Impl {
     }
 
     void run_step(const sched::Plan& plan) {
-        for (const auto& copy : plan.copies) {
-            backend->copy_page_prefix(copy.src, copy.dst, copy.positions);
-            pool.release(copy.src);
-        }
+        // The scheduler holds each copy's source page until postprocess().
+        for (const auto& copy : plan.copies) backend->copy_page_prefix(copy.src, copy.dst, copy.positions);
         const auto& items = plan.items;
-        if (items.empty()) return;
-        ForwardBatch batch;
-        for (const auto& it : items) {
-            SequenceRows rows;
-            rows.first_row = int32_t(batch.tokens.size());
-            rows.n_rows = it.count;
-            rows.start_pos = it.start;
-            rows.block_table = it.seq->table.pages;
-            rows.logits = it.sample && !prefill_only(*it.seq) ? SequenceRows::Logits::Last : SequenceRows::Logits::None;
-            batch.tokens.insert(batch.tokens.end(), it.seq->tokens.begin() + it.start,
-                                it.seq->tokens.begin() + it.start + it.count);
-            batch.sequences.push_back(rows);
-        }
-        backend->forward(batch, logits);
-        scheduler.complete(items);
-        size_t row = 0;
-        std::vector<RequestId> done;
-        for (const auto& it : items) {
-            if (!it.sample) {
-                report_prefill(*active.at(it.seq->id), it);
-                continue;
+        std::vector<int32_t> sampled(items.size(), -1);
+        if (!items.empty()) {
+            ForwardBatch batch;
+            for (const auto& it : items) {
+                SequenceRows rows;
+                rows.first_row = int32_t(batch.tokens.size());
+                rows.n_rows = it.count;
+                rows.start_pos = it.start;
+                rows.block_table = it.seq->table.pages;
+                rows.logits =
+                    it.sample && !prefill_only(*it.seq) ? SequenceRows::Logits::Last : SequenceRows::Logits::None;
+                batch.tokens.insert(batch.tokens.end(), it.seq->tokens.begin() + it.start,
+                                    it.seq->tokens.begin() + it.start + it.count);
+                batch.sequences.push_back(rows);
             }
-            Active& a = *active.at(it.seq->id);
-            if (prefill_only(*it.seq)) {
-                // The whole prompt is in the KV now; finishing offers it to the cache.
+            backend->forward(batch, logits);
+            size_t row = 0;
+            for (size_t i = 0; i < items.size(); ++i)
+                if (items[i].sample && !prefill_only(*items[i].seq))
+                    sampled[i] = sample(*active.at(items[i].seq->id),
+                                        logits.data() + row++ * size_t(model.config().n_vocab));
+        }
+        const auto retired =
+            scheduler.postprocess(plan, sampled, [&](sched::Sequence* seq) { return stream(*active.at(seq->id)); });
+        for (const auto& it : items)
+            if (!it.sample) report_prefill(*active.at(it.seq->id), it);
+        for (sched::Sequence* seq : retired) {
+            Active& a = *active.at(seq->id);
+            if (prefill_only(a.seq)) {
+                // The whole prompt is in the KV now; retiring offered it to the cache.
                 a.stats.cached_tokens = std::max(0, a.seq.cached_prompt_tokens);
                 a.stats.disk_tokens = a.seq.disk_prompt_tokens;
                 finish(a, FinishReason::Length);
-                done.push_back(a.seq.id);
-                continue;
             }
-            if (advance(a, logits.data() + row * size_t(model.config().n_vocab))) done.push_back(a.seq.id);
-            ++row;
+            retire(seq->id);
         }
-        for (RequestId id : done) retire(id);
     }
 
     void publish_stats() {
@@ -332,18 +349,14 @@ struct Engine::Impl {
             }
             accept_new(incoming);
             if (stopping) {
-                for (auto& [id, a] : active) finish(*a, FinishReason::Cancelled);
-                while (!active.empty()) retire(active.begin()->first);
+                while (!active.empty()) end(active.begin()->first, FinishReason::Cancelled);
                 if (disk) disk->flush();  // every cached page outlives the process
                 cache.clear();
                 publish_stats();
                 return;
             }
             for (RequestId id : to_cancel) {
-                auto it = active.find(id);
-                if (it == active.end()) continue;
-                finish(*it->second, FinishReason::Cancelled);
-                retire(id);
+                if (active.count(id)) end(id, FinishReason::Cancelled);
             }
             if (clear) cache.evict(cache.cached_pages());
             if (disk) disk->install_loaded();
@@ -357,10 +370,7 @@ struct Engine::Impl {
                         std::vector<RequestId> failed;
                         for (const auto& it : plan.items) failed.push_back(it.seq->id);
                         for (RequestId id : failed)
-                            if (auto f = active.find(id); f != active.end()) {
-                                finish(*f->second, FinishReason::Error, e.what());
-                                retire(id);
-                            }
+                            if (active.count(id)) end(id, FinishReason::Error, e.what());
                     }
                     ++step;
                 } else if (scheduler.loading() > 0) {
@@ -369,9 +379,8 @@ struct Engine::Impl {
                 } else if (scheduler.running() == 0 && scheduler.waiting() > 0) {
                     // Nothing can be admitted into an otherwise idle pool: the head request
                     // can never run.
-                    sched::Sequence* head = scheduler.waiting_queue().front();
-                    finish(*active.at(head->id), FinishReason::Error, "the request does not fit in the KV memory");
-                    retire(head->id);
+                    end(scheduler.waiting_queue().front()->id, FinishReason::Error,
+                        "the request does not fit in the KV memory");
                 }
             }
             publish_stats();
@@ -379,7 +388,15 @@ struct Engine::Impl {
     }
 };
 
-Engine::Engine(const Model& model, EngineOptions options) : impl_(std::make_unique<Impl>(model, options)) {}
+Engine::Engine(const Model& model, EngineOptions options) {
+    std::string fallback;
+    auto backend = make_backend(model, options.backend, &fallback);
+    Backend& b = *backend;
+    impl_ = std::make_unique<Impl>(model, options, std::move(backend), b, std::move(fallback));
+}
+
+Engine::Engine(const Model& model, Backend& backend, EngineOptions options)
+    : impl_(std::make_unique<Impl>(model, options, nullptr, backend)) {}
 
 Engine::~Engine() { shutdown(); }
 
@@ -388,7 +405,7 @@ RequestId Engine::submit(Request request, EventSink sink) {
     a->seq.tokens = std::move(request.prompt);
     a->seq.prompt_len = int32_t(a->seq.tokens.size());
     a->seq.cache_namespace = request.cache_namespace;
-    a->seq.prefill_only = request.options.max_tokens == 0;
+    a->seq.prefill_only = request.kind == RequestKind::PrefillOnly;
     a->seq.priority = a->seq.prefill_only ? std::max(request.priority, Priority::Background) : request.priority;
     a->options = std::move(request.options);
     a->sink = std::move(sink);
@@ -455,6 +472,8 @@ const Model& Engine::model() const { return impl_->model; }
 int32_t Engine::context_size() const { return impl_->context; }
 
 std::string Engine::device() const { return impl_->backend->description(); }
+
+KvType Engine::kv_type() const { return impl_->backend->kv_type(); }
 
 const std::string& Engine::device_fallback() const { return impl_->device_fallback; }
 

@@ -48,13 +48,9 @@ void Scheduler::remove(Sequence* seq) {
     seq->running = false;
 }
 
-int32_t Scheduler::cached_prefix(const std::vector<int32_t>& tokens, uint64_t ns) {
+int32_t Scheduler::cached_prefix(const std::vector<int32_t>& tokens, uint64_t ns) const {
     if (tokens.size() < 2) return 0;
-    kv::PartialPage partial;
-    const auto pages = cache_.match(cache_key(ns), std::span(tokens.data(), tokens.size() - 1), &partial);
-    for (int32_t p : pages) pool_.release(p);
-    if (partial.page >= 0) pool_.release(partial.page);
-    return int32_t(pages.size()) * opt_.page_size + partial.tokens;
+    return cache_.matched_tokens(cache_key(ns), std::span(tokens.data(), tokens.size() - 1));
 }
 
 std::optional<int32_t> Scheduler::allocate_page() {
@@ -206,12 +202,19 @@ std::vector<Sequence*> Scheduler::admission_order(uint64_t step) {
 }
 
 Plan Scheduler::schedule(uint64_t step) {
+    release_copy_sources();  // a plan never postprocessed (its step failed)
     copies_.clear();
     Plan plan;
     plan.items = plan_rows(step);
-    plan.copies = std::move(copies_);
+    plan.copies = copies_;
+    copy_sources_held_ = std::move(copies_);
     copies_.clear();
     return plan;
+}
+
+void Scheduler::release_copy_sources() {
+    for (const PageCopy& copy : copy_sources_held_) pool_.release(copy.src);
+    copy_sources_held_.clear();
 }
 
 int Scheduler::rank(const Sequence* seq, uint64_t step) const {
@@ -323,12 +326,30 @@ std::vector<StepItem> Scheduler::plan_rows(uint64_t step) {
     return items;
 }
 
-void Scheduler::complete(const std::vector<StepItem>& items) {
-    for (const StepItem& it : items) {
+std::vector<Sequence*> Scheduler::postprocess(const Plan& plan, std::span<const int32_t> sampled,
+                                              const std::function<bool(Sequence*)>& finished) {
+    if (sampled.size() != plan.items.size())
+        throw std::invalid_argument("scheduler: one sampled id (or -1) per step item");
+    release_copy_sources();
+    for (const StepItem& it : plan.items) {
         if (it.start != it.seq->computed) throw std::logic_error("scheduler: step rows out of order");
         it.seq->computed = it.start + it.count;
         offer_to_cache(it.seq);
     }
+    std::vector<Sequence*> retired;
+    for (size_t i = 0; i < plan.items.size(); ++i) {
+        Sequence* seq = plan.items[i].seq;
+        if (!plan.items[i].sample) continue;
+        if (seq->prefill_only) {  // its whole prompt is in the KV now
+            retired.push_back(seq);
+            continue;
+        }
+        if (sampled[i] < 0) throw std::invalid_argument("scheduler: a sampling row without a sampled id");
+        seq->tokens.push_back(sampled[i]);
+        if (finished && finished(seq)) retired.push_back(seq);
+    }
+    for (Sequence* seq : retired) remove(seq);
+    return retired;
 }
 
 } // namespace arbor::sched

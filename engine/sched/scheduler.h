@@ -6,6 +6,10 @@
 // running sequence (frees its pages; it is recomputed later, mostly from the cache) when
 // the pool runs out of pages. Prefill goes by priority (arbor/priority.h): a lower rank
 // computes prompt rows only in steps where no higher one does.
+//
+// Per step, as in nano-vllm: schedule() plans, the engine runs the rows and samples,
+// postprocess() appends the sampled ids and retires the sequences that ended. Every page
+// reference the scheduler takes (sequences' pages, copy sources) it releases itself.
 #pragma once
 
 #include "sequence.h"
@@ -15,6 +19,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -22,8 +27,9 @@ namespace arbor::sched {
 
 // Copy the K/V of the first `positions` slots of cached page src into the sequence's own
 // page dst before the step runs: the part of a cached page that matches a new sequence
-// when the rest of that page does not. src is retained for the plan; the caller releases
-// it after copying.
+// when the rest of that page does not. src is retained by the scheduler from schedule()
+// until postprocess() (or the next schedule(), when the step failed), so that nothing
+// evicts it before the copy is made.
 struct PageCopy {
     int32_t src = -1;
     int32_t dst = -1;
@@ -63,17 +69,24 @@ struct SchedulerOptions {
 class Scheduler {
 public:
     Scheduler(kv::PagePool& pool, kv::RadixCache& cache, SchedulerOptions options);
+    ~Scheduler() { release_copy_sources(); }
+    Scheduler(const Scheduler&) = delete;
+    Scheduler& operator=(const Scheduler&) = delete;
 
     void enqueue(Sequence* seq, uint64_t step);
     // Removes a sequence wherever it is, offers its computed pages (the partly filled last
     // one as a tail) to the cache and releases its pages.
     void remove(Sequence* seq);
     // Plans the next step. Sequences in the result are running; the caller performs the
-    // copies, runs the rows, then calls complete().
+    // copies, runs the rows, samples, then calls postprocess().
     Plan schedule(uint64_t step);
-    // Marks the rows of a finished step as computed and offers newly full pages to the
-    // prefix cache.
-    void complete(const std::vector<StepItem>& items);
+    // After the step ran: releases the plan's copy sources, marks its rows computed
+    // (offering newly full pages to the prefix cache), appends sampled[i] (one per item,
+    // -1 where the item does not sample) to its sequence and asks `finished` whether the
+    // sequence ended with it. Retires (see remove()) every sequence that ended and every
+    // prefill-only one whose prompt is now computed, and returns them in item order.
+    std::vector<Sequence*> postprocess(const Plan& plan, std::span<const int32_t> sampled,
+                                       const std::function<bool(Sequence*)>& finished);
 
     // Continue prefix matches on disk (nullptr: no disk tier). The source must outlive
     // the scheduler's use of it.
@@ -89,7 +102,8 @@ public:
     const std::deque<Sequence*>& waiting_queue() const { return waiting_; }
     // Longest prefix of `tokens` the cache could serve now to a sequence of namespace
     // `ns` (at most tokens.size() - 1 tokens, so that one row remains to produce logits).
-    int32_t cached_prefix(const std::vector<int32_t>& tokens, uint64_t ns = 0);
+    // Reads the cache only: no page is retained and no entry counts as used.
+    int32_t cached_prefix(const std::vector<int32_t>& tokens, uint64_t ns = 0) const;
 
 private:
     // The radix cache's namespace for a sequence's namespace. XOR with the model's is a
@@ -105,6 +119,7 @@ private:
     // leaving (removed or preempted): the partly filled last page is offered as well.
     void offer_to_cache(Sequence* seq, bool leaving = false);
     void release_pages(Sequence* seq);
+    void release_copy_sources();
     std::vector<Sequence*> admission_order(uint64_t step);
     // 0 (Normal, or Background that waited max_wait_steps), 1 (Background), kIdleRank.
     static constexpr int kIdleRank = 2;
@@ -120,6 +135,7 @@ private:
     std::vector<Sequence*> running_;   // in arrival order
     std::deque<Sequence*> waiting_;    // in arrival order
     std::vector<PageCopy> copies_;     // collected while planning
+    std::vector<PageCopy> copy_sources_held_;  // of the last plan, until postprocess()
     uint64_t preemptions_ = 0;
     DiskSource* disk_ = nullptr;
     uint64_t next_ticket_ = 1;

@@ -1,6 +1,7 @@
 // arbor-bench: by default measures prefill (a prompt of --prompt-tokens, default 512) and
 // decode (--gen-tokens single-token steps, default 128, after --depth tokens of context)
-// throughput of one sequence, like llama-bench's pp512 and tg128 (and its -d).
+// throughput of one sequence through the engine, like llama-bench's pp512 and tg128 (and
+// its -d).
 // --workload concurrent|multiturn|shared-prefix|restart runs the serving workloads through
 // the engine instead, --workload matmul the matrix product alone, --workload memread the
 // machine's plain memory-read speed (workloads.h). Every result names the CPU and its
@@ -12,6 +13,7 @@
 #include "workloads.h"
 
 #include "arbor/error.h"
+#include "arbor/engine.h"
 #include "arbor/generator.h"
 #include "arbor/kernels/quant.h"
 #include "arbor/model.h"
@@ -21,7 +23,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -30,8 +31,6 @@
 #include <thread>
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct Options {
     std::string model = arbor::default_model_path().string();
@@ -205,7 +204,11 @@ int main(int argc, char** argv) {
     try {
         auto model = arbor::Model::load(o.model);
         if (o.workload != "single") return run_workload(o, *model);
-        arbor::BackendOptions bo;
+        // One sequence through the engine (the serving path every tool uses): prefill is
+        // the prompt's tokens over its time to first token, in one chunk; decode the ids
+        // after the first over the time between the first and the last.
+        arbor::EngineOptions eo;
+        arbor::BackendOptions& bo = eo.backend;
         bo.threads = o.threads;
         bo.device = o.device;
         bo.int8_activations = o.int8;
@@ -213,42 +216,42 @@ int main(int argc, char** argv) {
         bo.panel_weights = o.panel_weights;
         if (o.attention_part >= 0) bo.attention_part = o.attention_part;
         bo.kv_tokens = std::max(o.prompt_tokens, o.depth) + o.gen_tokens + 16;
-        std::string fallback;
-        auto backend = arbor::make_backend(*model, bo, &fallback);
-        if (!fallback.empty()) std::fprintf(stderr, "arbor-bench: no GPU used: %s\n", fallback.c_str());
-        arbor::Generator gen(*model, *backend, o.prompt_tokens);
+        eo.max_batch_tokens = std::max(o.prompt_tokens, 1);
+        eo.context_tokens = bo.kv_tokens;
+        arbor::Engine engine(*model, eo);
+        if (!engine.device_fallback().empty())
+            std::fprintf(stderr, "arbor-bench: no GPU used: %s\n", engine.device_fallback().c_str());
 
         // Random ids like llama-bench: the content does not change the work done.
         std::mt19937 rng(1234);
         std::uniform_int_distribution<int32_t> pick(0, model->config().n_vocab - 1);
         std::vector<arbor::TokenId> prompt(size_t(o.prompt_tokens));
         for (auto& id : prompt) id = pick(rng);
-        std::vector<arbor::TokenId> context(size_t(o.depth));
+        std::vector<arbor::TokenId> context(size_t(std::max(o.depth, 1)));
         for (auto& id : context) id = pick(rng);
+        // Each run in a cache namespace of its own: nothing it computes is found cached.
+        uint64_t next_namespace = 1;
+        auto run = [&](std::vector<arbor::TokenId> ids, int tokens) {
+            arbor::Request request;
+            request.prompt = std::move(ids);
+            request.options.sampler.temperature = 0.0f;
+            request.options.max_tokens = tokens;
+            request.options.stop_at_end_of_generation = false;
+            request.cache_namespace = next_namespace++;
+            const auto result = arbor::generate(engine, std::move(request));
+            if (result.finish == arbor::FinishReason::Error) throw arbor::Error(result.error);
+            return result.stats;
+        };
 
         // Warm-up: pages in the weights (and on a GPU, loads the prompt path's kernels).
-        const size_t warm = backend->name() == "cpu" ? std::min<size_t>(16, prompt.size()) : prompt.size();
-        gen.prefill(std::span(prompt.data(), warm));
+        run(prompt, 1);
         std::vector<double> pp, tg;
         for (int r = 0; r < o.repetitions; ++r) {
-            gen.reset();
-            auto t0 = Clock::now();
-            gen.prefill(prompt);
-            pp.push_back(o.prompt_tokens / std::chrono::duration<double>(Clock::now() - t0).count());
-
-            gen.reset();
-            if (o.depth > 0) gen.prefill(context);
-            t0 = Clock::now();
-            arbor::TokenId id = prompt[0];
-            for (int i = 0; i < o.gen_tokens; ++i) {
-                const auto& logits = gen.decode(id);
-                (void)logits;
-                id = prompt[size_t(i + 1) % prompt.size()];
-            }
-            tg.push_back(o.gen_tokens / std::chrono::duration<double>(Clock::now() - t0).count());
+            pp.push_back(o.prompt_tokens / (run(prompt, 1).time_to_first_token_ms / 1000.0));
+            tg.push_back(run(context, o.gen_tokens + 1).decode_tokens_per_second);
         }
         arbor::bench::Report report{std::filesystem::path(o.model).filename().string(),
-                                    backend->description() + (o.int8 ? ", int8 activations" : "") +
+                                    engine.device() + (o.int8 ? ", int8 activations" : "") +
                                         kv_label(o.kv_type) +
                                         (o.panel_weights ? "" : ", GGUF-order weights"),
                                     std::string(arbor::isa_name(arbor::best_isa())),

@@ -258,7 +258,7 @@ MultiturnPass multiturn_pass(const Model& model, const EngineOptions& options, c
             // median time to first token jumped between 15 and 28 ms from run to run.
             Request warm;
             warm.prompt = chat.follow_up_prefix(prompt, d.tokens);
-            warm.options.max_tokens = 0;
+            warm.kind = RequestKind::PrefillOnly;
             warmups.submit(engine, std::move(warm));
             warmups.wait(++warmup_count);
         }

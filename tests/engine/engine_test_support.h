@@ -20,6 +20,14 @@ inline Request greedy(std::vector<TokenId> prompt, int max_tokens) {
     return r;
 }
 
+// A warm-up: the prompt's KV only (RequestKind::PrefillOnly).
+inline Request prefill_only(std::vector<TokenId> prompt) {
+    Request r;
+    r.prompt = std::move(prompt);
+    r.kind = RequestKind::PrefillOnly;
+    return r;
+}
+
 struct Outcome {
     std::vector<TokenId> tokens;
     std::string text;

@@ -14,6 +14,7 @@
 
 using arbor::test::Collector;
 using arbor::test::greedy;
+using arbor::test::prefill_only;
 
 namespace {
 
@@ -219,7 +220,7 @@ private slots:
         }
     }
 
-    // A prefill-only request (max_tokens 0) after a reply computes the next user turn's
+    // A prefill-only request after a reply computes the next user turn's
     // opening; the follow-up then computes only the user's words and the assistant header,
     // and generates exactly what it generates without the warm-up.
     void followUpPrefixWarmsTheCache() {
@@ -235,7 +236,7 @@ private slots:
             const auto reply = c.get(first).tokens;
             const auto prefix = chat.follow_up_prefix(prompt, reply);
             if (warm) {
-                auto request = greedy(prefix, 0);
+                auto request = prefill_only(prefix);
                 const auto id = c.submit(engine, request);
                 QVERIFY(c.wait(id));
                 const auto out = c.get(id);
@@ -395,7 +396,7 @@ private slots:
         QVERIFY(c.wait(again));
         QVERIFY(c.get(again).prefilled.empty());
 
-        arbor::Request warm = greedy(encode(text + " And more."), 0);
+        arbor::Request warm = prefill_only(encode(text + " And more."));
         const auto warm_id = c.submit(engine, std::move(warm));
         QVERIFY(c.wait(warm_id));
         QVERIFY(c.get(warm_id).prefilled.empty());
@@ -410,11 +411,14 @@ private slots:
         const auto empty = c.submit(engine, greedy({}, 4));
         const auto too_long = c.submit(engine, greedy(std::vector<arbor::TokenId>(300, 42), 4));
         const auto bad_id = c.submit(engine, greedy({1, 2, 99999999}, 4));
-        for (auto id : {empty, too_long, bad_id}) {
+        // A reply of no tokens is an error, not a warm-up (RequestKind::PrefillOnly is).
+        const auto no_tokens = c.submit(engine, greedy({1, 2, 3}, 0));
+        for (auto id : {empty, too_long, bad_id, no_tokens}) {
             QVERIFY(c.wait(id));
             QCOMPARE(c.get(id).finish, arbor::FinishReason::Error);
             QVERIFY(!c.get(id).error.empty());
         }
+        QVERIFY(c.get(no_tokens).tokens.empty());
     }
 
     // A sink that throws on its Finished event gets no second one (the engine once

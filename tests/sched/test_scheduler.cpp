@@ -14,12 +14,26 @@
 #include <algorithm>
 #include <memory>
 #include <random>
+#include <set>
 
 using arbor::sched::Scheduler;
 using arbor::sched::SchedulerOptions;
 using arbor::sched::Sequence;
 
 namespace {
+
+// The ids a step samples: `token` for every item whose last row is its sequence's last
+// known token (prefill-only ones included: postprocess ignores theirs), -1 elsewhere.
+std::vector<int32_t> sampled_ids(const arbor::sched::Plan& plan, int32_t token) {
+    std::vector<int32_t> ids;
+    for (const auto& it : plan.items) ids.push_back(it.sample ? token : -1);
+    return ids;
+}
+
+// Completes a step whose replies all go on (none ends), appending `token` to each.
+std::vector<Sequence*> step_done(Scheduler& sched, const arbor::sched::Plan& plan, int32_t token = 7) {
+    return sched.postprocess(plan, sampled_ids(plan, token), [](Sequence*) { return false; });
+}
 
 struct Sim {
     std::unique_ptr<Sequence> seq;
@@ -99,26 +113,31 @@ private slots:
             }
             QVERIFY2(rows <= budget, "step exceeds the token budget");
             QVERIFY(sched.running() <= running);
+            // The scheduler holds each copy's source until postprocess and releases it
+            // then (the pool is whole at the end only if it does).
             for (const auto& c : plan.copies) {
                 QVERIFY(pool.refcount(c.src) >= 1);
                 QVERIFY(c.positions > 0 && c.positions < P);
-                pool.release(c.src);  // the engine copies, then releases
             }
-            sched.complete(plan.items);
-
-            for (const auto& it : plan.items) {
-                if (!it.sample) continue;
-                auto found = std::find_if(live.begin(), live.end(), [&](const Sim& s) { return s.seq.get() == it.seq; });
+            auto sim_of = [&](const Sequence* seq) {
+                return std::find_if(live.begin(), live.end(), [&](const Sim& s) { return s.seq.get() == seq; });
+            };
+            std::vector<int32_t> sampled;
+            for (const auto& it : plan.items)
+                sampled.push_back(it.sample ? int32_t(200 + (it.seq->id + uint64_t(sim_of(it.seq)->generated)) % 7) : -1);
+            const auto retired = sched.postprocess(plan, sampled, [&](Sequence* seq) {
+                const auto found = sim_of(seq);
+                return found != live.end() && ++found->generated >= found->target;
+            });
+            for (Sequence* seq : retired) {
+                auto found = sim_of(seq);
                 QVERIFY(found != live.end());
-                if (!found->seq->prefill_only)
-                    found->seq->tokens.push_back(int32_t(200 + (found->seq->id + uint64_t(found->generated)) % 7));
-                if (found->seq->prefill_only || ++found->generated >= found->target) {
-                    preemptions += found->seq->preemptions;
-                    longest_wait = std::max(longest_wait, step - found->arrived_step);
-                    sched.remove(found->seq.get());
-                    live.erase(found);
-                    ++finished;
-                }
+                QVERIFY2(!seq->running && seq->table.pages.empty(), "a retired sequence still holds pages");
+                QVERIFY(seq->prefill_only || found->generated >= found->target);
+                preemptions += found->seq->preemptions;
+                longest_wait = std::max(longest_wait, step - found->arrived_step);
+                live.erase(found);
+                ++finished;
             }
             // Pages held beyond what a sequence has computed: at most one.
             for (const auto& s : live)
@@ -166,7 +185,7 @@ private slots:
             const auto plan = sched.schedule(step);
             if (plan.items.size() != 1) return static_cast<Sequence*>(nullptr);
             Sequence* seq = plan.items[0].seq;
-            sched.complete(plan.items);
+            step_done(sched, plan);
             sched.remove(seq);
             return seq;
         };
@@ -230,13 +249,14 @@ private slots:
         auto plan = sched.schedule(0);
         QCOMPARE(rows_of(plan, chat.get()), 9);
         QCOMPARE(rows_of(plan, warm.get()), 0);
-        sched.complete(plan.items);
-        chat->tokens.push_back(500);  // its first token; from now on it only decodes
+        step_done(sched, plan, 500);  // the chat's first token; from now on it only decodes
         plan = sched.schedule(1);
         QCOMPARE(rows_of(plan, chat.get()), 1);
         QCOMPARE(rows_of(plan, warm.get()), 6);
-        sched.complete(plan.items);
-        sched.remove(warm.get());
+        // The warm-up's prompt is computed: postprocess retires it by itself.
+        const auto retired = step_done(sched, plan);
+        QCOMPARE(retired.size(), size_t(1));
+        QCOMPARE(retired[0], warm.get());
         sched.remove(chat.get());
 
         // Under constant foreground prefill the warm-up waits max_wait_steps, no longer.
@@ -248,9 +268,7 @@ private slots:
             chats.push_back(make(100 + step, false, 3));
             sched.enqueue(chats.back().get(), step);
             plan = sched.schedule(step);
-            sched.complete(plan.items);
-            for (auto& c : chats)
-                if (c->running && c->pending() == 0) sched.remove(c.get());
+            sched.postprocess(plan, sampled_ids(plan, 7), [](Sequence*) { return true; });  // one-token replies
             if (rows_of(plan, late.get()) > 0) break;
         }
         QCOMPARE(step, uint64_t(10 + kMaxWait));
@@ -281,11 +299,10 @@ private slots:
             for (const auto& it : plan.items) rows += it.seq == seq ? it.count : 0;
             return rows;
         };
+        std::set<const Sequence*> done;  // warm-ups retired with their prompt computed
         auto step_once = [&](Scheduler& sched, uint64_t step) {
             auto plan = sched.schedule(step);
-            sched.complete(plan.items);
-            for (const auto& it : plan.items)  // a reply's first token: it decodes from now on
-                if (it.sample && !it.seq->prefill_only) it.seq->tokens.push_back(7);
+            for (Sequence* seq : step_done(sched, plan)) done.insert(seq);  // replies decode on
             return plan;
         };
         {
@@ -312,15 +329,14 @@ private slots:
                 QVERIFY(!second->running);
                 sched.remove(chat);
             }
-            QVERIFY2(warm->computed == warm->prompt_len, "the Background warm-up never ran");
-            sched.remove(warm);
+            QVERIFY2(done.count(warm), "the Background warm-up never ran");
             // Alone again, the Idle ones finish one after the other.
             uint64_t step = 100;
-            while (first->computed < first->prompt_len) {
+            while (!done.count(first)) {
+                QVERIFY(step < 200);
                 plan = step_once(sched, step++);
                 QCOMPARE(rows_of(plan, second), 0);
             }
-            sched.remove(first);
             plan = step_once(sched, step);
             QCOMPARE(rows_of(plan, second), 32);
             sched.remove(second);
@@ -356,6 +372,63 @@ private slots:
         }
     }
 
+    // Ranking the waiting queue by cached prefix only reads the cache: the prompt it looks
+    // up every step is not marked used, so eviction still takes the least recently used
+    // entry (once the lookup refreshed it, the other prompt's tail went instead).
+    void queueOrderingLeavesTheCacheAlone() {
+        constexpr int P = 4;
+        arbor::kv::PagePool pool(64);
+        arbor::kv::RadixCache cache(pool, P);
+        Scheduler sched(pool, cache, SchedulerOptions{P, 64, 1, 3, 20, 7});
+        std::vector<std::unique_ptr<Sequence>> all;
+        auto make = [&](std::vector<int32_t> tokens) {
+            auto s = std::make_unique<Sequence>();
+            s->id = s->arrival = all.size() + 1;
+            s->tokens = std::move(tokens);
+            s->prompt_len = int32_t(s->tokens.size());
+            all.push_back(std::move(s));
+            return all.back().get();
+        };
+        const std::vector<int32_t> older = {1, 2, 3, 4, 5, 6, 7, 8, 9}, newer = {21, 22, 23, 24, 25, 26, 27, 28, 29};
+        uint64_t step = 0;
+        for (const auto& prompt : {older, newer}) {  // two pages and a one-token tail each
+            Sequence* seq = make(prompt);
+            sched.enqueue(seq, step);
+            step_done(sched, sched.schedule(step++));
+            sched.remove(seq);
+        }
+        auto probe = [](std::vector<int32_t> prompt) {
+            prompt.push_back(0);
+            return prompt;
+        };
+        QCOMPARE(sched.cached_prefix(probe(older)), 9);
+        QCOMPARE(sched.cached_prefix(probe(newer)), 9);
+
+        // One running slot, taken; two wait, one of them continuing the older prompt.
+        Sequence* running = make({50, 51, 52, 53, 54, 55});
+        sched.enqueue(running, step);
+        step_done(sched, sched.schedule(step++));
+        Sequence* continuing = make(probe(older));
+        Sequence* other = make({70, 71});
+        sched.enqueue(continuing, step);
+        sched.enqueue(other, step);
+        for (int i = 0; i < 3; ++i) {
+            const auto plan = sched.schedule(step++);
+            QCOMPARE(plan.items.size(), size_t(1));
+            QCOMPARE(plan.items[0].seq, running);
+            step_done(sched, plan);
+        }
+        QVERIFY(!continuing->running && !other->running);
+
+        QCOMPARE(cache.evict(1), 1);
+        QCOMPARE(sched.cached_prefix(probe(older)), 8);  // its tail was the oldest entry
+        QCOMPARE(sched.cached_prefix(probe(newer)), 9);
+        for (Sequence* seq : {running, continuing, other}) sched.remove(seq);
+        cache.check_invariants();
+        cache.clear();
+        QCOMPARE(pool.free_count(), pool.capacity());
+    }
+
     // Sequences of different cache namespaces never share pages: a prompt cached in one
     // namespace is a miss in another (no whole pages, no copied head, no admission
     // preference), and still a hit in its own.
@@ -380,9 +453,8 @@ private slots:
         auto run_first = [&](uint64_t step, arbor::sched::Plan* seen = nullptr) {
             auto plan = sched.schedule(step);
             if (plan.items.size() != 1) return static_cast<Sequence*>(nullptr);
-            for (const auto& copy : plan.copies) pool.release(copy.src);
             Sequence* seq = plan.items[0].seq;
-            sched.complete(plan.items);
+            step_done(sched, plan);
             sched.remove(seq);
             if (seen) *seen = std::move(plan);
             return seq;

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "arbor/backend.h"
-#include "arbor/generator.h"
+#include "arbor/generate_options.h"
 #include "arbor/model.h"
 #include "arbor/priority.h"
 
@@ -19,15 +19,18 @@ namespace arbor {
 
 using RequestId = uint64_t;
 
-// options.max_tokens == 0 asks for the prompt's KV only: it is computed (what the prefix
-// cache does not already hold), left in the cache, and the request finishes with
-// FinishReason::Length and no tokens. A client that knows how the next prompt will begin
-// (a chat's next user turn) warms the cache with it while the user is still typing. Such
-// a request runs in steps where no other request prefills (or after max_wait_steps), so
-// it never delays anyone's first token. With the disk tier on, such a request also reads
-// the prompt's pages from disk when they are there: a client prefetches a conversation
-// it expects to continue (the app's restored tabs) by sending it as a warm-up.
-//
+// What a request asks for. Generate: a reply of up to options.max_tokens (at least 1)
+// tokens. PrefillOnly: the prompt's KV only: it is computed (what the prefix cache does
+// not already hold), left in the cache, and the request finishes with
+// FinishReason::Length and no tokens (options.max_tokens is not read). A client that
+// knows how the next prompt will begin (a chat's next user turn) warms the cache with it
+// while the user is still typing. Such a request runs in steps where no other request
+// prefills (or after max_wait_steps), so it never delays anyone's first token. With the
+// disk tier on, such a request also reads the prompt's pages from disk when they are
+// there: a client prefetches a conversation it expects to continue (the app's restored
+// tabs) by sending it as a warm-up.
+enum class RequestKind { Generate, PrefillOnly };
+
 // cache_namespace scopes the prefix cache: a request reuses (and sees as cached_tokens)
 // only KV computed by requests of the same namespace, so clients cannot learn each
 // other's prompts by probing what is cached. 0 is the app's own conversations; the API
@@ -40,6 +43,7 @@ struct Request {
     GenerateOptions options;
     uint64_t cache_namespace = 0;
     Priority priority = Priority::Normal;
+    RequestKind kind = RequestKind::Generate;
 };
 
 struct RequestStats {
@@ -107,12 +111,17 @@ class Engine {
 public:
     // Starts the loop thread. Throws arbor::Error when the backend cannot be created.
     Engine(const Model& model, EngineOptions options = {});
+    // Runs on a backend the caller made and keeps (options.backend is not read): tests
+    // comparing backends generate through the engine on each. The backend must outlive
+    // the engine, and nothing else may use its pages meanwhile.
+    Engine(const Model& model, Backend& backend, EngineOptions options = {});
     ~Engine();  // shutdown()
     Engine(const Engine&) = delete;
     Engine& operator=(const Engine&) = delete;
 
     // Queues a request; its events go to sink. A request the engine cannot serve (empty
-    // prompt, longer than the context) finishes with FinishReason::Error.
+    // prompt, longer than the context, a Generate request for fewer than one token)
+    // finishes with FinishReason::Error.
     RequestId submit(Request request, EventSink sink);
     // Cancels a queued or running request: it finishes with FinishReason::Cancelled and
     // everything it held is released. Unknown or finished ids are ignored.
@@ -132,6 +141,7 @@ public:
     // EngineOptions::backend.device was "auto" and no GPU could be used (else empty).
     std::string device() const;
     const std::string& device_fallback() const;
+    KvType kv_type() const;  // the element type the backend keeps KV in
     // Why the disk tier asked for in EngineOptions is off (the directory cannot be
     // written, the backend has no page bytes, the disk is full); empty when it is on or
     // was not asked for.

@@ -1,11 +1,13 @@
-// Single-sequence generation over a backend: the engine core used by the command line,
-// the benchmark and the fidelity tests. The sequence keeps its KV between calls, so a
-// prompt that extends what was computed before only computes the new tokens.
+// Generation as a client of the Engine, the one serving path: generate() runs one request
+// to its end (the command line, the benchmark). Generator adds, for the numerical tests,
+// a single sequence on a backend of their own: logits after a prefill or a decode step,
+// and replies generated through an Engine on that backend.
 #pragma once
 
 #include "arbor/backend.h"
+#include "arbor/engine.h"
+#include "arbor/generate_options.h"
 #include "arbor/model.h"
-#include "arbor/sampler.h"
 
 #include <functional>
 #include <span>
@@ -15,27 +17,21 @@
 
 namespace arbor {
 
-struct GenerateOptions {
-    SamplerParams sampler;
-    int32_t max_tokens = 256;
-    std::vector<std::string> stop_strings;
-    bool stop_at_end_of_generation = true;  // end on eos / end-of-turn tokens
-};
-
-enum class FinishReason { Stop, Length, Cancelled, Error };
-std::string_view finish_reason_name(FinishReason reason);
-
 struct GenerateResult {
     std::vector<TokenId> tokens;     // generated ids, including a final end-of-turn id
     std::string text;                // streamed text (stop strings removed)
     FinishReason finish = FinishReason::Length;
-    int32_t prompt_tokens = 0;
-    int32_t cached_tokens = 0;       // prompt tokens whose KV was reused
-    double prefill_seconds = 0.0;
-    double decode_seconds = 0.0;     // from the first to the last generated token
+    std::string error;               // with FinishReason::Error
+    RequestStats stats;              // the engine's figures for the request
+    // Prompt tokens computed (not from the cache) per second until the first token.
     double prefill_tokens_per_second() const;
-    double decode_tokens_per_second() const;
 };
+
+// Submits `request` to `engine` and waits for its end. on_text receives the reply's text
+// in UTF-8-safe pieces, on the engine's thread; returning false cancels the request (no
+// text after that piece is kept).
+GenerateResult generate(Engine& engine, Request request,
+                        const std::function<bool(std::string_view)>& on_text = {});
 
 class Generator {
 public:
@@ -55,8 +51,8 @@ public:
     // Logits after every id of `ids` computed from an empty sequence (n x n_vocab).
     std::vector<float> logits_for_all(std::span<const TokenId> ids);
 
-    // Prefills `prompt`, then samples until a stop condition. on_text receives UTF-8-safe
-    // pieces; returning false cancels.
+    // Generates a reply to `prompt` through an Engine running on this backend (see
+    // arbor::generate); the sequence is empty afterwards (the engine used its pages).
     GenerateResult generate(std::span<const TokenId> prompt, const GenerateOptions& options,
                             const std::function<bool(std::string_view)>& on_text = {});
 

@@ -6,8 +6,8 @@
 namespace arbor {
 
 // Normal: everything someone waits for (a reply, an API call).
-// Background: a warm-up someone will soon need (a request with max_tokens == 0 is always
-//   at least this): its prompt is computed in steps where no Normal request computes a
+// Background: a warm-up someone will soon need (a RequestKind::PrefillOnly request is
+//   always at least this): its prompt is computed in steps where no Normal request computes a
 //   prompt, or once it has waited EngineOptions::max_wait_steps.
 // Idle: prefetching nobody waits for yet (the app's restored tabs): its prompt is computed
 //   only in steps where no Normal or Background request computes one, however long it

@@ -1,37 +1,50 @@
 #include "arbor/generator.h"
 
 #include "arbor/error.h"
-#include "reply_stream.h"
 
 #include <algorithm>
-#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <numeric>
 
 namespace arbor {
-namespace {
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-} // namespace
-
-std::string_view finish_reason_name(FinishReason reason) {
-    switch (reason) {
-    case FinishReason::Stop: return "stop";
-    case FinishReason::Length: return "length";
-    case FinishReason::Cancelled: return "cancelled";
-    case FinishReason::Error: return "error";
-    }
-    return "unknown";
-}
 
 double GenerateResult::prefill_tokens_per_second() const {
-    const int32_t computed = prompt_tokens - cached_tokens;
-    return prefill_seconds > 0 ? computed / prefill_seconds : 0.0;
+    const int32_t computed = stats.prompt_tokens - stats.cached_tokens;
+    return stats.time_to_first_token_ms > 0 ? computed / (stats.time_to_first_token_ms / 1000.0) : 0.0;
 }
 
-double GenerateResult::decode_tokens_per_second() const {
-    // The first token comes from the prefill's logits; decode time covers the rest.
-    const size_t n = tokens.size() > 1 ? tokens.size() - 1 : 0;
-    return decode_seconds > 0 ? double(n) / decode_seconds : 0.0;
+GenerateResult generate(Engine& engine, Request request, const std::function<bool(std::string_view)>& on_text) {
+    // Filled on the engine's thread; read here once `done` is set.
+    struct Outcome {
+        std::mutex mutex;
+        std::condition_variable ended;
+        bool done = false;
+        bool stopped = false;  // on_text asked to stop
+        GenerateResult result;
+    } out;
+    engine.submit(std::move(request), [&out, &on_text, &engine](const Event& e) {
+        GenerateResult& r = out.result;
+        if (e.kind == Event::Kind::Token) {
+            if (e.token >= 0) r.tokens.push_back(e.token);  // the last event may carry held-back text only
+            if (out.stopped || e.text.empty()) return;
+            r.text += e.text;
+            if (on_text && !on_text(e.text)) {
+                out.stopped = true;
+                engine.cancel(e.id);
+            }
+        } else if (e.kind == Event::Kind::Finished) {
+            r.finish = out.stopped ? FinishReason::Cancelled : e.finish;
+            r.error = e.error;
+            r.stats = e.stats;
+            std::lock_guard lock(out.mutex);
+            out.done = true;
+            out.ended.notify_all();
+        }
+    });
+    std::unique_lock lock(out.mutex);
+    out.ended.wait(lock, [&] { return out.done; });
+    return std::move(out.result);
 }
 
 Generator::Generator(const Model& model, Backend& backend, int32_t prefill_chunk)
@@ -99,43 +112,14 @@ std::vector<float> Generator::logits_for_all(std::span<const TokenId> ids) {
 
 GenerateResult Generator::generate(std::span<const TokenId> prompt, const GenerateOptions& options,
                                    const std::function<bool(std::string_view)>& on_text) {
-    GenerateResult result;
-    result.prompt_tokens = int32_t(prompt.size());
-    const auto t0 = Clock::now();
-    const std::vector<float>* logits = &prefill(prompt, &result.cached_tokens);
-    result.prefill_seconds = seconds_since(t0);
-
-    Sampler sampler(options.sampler, model_.config().n_vocab);
-    for (TokenId id : prompt) sampler.accept(id);
-    ReplyStream reply(model_.tokenizer(), options);
-    auto emit = [&](const std::string& text) {
-        if (text.empty()) return true;
-        result.text += text;
-        return on_text ? on_text(text) : true;
-    };
-
-    const auto t_decode = Clock::now();
-    // The last sampled id is never run through the model here: tokens_ lists only ids
-    // whose KV is computed, and a follow-up prompt that contains the id computes it.
-    while (options.max_tokens > 0) {
-        const TokenId id = sampler.sample(*logits);
-        sampler.accept(id);
-        result.tokens.push_back(id);
-        const auto step = reply.push(id);
-        if (!emit(step.text)) {
-            result.finish = FinishReason::Cancelled;
-            break;
-        }
-        if (step.finish) {
-            result.finish = *step.finish;
-            break;
-        }
-        if (int64_t(tokens_.size()) >= context_size()) break;
-        logits = &decode(id);
-    }
-    if (result.finish != FinishReason::Cancelled) emit(reply.flush());
-    result.decode_seconds = seconds_since(t_decode);
-    return result;
+    tokens_.clear();  // the engine writes the backend's pages
+    EngineOptions engine_options;
+    engine_options.max_batch_tokens = prefill_chunk_;
+    Engine engine(model_, backend_, engine_options);
+    Request request;
+    request.prompt.assign(prompt.begin(), prompt.end());
+    request.options = options;
+    return arbor::generate(engine, std::move(request), on_text);
 }
 
 } // namespace arbor

@@ -1,0 +1,24 @@
+// What a reply asks for (sampling, length, stops) and how it ended: shared by the
+// engine's requests, the API and the app.
+#pragma once
+
+#include "arbor/sampler.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace arbor {
+
+struct GenerateOptions {
+    SamplerParams sampler;
+    int32_t max_tokens = 256;
+    std::vector<std::string> stop_strings;
+    bool stop_at_end_of_generation = true;  // end on eos / end-of-turn tokens
+};
+
+enum class FinishReason { Stop, Length, Cancelled, Error };
+std::string_view finish_reason_name(FinishReason reason);
+
+} // namespace arbor
