@@ -1,7 +1,6 @@
 #include "chat_session.h"
 
 #include "context_window.h"
-#include "conversation_prompt.h"
 #include "conversation_settings_form.h"
 
 #include <QRandomGenerator>
@@ -10,13 +9,6 @@
 namespace arbor::app {
 
 namespace {
-
-QString titleFrom(const QString& text) {
-    constexpr int kMaxTitle = 48;
-    QString line = text.trimmed().section(QLatin1Char('\n'), 0, 0).simplified();
-    if (line.size() > kMaxTitle) line = line.left(kMaxTitle - 1).trimmed() + QChar(0x2026);
-    return line.isEmpty() ? QStringLiteral("New conversation") : line;
-}
 
 // The figures of a reply that ended for `reason` before the engine measured any.
 ReplyStats statsFor(ReplyStats::FinishReason reason, const QString& error = {}) {
@@ -30,17 +22,6 @@ template <class T>
 QVariant optionalToVariant(const std::optional<T>& v) { return v ? QVariant::fromValue(*v) : QVariant(); }
 
 } // namespace
-
-struct ChatSession::Turn {
-    qint64 parent = 0;             // the message the new rows go below
-    QList<MessageRow> rows;        // the new user message (if any) and the reply
-    qint64 reply = 0;
-    std::vector<arbor::TokenId> replyIds;  // a continued reply: what it has so far
-    std::vector<arbor::TokenId> prompt;
-    int omitted = 0;  // messages of the path the prompt leaves out (context_window.h)
-    QString error;    // the prompt cannot be made; a continued reply was left as it was
-    QString title;  // set when this turn gave the conversation its title
-};
 
 ChatSession::ChatSession(qint64 conversationId, StoreService& store, ModelService& models, QObject* parent)
     : QObject(parent), conversation_(conversationId), store_(store), models_(models), messages_(store) {
@@ -189,55 +170,13 @@ bool ChatSession::startTurn(qint64 parent, const QString& userText, qint64 conti
     setError({});
     stopRequested_ = false;
     setPhase(Phase::composing);
-    const qint64 conversation = conversation_;
-    const std::string text = userText.toStdString();
     const int context = model->engine->context_size();
-    const int reserve = replyReserve(settings_.max_tokens.value_or(kDefaultMaxTokens), context);
+    TurnRequest request{conversation_, parent, userText.toStdString(), continued, context,
+                        replyReserve(settings_.max_tokens.value_or(kDefaultMaxTokens), context)};
     composedReply_ = std::make_shared<qint64>(0);
-    store_.call(
-        this,
-        [model, conversation, parent, text, continued, context, reserve, composed = composedReply_](arbor::Store& s) {
-            const arbor::ChatFormatter& formatter = *model->formatter;
-            std::optional<arbor::MessageId> below = parent ? std::optional<arbor::MessageId>(parent) : std::nullopt;
-            Turn turn;
-            turn.parent = parent;
-            if (!text.empty()) {
-                below = s.add_message(conversation, below, arbor::Role::User, text, formatter.encode_content(text));
-                turn.rows.push_back(messageRow(s, s.message(*below)));
-                if (s.conversation(conversation).title.empty()) {
-                    turn.title = titleFrom(QString::fromStdString(text));
-                    s.rename_conversation(conversation, turn.title.toStdString());
-                }
-            }
-            // The system prompt, if any, then the path; only the path may be cut to fit.
-            std::vector<arbor::ChatMessage> history = conversationChat(s, formatter, conversation, below);
-            std::optional<arbor::ChatMessage> systemMessage;
-            if (!history.empty() && history.front().role == arbor::Role::System) {
-                systemMessage = std::move(history.front());
-                history.erase(history.begin());
-            }
-            const arbor::Message resumed = continued ? s.message(continued) : arbor::Message{};
-            ContextWindow window = fitContext(formatter, systemMessage, history, int(resumed.token_ids.size()), context, reserve);
-            turn.prompt = std::move(window.prompt);
-            turn.omitted = window.omitted;
-            turn.error = QString::fromStdString(window.error);
-            if (continued) {
-                if (!turn.error.isEmpty()) return turn;
-                // The reply's prompt followed by its ids: exactly what was computed while
-                // it was generated, so the cache serves all of it.
-                s.resume_message(continued);
-                turn.reply = continued;
-                turn.replyIds = resumed.token_ids;
-                *composed = turn.reply;
-                return turn;
-            }
-            turn.reply = s.add_message(conversation, below, arbor::Role::Assistant, "", {},
-                                       arbor::MessageState::streaming);
-            turn.rows.push_back(messageRow(s, s.message(turn.reply)));
-            *composed = turn.reply;  // read only by later jobs on this thread
-            return turn;
-        },
-        [this](Turn turn) { onComposed(turn); },
+    composeTurn(
+        this, store_, models_, std::move(request), composedReply_,
+        [this, parent, continued](ComposedTurn turn) { onComposed(parent, continued, turn); },
         [this](const QString& message) {
             setPhase(Phase::idle);
             setError(message);
@@ -245,15 +184,21 @@ bool ChatSession::startTurn(qint64 parent, const QString& userText, qint64 conti
     return true;
 }
 
-void ChatSession::onComposed(const Turn& turn) {
+void ChatSession::onComposed(qint64 parent, qint64 continued, const ComposedTurn& turn) {
     if (!turn.title.isEmpty()) {
         setTitle(turn.title);
         emit retitled(turn.title);
     }
-    if (turn.reply == 0) {  // a continued reply that cannot go on
-        setPhase(Phase::idle);
-        setError(turn.error);
-        return;
+    if (continued) {
+        if (!turn.error.isEmpty()) {  // it cannot go on: it stays as it was
+            setPhase(Phase::idle);
+            setError(turn.error);
+            return;
+        }
+        // Streaming again; the appends posted later run after this.
+        store_.call(
+            this, [continued](arbor::Store& s) { s.resume_message(continued); }, [] {},
+            [this](const QString& message) { setError(message); });
     }
     setOmittedMessages(turn.omitted);
     reply_ = turn.reply;
@@ -264,7 +209,7 @@ void ChatSession::onComposed(const Turn& turn) {
     setPhase(Phase::streaming);
     // The new rows go below their parent (a continued reply's row is shown already); a
     // branch switched meanwhile is read again.
-    if (!turn.rows.isEmpty() && !messages_.showBelow(conversation_, turn.parent, turn.rows))
+    if (!turn.rows.isEmpty() && !messages_.showBelow(conversation_, parent, turn.rows))
         messages_.load(conversation_, reply_);
     messages_.startLive(reply_);
     emit leafChanged();

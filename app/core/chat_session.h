@@ -1,7 +1,7 @@
 // One open conversation (a tab): its messages along the branch shown, its settings, and
-// at most one reply being generated. A turn is composed on the store thread (the user
-// message saved, the prompt built from the stored token ids of the path, an empty
-// 'streaming' reply row added); the session then shows the new rows in its list model,
+// at most one reply being generated. A turn is composed (turn_composer.h: the user
+// message saved, an empty 'streaming' reply row added, the prompt built from the stored
+// token ids of the path); the session then shows the new rows in its list model,
 // submits the prompt to the shared engine, streams the Reply's tokens into the live
 // row and writes them back to the store at least twice a second, without reloading.
 // Once a reply is complete, the engine computes the opening of the next user turn ahead
@@ -11,6 +11,7 @@
 #include "message_list_model.h"
 #include "model_service.h"
 #include "store_worker.h"
+#include "turn_composer.h"
 
 #include <QObject>
 #include <QPointer>
@@ -129,14 +130,13 @@ signals:
 
 private:
     enum class Phase { idle, composing, streaming };
-    struct Turn;
 
     bool startTurn(qint64 parent, const QString& userText, qint64 continued = 0);
     void setPrefill(int done, int total);
     void setContextTokens(int tokens);
     void setOmittedMessages(int omitted);
     void applySettings(const arbor::ConversationSettings& settings);
-    void onComposed(const Turn& turn);
+    void onComposed(qint64 parent, qint64 continued, const ComposedTurn& turn);
     void onToken(int tokenId, const QString& text);
     void onFinished(const ReplyStats& stats);
     void onUnload();
