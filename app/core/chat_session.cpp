@@ -1,7 +1,6 @@
 #include "chat_session.h"
 
 #include "context_window.h"
-#include "conversation_prompt.h"
 #include "conversation_settings_form.h"
 
 #include <QRandomGenerator>
@@ -11,11 +10,12 @@ namespace arbor::app {
 
 namespace {
 
-QString titleFrom(const QString& text) {
-    constexpr int kMaxTitle = 48;
-    QString line = text.trimmed().section(QLatin1Char('\n'), 0, 0).simplified();
-    if (line.size() > kMaxTitle) line = line.left(kMaxTitle - 1).trimmed() + QChar(0x2026);
-    return line.isEmpty() ? QStringLiteral("New conversation") : line;
+// The figures of a reply that ended for `reason` before the engine measured any.
+ReplyStats statsFor(ReplyStats::FinishReason reason, const QString& error = {}) {
+    ReplyStats stats;
+    stats.finishReason = reason;
+    stats.error = error;
+    return stats;
 }
 
 template <class T>
@@ -23,44 +23,24 @@ QVariant optionalToVariant(const std::optional<T>& v) { return v ? QVariant::fro
 
 } // namespace
 
-struct ChatSession::Turn {
-    qint64 reply = 0;
-    std::vector<arbor::TokenId> replyIds;  // a continued reply: what it has so far
-    QString replyText;
-    std::vector<arbor::TokenId> prompt;
-    int omitted = 0;  // messages of the path the prompt leaves out (context_window.h)
-    QString error;    // the prompt cannot be made; a continued reply was left as it was
-    QString title;  // set when this turn gave the conversation its title
-};
-
 ChatSession::ChatSession(qint64 conversationId, StoreService& store, ModelService& models, QObject* parent)
     : QObject(parent), conversation_(conversationId), store_(store), models_(models), messages_(store) {
     flushTimer_.setInterval(kFlushIntervalMs);
     connect(&flushTimer_, &QTimer::timeout, this, &ChatSession::flush);
-    connect(&models_, &ModelService::tokenReceived, this, &ChatSession::onToken);
-    connect(&models_, &ModelService::prefillProgress, this, &ChatSession::onPrefillProgress);
-    connect(&models_, &ModelService::finished, this, &ChatSession::onFinished);
     connect(&models_, &ModelService::aboutToUnload, this, &ChatSession::onUnload);
     connect(&messages_, &MessageListModel::loaded, this, [this] {
-        // A reload shows what the store has, which lags the stream by up to one flush,
-        // and may arrive after the reply finished (its finish still being written).
-        if (phase_ == Phase::streaming) {
-            messages_.setText(reply_, replyText_);
-        } else if (const int r = messages_.rowOf(reply_); r >= 0 && messages_.row(r).state == QLatin1String("streaming")) {
-            messages_.setText(reply_, replyText_);
-            messages_.setFinished(reply_, finishedState_, finishedStats_);
-        }
-        // The context the branch takes, as far as its last reply tells.
-        if (phase_ == Phase::idle && messages_.rowCount() > 0) {
-            const MessageRow& last = messages_.row(messages_.rowCount() - 1);
-            const QVariant prompt = last.stats.value(QStringLiteral("promptTokens"));
-            setContextTokens(last.role == QLatin1String("assistant") && prompt.isValid()
-                                 ? prompt.toInt() + last.tokenCount : 0);
-            setOmittedMessages(last.role == QLatin1String("assistant")
-                                   ? last.stats.value(QStringLiteral("omittedMessages")).toInt() : 0);
-        }
+        if (phase_ == Phase::idle) showContextOfLastRow();
         emit leafChanged();
     });
+}
+
+void ChatSession::showContextOfLastRow() {
+    // The context the branch takes, as far as its last reply tells.
+    if (messages_.rowCount() == 0) return;
+    const MessageRow& last = messages_.row(messages_.rowCount() - 1);
+    const bool reply = last.role == arbor::Role::Assistant;
+    setContextTokens(reply && last.stats.promptTokens >= 0 ? last.stats.promptTokens + last.tokenCount : 0);
+    setOmittedMessages(reply ? last.stats.omittedMessages : 0);
 }
 
 QVariant ChatSession::temperature() const { return optionalToVariant(settings_.temperature); }
@@ -79,9 +59,9 @@ ChatSession::~ChatSession() {
         store_.post([composed = composedReply_](StoreWorker& w) {
             if (!w.store() || *composed == 0) return;
             try {
-                arbor::MessageStats stats;
-                stats.finish_reason = "cancelled";
-                w.store()->finish_message(*composed, arbor::MessageState::stopped, stats);
+                ReplyStats stats;
+                stats.finishReason = ReplyStats::FinishReason::Cancelled;
+                w.store()->finish_message(*composed, arbor::MessageState::stopped, stats.toMessage());
             } catch (const std::exception& e) {
                 emit w.failed(QString::fromUtf8(e.what()));
             }
@@ -89,7 +69,7 @@ ChatSession::~ChatSession() {
         return;
     }
     if (phase_ != Phase::streaming) return;
-    models_.cancel(request_);
+    if (request_) request_->cancel();
     // The session is going away: write what was generated without waiting for an answer.
     const qint64 id = reply_;
     const std::string text = pendingText_.toStdString();
@@ -98,9 +78,9 @@ ChatSession::~ChatSession() {
         if (!w.store()) return;
         try {
             if (!text.empty() || !ids.empty()) w.store()->append_to_message(id, text, ids);
-            arbor::MessageStats stats;
-            stats.finish_reason = "cancelled";
-            w.store()->finish_message(id, arbor::MessageState::stopped, stats);
+            ReplyStats stats;
+            stats.finishReason = ReplyStats::FinishReason::Cancelled;
+            w.store()->finish_message(id, arbor::MessageState::stopped, stats.toMessage());
         } catch (const std::exception& e) {
             emit w.failed(QString::fromUtf8(e.what()));
         }
@@ -145,7 +125,7 @@ bool ChatSession::send(const QString& text) {
 }
 
 bool ChatSession::regenerate(int row) {
-    if (row < 0 || row >= messages_.rowCount() || messages_.row(row).role != QLatin1String("assistant")) {
+    if (row < 0 || row >= messages_.rowCount() || messages_.row(row).role != arbor::Role::Assistant) {
         setError(QStringLiteral("only a reply can be regenerated"));
         return false;
     }
@@ -153,7 +133,7 @@ bool ChatSession::regenerate(int row) {
 }
 
 bool ChatSession::edit(int row, const QString& text) {
-    if (row < 0 || row >= messages_.rowCount() || messages_.row(row).role != QLatin1String("user")) {
+    if (row < 0 || row >= messages_.rowCount() || messages_.row(row).role != arbor::Role::User) {
         setError(QStringLiteral("only a message of yours can be edited"));
         return false;
     }
@@ -162,15 +142,15 @@ bool ChatSession::edit(int row, const QString& text) {
 }
 
 void ChatSession::stop() {
-    if (phase_ == Phase::streaming) models_.cancel(request_);
+    if (phase_ == Phase::streaming && request_) request_->cancel();
     // While composing, onComposed sees the flag and does not submit.
     if (phase_ == Phase::composing) stopRequested_ = true;
 }
 
 bool ChatSession::continueReply(int row) {
     const int last = messages_.rowCount() - 1;
-    if (row < 0 || row != last || messages_.row(row).role != QLatin1String("assistant") ||
-        (messages_.row(row).state != QLatin1String("complete") && messages_.row(row).state != QLatin1String("stopped"))) {
+    if (row < 0 || row != last || messages_.row(row).role != arbor::Role::Assistant ||
+        (messages_.row(row).state != arbor::MessageState::complete && messages_.row(row).state != arbor::MessageState::stopped)) {
         setError(QStringLiteral("only the last reply, once finished, can be continued"));
         return false;
     }
@@ -190,53 +170,13 @@ bool ChatSession::startTurn(qint64 parent, const QString& userText, qint64 conti
     setError({});
     stopRequested_ = false;
     setPhase(Phase::composing);
-    const qint64 conversation = conversation_;
-    const std::string text = userText.toStdString();
     const int context = model->engine->context_size();
-    const int reserve = replyReserve(settings_.max_tokens.value_or(kDefaultMaxTokens), context);
+    TurnRequest request{conversation_, parent, userText.toStdString(), continued, context,
+                        replyReserve(settings_.max_tokens.value_or(kDefaultMaxTokens), context)};
     composedReply_ = std::make_shared<qint64>(0);
-    store_.call(
-        this,
-        [model, conversation, parent, text, continued, context, reserve, composed = composedReply_](arbor::Store& s) {
-            const arbor::ChatFormatter& formatter = *model->formatter;
-            std::optional<arbor::MessageId> below = parent ? std::optional<arbor::MessageId>(parent) : std::nullopt;
-            Turn turn;
-            if (!text.empty()) {
-                below = s.add_message(conversation, below, arbor::Role::User, text, formatter.encode_content(text));
-                if (s.conversation(conversation).title.empty()) {
-                    turn.title = titleFrom(QString::fromStdString(text));
-                    s.rename_conversation(conversation, turn.title.toStdString());
-                }
-            }
-            // The system prompt, if any, then the path; only the path may be cut to fit.
-            std::vector<arbor::ChatMessage> history = conversationChat(s, formatter, conversation, below);
-            std::optional<arbor::ChatMessage> systemMessage;
-            if (!history.empty() && history.front().role == arbor::Role::System) {
-                systemMessage = std::move(history.front());
-                history.erase(history.begin());
-            }
-            const arbor::Message resumed = continued ? s.message(continued) : arbor::Message{};
-            ContextWindow window = fitContext(formatter, systemMessage, history, int(resumed.token_ids.size()), context, reserve);
-            turn.prompt = std::move(window.prompt);
-            turn.omitted = window.omitted;
-            turn.error = QString::fromStdString(window.error);
-            if (continued) {
-                if (!turn.error.isEmpty()) return turn;
-                // The reply's prompt followed by its ids: exactly what was computed while
-                // it was generated, so the cache serves all of it.
-                s.resume_message(continued);
-                turn.reply = continued;
-                turn.replyIds = resumed.token_ids;
-                turn.replyText = QString::fromStdString(resumed.text);
-                *composed = turn.reply;
-                return turn;
-            }
-            turn.reply = s.add_message(conversation, below, arbor::Role::Assistant, "", {},
-                                       arbor::MessageState::streaming);
-            *composed = turn.reply;  // read only by later jobs on this thread
-            return turn;
-        },
-        [this](Turn turn) { onComposed(turn); },
+    composeTurn(
+        this, store_, models_, std::move(request), composedReply_,
+        [this, parent, continued](ComposedTurn turn) { onComposed(parent, continued, turn); },
         [this](const QString& message) {
             setPhase(Phase::idle);
             setError(message);
@@ -244,45 +184,59 @@ bool ChatSession::startTurn(qint64 parent, const QString& userText, qint64 conti
     return true;
 }
 
-void ChatSession::onComposed(const Turn& turn) {
+void ChatSession::onComposed(qint64 parent, qint64 continued, const ComposedTurn& turn) {
     if (!turn.title.isEmpty()) {
         setTitle(turn.title);
         emit retitled(turn.title);
     }
-    if (turn.reply == 0) {  // a continued reply that cannot go on
-        setPhase(Phase::idle);
-        setError(turn.error);
-        return;
+    if (continued) {
+        if (!turn.error.isEmpty()) {  // it cannot go on: it stays as it was
+            setPhase(Phase::idle);
+            setError(turn.error);
+            return;
+        }
+        // Streaming again; the appends posted later run after this.
+        store_.call(
+            this, [continued](arbor::Store& s) { s.resume_message(continued); }, [] {},
+            [this](const QString& message) { setError(message); });
     }
     setOmittedMessages(turn.omitted);
     reply_ = turn.reply;
     prompt_ = turn.prompt;
     replyIds_ = turn.replyIds;
-    replyText_ = turn.replyText;
     pendingText_.clear();
     pendingIds_.clear();
     setPhase(Phase::streaming);
-    messages_.load(conversation_, reply_);
+    // The new rows go below their parent (a continued reply's row is shown already); a
+    // branch switched meanwhile is read again.
+    if (!turn.rows.isEmpty() && !messages_.showBelow(conversation_, parent, turn.rows))
+        messages_.load(conversation_, reply_);
+    messages_.startLive(reply_);
+    emit leafChanged();
     if (stopRequested_) {
-        finishReply(MessageState::stopped, QStringLiteral("cancelled"), {});
+        finishReply(MessageState::stopped, statsFor(ReplyStats::FinishReason::Cancelled));
         return;
     }
     if (!turn.error.isEmpty()) {
         setError(turn.error);
-        finishReply(MessageState::error, QStringLiteral("error: ") + turn.error, {});
+        finishReply(MessageState::error, statsFor(ReplyStats::FinishReason::Error, turn.error));
         return;
     }
     std::vector<arbor::TokenId> prompt = turn.prompt;
     prompt.insert(prompt.end(), replyIds_.begin(), replyIds_.end());
     continuedIds_ = int(replyIds_.size());
     const int promptTokens = int(prompt.size());
-    request_ = models_.submit({std::move(prompt), generateOptions()});
-    if (request_ != 0) {
-        setPrefill(0, promptTokens);
-        setContextTokens(promptTokens);
+    request_ = models_.start({std::move(prompt), generateOptions()});
+    if (!request_) {
+        finishReply(MessageState::error, statsFor(ReplyStats::FinishReason::Error, QStringLiteral("no model is loaded")));
+        return;
     }
-    if (request_ == 0) finishReply(MessageState::error, QStringLiteral("error: no model is loaded"), {});
-    else flushTimer_.start();
+    connect(request_, &Reply::token, this, &ChatSession::onToken);
+    connect(request_, &Reply::progress, this, &ChatSession::setPrefill);
+    connect(request_, &Reply::finished, this, &ChatSession::onFinished);
+    setPrefill(0, promptTokens);
+    setContextTokens(promptTokens);
+    flushTimer_.start();
 }
 
 arbor::GenerateOptions ChatSession::generateOptions() const {
@@ -297,10 +251,6 @@ arbor::GenerateOptions ChatSession::generateOptions() const {
     o.max_tokens = s.max_tokens.value_or(kDefaultMaxTokens);
     o.stop_strings = s.stop_strings;
     return o;
-}
-
-void ChatSession::onPrefillProgress(quint64 requestId, int done, int total) {
-    if (phase_ == Phase::streaming && requestId == request_) setPrefill(done, total);
 }
 
 void ChatSession::setPrefill(int done, int total) {
@@ -322,40 +272,35 @@ void ChatSession::setOmittedMessages(int omitted) {
     emit omittedMessagesChanged();
 }
 
-void ChatSession::onToken(quint64 requestId, int tokenId, const QString& text) {
-    if (phase_ != Phase::streaming || requestId != request_) return;
+void ChatSession::onToken(int tokenId, const QString& text) {
     setPrefill(0, 0);  // the prompt is read
     if (tokenId >= 0) {  // -1: held-back text flushed at the end
         setContextTokens(contextTokens_ + 1);
         pendingIds_.push_back(tokenId);
         replyIds_.push_back(tokenId);
     }
-    replyText_ += text;
     pendingText_ += text;
     messages_.appendText(reply_, text);
 }
 
-void ChatSession::onFinished(quint64 requestId, const QString& reason, const QString& error, const ReplyStats& stats) {
-    if (phase_ != Phase::streaming || requestId != request_) return;
-    arbor::MessageStats s;
+void ChatSession::onFinished(const ReplyStats& engine) {
     // Stored per turn: a continued reply's own earlier ids, which were part of this
     // request's prompt, count as reply, not as prompt (so prompt + reply ids is the
     // context the branch takes).
-    s.prompt_tokens = stats.promptTokens - continuedIds_;
-    s.cached_tokens = std::min(stats.cachedTokens, *s.prompt_tokens);
-    s.disk_tokens = std::min(stats.diskTokens, *s.cached_tokens);
-    if (stats.generatedTokens > 0) s.ttft_ms = stats.timeToFirstTokenMs;
-    if (stats.generatedTokens > 1) s.tokens_per_second = stats.tokensPerSecond;
+    ReplyStats s = statsFor(engine.finishReason, engine.error);
+    s.promptTokens = engine.promptTokens - continuedIds_;
+    s.cachedTokens = std::min(engine.cachedTokens, s.promptTokens);
+    s.diskTokens = std::min(engine.diskTokens, s.cachedTokens);
+    if (engine.generatedTokens > 0) s.timeToFirstTokenMs = engine.timeToFirstTokenMs;
+    if (engine.generatedTokens > 1) s.tokensPerSecond = engine.tokensPerSecond;
     MessageState state = MessageState::complete;
-    QString finish = reason;
-    if (reason == QLatin1String("cancelled")) {
+    if (engine.finishReason == ReplyStats::FinishReason::Cancelled) {
         state = MessageState::stopped;
-    } else if (reason == QLatin1String("error")) {
+    } else if (engine.finishReason == ReplyStats::FinishReason::Error) {
         state = MessageState::error;
-        finish = QStringLiteral("error: ") + error;
-        setError(error);
+        setError(engine.error);
     }
-    finishReply(state, finish, s);
+    finishReply(state, s);
     if (state == MessageState::complete) warmFollowUp();
 }
 
@@ -369,22 +314,28 @@ void ChatSession::warmFollowUp() {
 }
 
 void ChatSession::onUnload() {
-    if (phase_ == Phase::streaming) finishReply(MessageState::stopped, QStringLiteral("model unloaded"), {});
+    // The bridge goes with the model: its Replies are deleted without finishing.
+    if (phase_ == Phase::streaming) finishReply(MessageState::stopped, statsFor(ReplyStats::FinishReason::Unloaded));
 }
 
-void ChatSession::finishReply(MessageState state, const QString& finishReason, arbor::MessageStats stats) {
+void ChatSession::finishReply(MessageState state, ReplyStats stats) {
     flushTimer_.stop();
     flush();
-    stats.finish_reason = finishReason.toStdString();
-    if (omittedMessages_ > 0) stats.omitted_messages = omittedMessages_;
+    stats.omittedMessages = omittedMessages_;
     const qint64 id = reply_;
     store_.call(
-        this, [id, state, stats](arbor::Store& s) { s.finish_message(id, state, stats); },
-        [this, id] { emit replyFinished(id); }, [this](const QString& message) { setError(message); });
-    finishedState_ = QString::fromUtf8(arbor::to_string(state).data());
-    finishedStats_ = statsToMap(stats);
-    messages_.setFinished(id, finishedState_, finishedStats_);
-    request_ = 0;
+        this, [id, state, stored = stats.toMessage()](arbor::Store& s) { s.finish_message(id, state, stored); },
+        [this, id] {
+            messages_.releaseLive(id);
+            emit replyFinished(id);
+        },
+        [this, id](const QString& message) {
+            messages_.releaseLive(id);
+            setError(message);
+        });
+    messages_.setFinished(id, state, stats);
+    if (request_) request_->disconnect(this);
+    request_ = nullptr;
     setPrefill(0, 0);
     setPhase(Phase::idle);
 }

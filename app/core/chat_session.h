@@ -1,16 +1,20 @@
 // One open conversation (a tab): its messages along the branch shown, its settings, and
-// at most one reply being generated. A turn is composed on the store thread (the user
-// message saved, the prompt built from the stored token ids of the path, an empty
-// 'streaming' reply row added), submitted to the shared engine, grown as tokens arrive
-// and written back to the store at least twice a second. Once a reply is complete, the
-// engine computes the opening of the next user turn ahead of time (warmFollowUp).
+// at most one reply being generated. A turn is composed (turn_composer.h: the user
+// message saved, an empty 'streaming' reply row added, the prompt built from the stored
+// token ids of the path); the session then shows the new rows in its list model,
+// submits the prompt to the shared engine, streams the Reply's tokens into the live
+// row and writes them back to the store at least twice a second, without reloading.
+// Once a reply is complete, the engine computes the opening of the next user turn ahead
+// of time (warmFollowUp).
 #pragma once
 
 #include "message_list_model.h"
 #include "model_service.h"
 #include "store_worker.h"
+#include "turn_composer.h"
 
 #include <QObject>
+#include <QPointer>
 #include <QTimer>
 #include <QVariant>
 #include <QtQml/qqmlregistration.h>
@@ -126,19 +130,18 @@ signals:
 
 private:
     enum class Phase { idle, composing, streaming };
-    struct Turn;
 
     bool startTurn(qint64 parent, const QString& userText, qint64 continued = 0);
-    void onPrefillProgress(quint64 requestId, int done, int total);
     void setPrefill(int done, int total);
     void setContextTokens(int tokens);
     void setOmittedMessages(int omitted);
     void applySettings(const arbor::ConversationSettings& settings);
-    void onComposed(const Turn& turn);
-    void onToken(quint64 requestId, int tokenId, const QString& text);
-    void onFinished(quint64 requestId, const QString& reason, const QString& error, const ReplyStats& stats);
+    void onComposed(qint64 parent, qint64 continued, const ComposedTurn& turn);
+    void onToken(int tokenId, const QString& text);
+    void onFinished(const ReplyStats& stats);
     void onUnload();
-    void finishReply(arbor::MessageState state, const QString& finishReason, arbor::MessageStats stats);
+    void finishReply(arbor::MessageState state, ReplyStats stats);
+    void showContextOfLastRow();
     // After a complete reply: has the engine compute how the next prompt will begin (the
     // reply's end of turn and the next user header) while the user types, so the
     // follow-up computes only its own words.
@@ -162,18 +165,14 @@ private:
 
     Phase phase_ = Phase::idle;
     bool stopRequested_ = false;  // stop() while the turn was still being composed
-    quint64 request_ = 0;
-    qint64 reply_ = 0;          // the streaming reply's message id
+    QPointer<Reply> request_;   // the engine's reply while streaming
+    qint64 reply_ = 0;          // the streaming reply's message id (its row is live)
     std::vector<std::int32_t> prompt_;    // the prompt it answers
-    std::vector<std::int32_t> replyIds_;  // every id it generated
+    std::vector<std::int32_t> replyIds_;  // every id it has, for the follow-up's warm-up
     int continuedIds_ = 0;      // ids the reply had before this request continued it
-    QString replyText_;         // everything generated so far, to restore after a reload
-    QString pendingText_;       // not yet written to the store
+    QString pendingText_;       // generated, not yet written to the store
     std::vector<std::int32_t> pendingIds_;
     QTimer flushTimer_;
-    // How the last reply finished, for a path load that arrives after the finish.
-    QString finishedState_;
-    QVariantMap finishedStats_;
     // The reply row the compose job in flight adds (0 until it ran); store thread only.
     std::shared_ptr<qint64> composedReply_ = std::make_shared<qint64>(0);
 };

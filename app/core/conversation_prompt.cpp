@@ -8,19 +8,27 @@
 
 namespace arbor::app {
 
+StoredChat readChat(arbor::Store& s, arbor::ConversationId conversation, std::optional<arbor::MessageId> below) {
+    StoredChat stored;
+    stored.system = s.conversation_settings(conversation).system_prompt;
+    if (stored.system.empty()) stored.system = s.app_setting(AppSettings::kDefaultSystemPromptKey).value_or("");
+    if (below) stored.path = s.path(*below);
+    return stored;
+}
+
+std::vector<arbor::ChatMessage> encodeChat(const arbor::ChatFormatter& formatter, const StoredChat& stored) {
+    std::vector<arbor::ChatMessage> chat;
+    if (!stored.system.empty()) chat.push_back({arbor::Role::System, formatter.encode_content(stored.system)});
+    for (const auto& m : stored.path)
+        chat.push_back({m.role, m.token_ids.empty() && !m.text.empty() ? formatter.encode_content(m.text)
+                                                                       : m.token_ids});
+    return chat;
+}
+
 std::vector<arbor::ChatMessage> conversationChat(arbor::Store& s, const arbor::ChatFormatter& formatter,
                                                  arbor::ConversationId conversation,
                                                  std::optional<arbor::MessageId> below) {
-    std::vector<arbor::ChatMessage> chat;
-    std::string system = s.conversation_settings(conversation).system_prompt;
-    if (system.empty()) system = s.app_setting(AppSettings::kDefaultSystemPromptKey).value_or("");
-    if (!system.empty()) chat.push_back({arbor::Role::System, formatter.encode_content(system)});
-    if (below) {
-        for (const auto& m : s.path(*below))
-            chat.push_back({m.role, m.token_ids.empty() && !m.text.empty() ? formatter.encode_content(m.text)
-                                                                           : m.token_ids});
-    }
-    return chat;
+    return encodeChat(formatter, readChat(s, conversation, below));
 }
 
 std::vector<arbor::TokenId> nextTurnPrefix(arbor::Store& s, const arbor::ChatFormatter& formatter,

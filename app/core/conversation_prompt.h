@@ -18,6 +18,15 @@ std::vector<arbor::ChatMessage> conversationChat(arbor::Store& store, const arbo
                                                  arbor::ConversationId conversation,
                                                  std::optional<arbor::MessageId> below);
 
+// conversationChat in two parts: what is read from the store (on its thread), and the
+// chat made of it, which only tokenizes (on any thread).
+struct StoredChat {
+    std::string system;                 // empty: none
+    std::vector<arbor::Message> path;   // root .. below
+};
+StoredChat readChat(arbor::Store& store, arbor::ConversationId conversation, std::optional<arbor::MessageId> below);
+std::vector<arbor::ChatMessage> encodeChat(const arbor::ChatFormatter& formatter, const StoredChat& stored);
+
 // How the prompt of the next message sent below `leaf` begins: when the path ends with a
 // reply, that reply's prompt, the reply, its end of turn and the next user header
 // (ChatFormatter::follow_up_prefix); when it ends with a message of the user, the prompt

@@ -6,13 +6,6 @@
 
 namespace arbor::app {
 
-namespace {
-QString finishName(arbor::FinishReason reason) {
-    const std::string_view name = arbor::finish_reason_name(reason);
-    return QString::fromUtf8(name.data(), qsizetype(name.size()));
-}
-} // namespace
-
 // A sink posts under the mutex, so once the destructor has cleared `bridge` no sink can
 // post to it again; events already posted die with the QObject.
 struct EngineBridge::Gate {
@@ -31,19 +24,20 @@ EngineBridge::~EngineBridge() {
         std::lock_guard lock(gate_->mutex);
         gate_->bridge = nullptr;
     }
-    for (quint64 id : std::as_const(running_)) engine_.cancel(id);
+    for (auto it = running_.cbegin(); it != running_.cend(); ++it) engine_.cancel(it.key());
 }
 
-quint64 EngineBridge::submit(arbor::Request request) {
+Reply* EngineBridge::submit(arbor::Request request) {
     const auto id = engine_.submit(std::move(request), [gate = gate_](const arbor::Event& event) {
         std::lock_guard lock(gate->mutex);
         if (!gate->bridge) return;
         EngineBridge* bridge = gate->bridge;
         QMetaObject::invokeMethod(bridge, [bridge, event] { bridge->deliver(event); }, Qt::QueuedConnection);
     });
-    // Events are queued to this thread, so none is delivered before the id is known here.
-    running_.insert(id);
-    return id;
+    // Events are queued to this thread, so none is delivered before the Reply exists.
+    auto* reply = new Reply(id, [this](quint64 requestId) { cancel(requestId); }, this);
+    running_.insert(id, reply);
+    return reply;
 }
 
 void EngineBridge::cancel(quint64 requestId) {
@@ -51,24 +45,20 @@ void EngineBridge::cancel(quint64 requestId) {
 }
 
 void EngineBridge::deliver(const arbor::Event& event) {
-    if (event.kind == arbor::Event::Kind::Token) {
-        emit tokenReceived(event.id, event.token, QString::fromStdString(event.text));
-        return;
+    Reply* reply = running_.value(event.id);
+    if (event.kind == arbor::Event::Kind::Finished) running_.remove(event.id);
+    if (!reply) return;
+    switch (event.kind) {
+    case arbor::Event::Kind::Token:
+        emit reply->token(event.token, QString::fromStdString(event.text));
+        break;
+    case arbor::Event::Kind::Progress:
+        emit reply->progress(event.prefilled, event.stats.prompt_tokens);
+        break;
+    case arbor::Event::Kind::Finished:
+        reply->finish(ReplyStats::fromEngine(event.stats, event.finish, event.error));
+        break;
     }
-    if (event.kind == arbor::Event::Kind::Progress) {
-        emit prefillProgress(event.id, event.prefilled, event.stats.prompt_tokens);
-        return;
-    }
-    running_.remove(event.id);
-    ReplyStats stats;
-    stats.promptTokens = event.stats.prompt_tokens;
-    stats.cachedTokens = event.stats.cached_tokens;
-    stats.diskTokens = event.stats.disk_tokens;
-    stats.generatedTokens = event.stats.generated_tokens;
-    stats.timeToFirstTokenMs = event.stats.time_to_first_token_ms;
-    stats.tokensPerSecond = event.stats.decode_tokens_per_second;
-    emit finished(event.id, finishName(event.finish),
-                  QString::fromStdString(event.error), stats);
 }
 
 } // namespace arbor::app

@@ -2,12 +2,12 @@
 
 namespace arbor::app {
 
+namespace {
+QString qs(std::string_view s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); }
+} // namespace
+
 MessageListModel::MessageListModel(StoreService& store, QObject* parent)
-    : QAbstractListModel(parent), store_(store) {
-    StoreWorker* w = store_.worker();
-    connect(w, &StoreWorker::pathLoaded, this, &MessageListModel::apply, Qt::QueuedConnection);
-    connect(w, &StoreWorker::failed, this, &MessageListModel::error, Qt::QueuedConnection);
-}
+    : QAbstractListModel(parent), store_(store) {}
 
 int MessageListModel::rowCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : int(rows_.size());
@@ -18,11 +18,11 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     const MessageRow& row = rows_[index.row()];
     switch (role) {
     case IdRole: return row.id;
-    case RoleRole: return row.role;
+    case RoleRole: return qs(arbor::to_string(row.role));
     case TextRole:
     case Qt::DisplayRole: return row.text;
-    case StateRole: return row.state;
-    case StatsRole: return row.stats;
+    case StateRole: return qs(arbor::to_string(row.state));
+    case StatsRole: return row.stats.toVariantMap();
     case BranchIndexRole: return row.branchIndex;
     case BranchCountRole: return row.branchCount;
     default: return {};
@@ -36,8 +36,7 @@ QHash<int, QByteArray> MessageListModel::roleNames() const {
 }
 
 void MessageListModel::load(qint64 conversation, qint64 from) {
-    const quint64 ticket = ticket_ = store_.nextTicket();
-    store_.post([ticket, conversation, from](StoreWorker& w) { w.loadPath(ticket, conversation, from); });
+    read(conversation, [conversation, from](arbor::Store& s) { return pathRows(s, conversation, from); });
 }
 
 void MessageListModel::previousBranch(int row) { switchBranch(row, -1); }
@@ -47,9 +46,35 @@ void MessageListModel::switchBranch(int row, int offset) {
     if (row < 0 || row >= rows_.size()) return;
     const MessageRow& r = rows_[row];
     if (r.branchIndex + offset < 0 || r.branchIndex + offset >= r.branchCount) return;
-    const quint64 ticket = ticket_ = store_.nextTicket();
     const qint64 conversation = conversation_, at = r.id;
-    store_.post([=](StoreWorker& w) { w.loadSiblingPath(ticket, conversation, at, offset); });
+    read(conversation, [=](arbor::Store& s) { return siblingPathRows(s, conversation, at, offset); });
+}
+
+void MessageListModel::read(qint64 conversation, std::function<QList<MessageRow>(arbor::Store&)> rows) {
+    const quint64 reading = ++reads_;
+    store_.call(
+        this, std::move(rows),
+        [this, reading, conversation](QList<MessageRow> read) {
+            if (reading == reads_) apply(conversation, std::move(read));
+        },
+        [this](const QString& message) { emit error(message); });
+}
+
+bool MessageListModel::showBelow(qint64 conversation, qint64 parentId, const QList<MessageRow>& rows) {
+    const int keep = parentId == 0 ? 0 : rowOf(parentId) + 1;
+    if (keep == 0 && parentId != 0) return false;
+    ++reads_;  // a read started earlier would show what this replaces
+    if (conversation != conversation_) {
+        conversation_ = conversation;
+        emit conversationChanged();
+    }
+    if (keep < rows_.size()) {
+        beginRemoveRows({}, keep, int(rows_.size()) - 1);
+        rows_.resize(keep);
+        endRemoveRows();
+    }
+    for (const MessageRow& row : rows) appendMessage(row);
+    return true;
 }
 
 void MessageListModel::appendMessage(const MessageRow& row) {
@@ -59,44 +84,62 @@ void MessageListModel::appendMessage(const MessageRow& row) {
     endInsertRows();
 }
 
+void MessageListModel::changed(int row, const QList<int>& roles) {
+    const QModelIndex at = index(row);
+    emit dataChanged(at, at, roles);
+}
+
+void MessageListModel::startLive(qint64 messageId) {
+    const int i = rowOf(messageId);
+    if (i < 0) return;
+    rows_[i].state = arbor::MessageState::streaming;
+    live_ = rows_[i];
+    changed(i, {StateRole});
+}
+
 void MessageListModel::appendText(qint64 messageId, const QString& piece) {
+    if (piece.isEmpty()) return;
+    if (live_.id == messageId) live_.text += piece;
     const int i = rowOf(messageId);
-    if (i < 0 || piece.isEmpty()) return;
+    if (i < 0) return;
     rows_[i].text += piece;
-    const QModelIndex changed = index(i);
-    emit dataChanged(changed, changed, {TextRole, Qt::DisplayRole});
+    changed(i, {TextRole, Qt::DisplayRole});
 }
 
-void MessageListModel::setText(qint64 messageId, const QString& text) {
-    const int i = rowOf(messageId);
-    if (i < 0 || rows_[i].text == text) return;
-    rows_[i].text = text;
-    const QModelIndex changed = index(i);
-    emit dataChanged(changed, changed, {TextRole, Qt::DisplayRole});
-}
-
-void MessageListModel::setFinished(qint64 messageId, const QString& state, const QVariantMap& stats) {
+void MessageListModel::setFinished(qint64 messageId, arbor::MessageState state, const ReplyStats& stats) {
+    if (live_.id == messageId) {
+        live_.state = state;
+        live_.stats = stats;
+    }
     const int i = rowOf(messageId);
     if (i < 0) return;
     rows_[i].state = state;
     rows_[i].stats = stats;
-    const QModelIndex changed = index(i);
-    emit dataChanged(changed, changed, {StateRole, StatsRole});
+    changed(i, {StateRole, StatsRole});
+}
+
+void MessageListModel::releaseLive(qint64 messageId) {
+    if (live_.id == messageId) live_ = {};
 }
 
 int MessageListModel::rowOf(qint64 messageId) const {
-    // The streaming reply is the last row; search from the end.
+    // The live reply is the last row; search from the end.
     for (int i = int(rows_.size()) - 1; i >= 0; --i)
         if (rows_[i].id == messageId) return i;
     return -1;
 }
 
-void MessageListModel::apply(quint64 ticket, qint64 conversation, const QList<MessageRow>& rows) {
-    if (ticket != ticket_) return;  // another model's answer, or a superseded load
+void MessageListModel::apply(qint64 conversation, QList<MessageRow> rows) {
+    for (MessageRow& row : rows) {
+        if (live_.id == 0 || row.id != live_.id) continue;
+        row.text = live_.text;
+        row.state = live_.state;
+        row.stats = live_.stats;
+    }
     const bool switched = conversation != conversation_;
     beginResetModel();
     conversation_ = conversation;
-    rows_ = rows;
+    rows_ = std::move(rows);
     endResetModel();
     if (switched) emit conversationChanged();
     emit loaded();

@@ -1,8 +1,11 @@
-// One conversation as shown: the path from a first message to the selected leaf. Rows
-// come from the store worker (queued signals, applied on the GUI thread); a streaming
-// reply is appended and grown here by the chat controller as tokens arrive.
+// One conversation as shown: the path from a first message to the selected leaf. Paths
+// are read on the store thread (message_rows.h) and applied here on the GUI thread. The
+// model owns the live reply row: the chat session appends a turn's rows, streams the
+// reply's text into its row and marks it finished; a path read while the reply is live
+// shows the row as the model has it, not the store's copy (which lags by up to a flush).
 #pragma once
 
+#include "message_rows.h"
 #include "store_worker.h"
 
 #include <QAbstractListModel>
@@ -20,8 +23,8 @@ public:
         IdRole = Qt::UserRole + 1,
         RoleRole,  // "system", "user", "assistant"
         TextRole,
-        StateRole,
-        StatsRole,
+        StateRole,  // "complete", "streaming", "stopped", "error"
+        StatsRole,  // ReplyStats::toVariantMap()
         BranchIndexRole,
         BranchCountRole,
     };
@@ -42,12 +45,19 @@ public:
     Q_INVOKABLE void previousBranch(int row);
     Q_INVOKABLE void nextBranch(int row);
 
-    // For the chat controller (which also persists them through the worker).
+    // For the chat session (which also persists them through the store).
+    // Shows `rows` of `conversation` below the message `parentId` (0: at the top), in
+    // place of what was below it. False when that message is not shown (the model shows
+    // another branch).
+    bool showBelow(qint64 conversation, qint64 parentId, const QList<MessageRow>& rows);
     void appendMessage(const MessageRow& row);
-    Q_INVOKABLE void appendText(qint64 messageId, const QString& piece);
-    void setText(qint64 messageId, const QString& text);
-    Q_INVOKABLE void setFinished(qint64 messageId, const QString& state, const QVariantMap& stats);
-    Q_INVOKABLE int rowOf(qint64 messageId) const;
+    // The row of messageId becomes the live reply: 'streaming' until setFinished.
+    void startLive(qint64 messageId);
+    void appendText(qint64 messageId, const QString& piece);
+    void setFinished(qint64 messageId, arbor::MessageState state, const ReplyStats& stats);
+    // The store holds the finished reply now: later reads show the store's copy.
+    void releaseLive(qint64 messageId);
+    int rowOf(qint64 messageId) const;
     const MessageRow& row(int i) const { return rows_[i]; }
     // The last message shown (the branch's leaf), 0 when the conversation is empty.
     qint64 leafId() const { return rows_.isEmpty() ? 0 : rows_.back().id; }
@@ -59,12 +69,16 @@ signals:
 
 private:
     void switchBranch(int row, int offset);
-    void apply(quint64 ticket, qint64 conversation, const QList<MessageRow>& rows);
+    void read(qint64 conversation, std::function<QList<MessageRow>(arbor::Store&)> rows);
+    void apply(qint64 conversation, QList<MessageRow> rows);
+    void changed(int row, const QList<int>& roles);
 
     StoreService& store_;
     qint64 conversation_ = 0;
     QList<MessageRow> rows_;
-    quint64 ticket_ = 0;
+    quint64 reads_ = 0;  // reads started; only the newest one's answer is applied
+    // The live reply while it streams and until the store has its end (0: none).
+    MessageRow live_;
 };
 
 } // namespace arbor::app

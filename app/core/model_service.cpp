@@ -147,9 +147,6 @@ void ModelService::loaded(quint64 generation, std::shared_ptr<LoadedModel> model
     }
     current_ = std::move(model);
     bridge_ = std::make_unique<EngineBridge>(*current_->engine);
-    connect(bridge_.get(), &EngineBridge::tokenReceived, this, &ModelService::tokenReceived);
-    connect(bridge_.get(), &EngineBridge::prefillProgress, this, &ModelService::prefillProgress);
-    connect(bridge_.get(), &EngineBridge::finished, this, &ModelService::finished);
     details_ = describe(*current_->model, current_->path, current_->engine->context_size());
     progress_ = 1.0;
     emit progressChanged();
@@ -176,8 +173,22 @@ int ModelService::trainedContext() const {
     return current_ ? current_->model->config().n_ctx_train : 0;
 }
 
+Reply* ModelService::start(arbor::Request request) {
+    if (!bridge_) return nullptr;
+    Reply* reply = bridge_->submit(std::move(request));
+    const quint64 id = reply->id();
+    connect(reply, &Reply::token, this, [this, id](int token, const QString& text) { emit tokenReceived(id, token, text); });
+    connect(reply, &Reply::finished, this, [this, id](const ReplyStats& stats) {
+        const bool error = stats.finishReason == ReplyStats::FinishReason::Error;
+        emit finished(id, error ? QStringLiteral("error") : QString::fromStdString(storedFinishReason(stats.finishReason, {})),
+                      error ? stats.error : QString(), stats);
+    });
+    return reply;
+}
+
 quint64 ModelService::submit(arbor::Request request) {
-    return bridge_ ? bridge_->submit(std::move(request)) : 0;
+    const Reply* reply = start(std::move(request));
+    return reply ? reply->id() : 0;
 }
 
 void ModelService::cancel(quint64 requestId) {

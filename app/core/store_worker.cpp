@@ -10,18 +10,6 @@ QString qs(std::string_view s) { return QString::fromUtf8(s.data(), qsizetype(s.
 
 } // namespace
 
-QVariantMap statsToMap(const arbor::MessageStats& s) {
-    QVariantMap m;
-    if (s.prompt_tokens) m["promptTokens"] = *s.prompt_tokens;
-    if (s.cached_tokens) m["cachedTokens"] = *s.cached_tokens;
-    if (s.disk_tokens) m["diskTokens"] = *s.disk_tokens;
-    if (s.ttft_ms) m["ttftMs"] = *s.ttft_ms;
-    if (s.tokens_per_second) m["tokensPerSecond"] = *s.tokens_per_second;
-    if (!s.finish_reason.empty()) m["finishReason"] = qs(s.finish_reason);
-    if (s.omitted_messages) m["omittedMessages"] = *s.omitted_messages;
-    return m;
-}
-
 StoreWorker::StoreWorker(std::filesystem::path file) : file_(std::move(file)) {}
 StoreWorker::~StoreWorker() = default;
 
@@ -89,65 +77,10 @@ void StoreWorker::deleteConversation(qint64 id) {
     }
 }
 
-std::vector<arbor::Message> StoreWorker::siblingsOf(const arbor::Message& m) const {
-    return m.parent_id ? store_->children(*m.parent_id) : store_->roots(m.conversation_id);
-}
-
-void StoreWorker::emitPath(quint64 ticket, qint64 conversation, arbor::MessageId leaf) {
-    QList<MessageRow> rows;
-    if (leaf != 0) {
-        for (const auto& m : store_->path(leaf)) {
-            MessageRow row{m.id, m.parent_id.value_or(0), qs(arbor::to_string(m.role)), qs(m.text),
-                           qs(arbor::to_string(m.state)), statsToMap(m.stats), 0, 1, int(m.token_ids.size())};
-            const auto siblings = siblingsOf(m);
-            row.branchCount = int(siblings.size());
-            for (size_t i = 0; i < siblings.size(); ++i)
-                if (siblings[i].id == m.id) row.branchIndex = int(i);
-            rows.push_back(std::move(row));
-        }
-    }
-    emit pathLoaded(ticket, conversation, rows);
-}
-
-void StoreWorker::loadPath(quint64 ticket, qint64 conversation, qint64 from) {
-    if (!ready()) return;
-    try {
-        arbor::MessageId leaf = 0;
-        if (from == 0) {
-            leaf = store_->latest_leaf(conversation).value_or(0);
-        } else {
-            if (store_->message(from).conversation_id != conversation)
-                throw arbor::StoreError(arbor::StoreError::Kind::invalid, "message is not in this conversation");
-            leaf = from;
-            for (auto kids = store_->children(leaf); !kids.empty(); kids = store_->children(leaf))
-                leaf = kids.back().id;
-        }
-        emitPath(ticket, conversation, leaf);
-    } catch (const std::exception& e) {
-        emit failed(QString::fromUtf8(e.what()));
-    }
-}
-
-void StoreWorker::loadSiblingPath(quint64 ticket, qint64 conversation, qint64 at, int offset) {
-    if (!ready()) return;
-    try {
-        const auto siblings = siblingsOf(store_->message(at));
-        int index = 0;
-        for (size_t i = 0; i < siblings.size(); ++i)
-            if (siblings[i].id == at) index = int(i);
-        const int target = std::clamp(index + offset, 0, int(siblings.size()) - 1);
-        loadPath(ticket, conversation, siblings[size_t(target)].id);
-    } catch (const std::exception& e) {
-        emit failed(QString::fromUtf8(e.what()));
-    }
-}
-
 StoreService::StoreService(std::filesystem::path file, QObject* parent)
     : QObject(parent), worker_(new StoreWorker(std::move(file))) {
     qRegisterMetaType<arbor::app::ConversationRow>();
-    qRegisterMetaType<arbor::app::MessageRow>();
     qRegisterMetaType<QList<arbor::app::ConversationRow>>();
-    qRegisterMetaType<QList<arbor::app::MessageRow>>();
     worker_->moveToThread(&thread_);
     connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
     thread_.setObjectName(QStringLiteral("arbor-store"));

@@ -11,7 +11,6 @@
 #include <QObject>
 #include <QString>
 #include <QThread>
-#include <QVariantMap>
 
 #include <filesystem>
 #include <functional>
@@ -26,22 +25,6 @@ struct ConversationRow {
     qint64 updatedAt = 0;  // ms since the epoch
 };
 
-struct MessageRow {
-    qint64 id = 0;
-    qint64 parentId = 0;  // 0: a first message
-    QString role;         // "system", "user", "assistant"
-    QString text;
-    QString state;        // "complete", "streaming", "stopped", "error"
-    QVariantMap stats;    // promptTokens, cachedTokens, ttftMs, tokensPerSecond, finishReason (when known)
-    int branchIndex = 0;  // among the message's siblings, in creation order
-    int branchCount = 1;
-    int tokenCount = 0;   // its token ids (a reply: the ids it was generated as)
-};
-
-// promptTokens, cachedTokens, diskTokens, ttftMs, tokensPerSecond, finishReason: those
-// measured.
-QVariantMap statsToMap(const arbor::MessageStats& stats);
-
 class StoreWorker : public QObject {
     Q_OBJECT
 public:
@@ -55,11 +38,6 @@ public:
     void createConversation(const QString& title);
     void renameConversation(qint64 id, const QString& title);
     void deleteConversation(qint64 id);
-    // The path root .. leaf, where leaf is the newest leaf below `from` (following the
-    // newest child at each step), or the conversation's latest leaf when from is 0.
-    void loadPath(quint64 ticket, qint64 conversation, qint64 from);
-    // Siblings of message `at` on the current path: the branch `offset` steps away.
-    void loadSiblingPath(quint64 ticket, qint64 conversation, qint64 at, int offset);
 
     arbor::Store* store() { return store_.get(); }  // worker thread only
 
@@ -68,13 +46,10 @@ signals:
     void conversationsListed(quint64 ticket, const QList<arbor::app::ConversationRow>& rows);
     void conversationCreated(qint64 id);
     void conversationsChanged();
-    void pathLoaded(quint64 ticket, qint64 conversation, const QList<arbor::app::MessageRow>& rows);
     void failed(const QString& message);
 
 private:
     bool ready();
-    std::vector<arbor::Message> siblingsOf(const arbor::Message& m) const;
-    void emitPath(quint64 ticket, qint64 conversation, arbor::MessageId leaf);
 
     std::filesystem::path file_;
     std::unique_ptr<arbor::Store> store_;
@@ -148,4 +123,3 @@ void StoreService::call(QObject* receiver, Job job, Done done, std::function<voi
 } // namespace arbor::app
 
 Q_DECLARE_METATYPE(arbor::app::ConversationRow)
-Q_DECLARE_METATYPE(arbor::app::MessageRow)

@@ -14,6 +14,21 @@ using R = MessageListModel::Roles;
 
 namespace {
 std::vector<std::int32_t> ids_(std::initializer_list<std::int32_t> v) { return v; }
+
+// A model on its own store service, checked by a tester throughout.
+struct Viewer {
+    StoreService service;
+    MessageListModel model{service};
+    QAbstractItemModelTester tester{&model, QAbstractItemModelTester::FailureReportingMode::Fatal};
+    QSignalSpy loaded{&model, &MessageListModel::loaded};
+
+    explicit Viewer(const std::filesystem::path& file) : service(file) { service.open(); }
+    // Shows the branch through `from` (0: the latest); false when no answer came.
+    bool show(qint64 conversation, qint64 from = 0) {
+        model.load(conversation, from);
+        return loaded.wait(10000);
+    }
+};
 } // namespace
 
 class TestMessageListModel : public QObject {
@@ -88,24 +103,21 @@ private slots:
     }
 
     void streamingReplyGrowsInPlace() {
-        StoreService service(file());
-        MessageListModel model(service);
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
-        QSignalSpy loaded(&model, &MessageListModel::loaded);
-        service.open();
-        model.load(conv_, a1_);
-        QVERIFY(loaded.wait(10000));
+        Viewer viewer(file());
+        MessageListModel& model = viewer.model;
+        QVERIFY(viewer.show(conv_, a1_));
         QCOMPARE(model.rowCount(), 5);
 
         MessageRow reply;
         reply.id = 9999;
         reply.parentId = a2_;
-        reply.role = "assistant";
-        reply.state = "streaming";
+        reply.role = arbor::Role::Assistant;
         QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
         model.appendMessage(reply);
         QCOMPARE(inserted.size(), 1);
         QCOMPARE(model.rowCount(), 6);
+        model.startLive(9999);
+        QCOMPARE(model.data(model.index(5), R::StateRole).toString(), QString("streaming"));
 
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
         model.appendText(9999, "It is ");
@@ -117,10 +129,64 @@ private slots:
         QVERIFY(changed.at(0).at(2).value<QList<int>>().contains(R::TextRole));
         QCOMPARE(model.data(model.index(5), R::TextRole).toString(), QString("It is 2850 km long."));
 
-        model.setFinished(9999, "complete", {{"tokensPerSecond", 42.0}});
+        arbor::app::ReplyStats stats;
+        stats.tokensPerSecond = 42.0;
+        model.setFinished(9999, arbor::MessageState::complete, stats);
         QCOMPARE(model.data(model.index(5), R::StateRole).toString(), QString("complete"));
         QCOMPARE(model.data(model.index(5), R::StatsRole).toMap().value("tokensPerSecond").toDouble(), 42.0);
         QCOMPARE(model.data(model.index(4), R::TextRole).toString(), QString("The Danube."));
+    }
+
+    // The model owns the live reply: reading its branch again (a branch switch and back)
+    // shows the row as streamed so far, not the store's copy, until the store has the
+    // reply's end.
+    void aLiveReplyOutlivesReadsOfItsBranch() {
+        qint64 conv = 0, question = 0, answer = 0;
+        {
+            arbor::Store store(file());
+            conv = store.create_conversation("Live");
+            question = store.add_message(conv, std::nullopt, arbor::Role::User, "Count.", ids_({1}));
+            answer = store.add_message(conv, question, arbor::Role::Assistant, "", {}, arbor::MessageState::streaming);
+            store.append_to_message(answer, "One, ", ids_({2}));
+        }
+        Viewer viewer(file());
+        MessageListModel& model = viewer.model;
+        QVERIFY(viewer.show(conv));
+        model.startLive(answer);
+        model.appendText(answer, "two, three.");
+        QVERIFY(viewer.show(conv));
+        QCOMPARE(model.data(model.index(1), R::TextRole).toString(), QString("One, two, three."));
+        QCOMPARE(model.data(model.index(1), R::StateRole).toString(), QString("streaming"));
+
+        arbor::app::ReplyStats stats;
+        stats.finishReason = arbor::app::ReplyStats::FinishReason::Cancelled;
+        model.setFinished(answer, arbor::MessageState::stopped, stats);
+        QVERIFY(viewer.show(conv));
+        QCOMPARE(model.data(model.index(1), R::StateRole).toString(), QString("stopped"));
+        QCOMPARE(model.data(model.index(1), R::StatsRole).toMap().value("finishReason").toString(), QString("cancelled"));
+
+        model.releaseLive(answer);  // from now on the store's copy is the truth
+        QVERIFY(viewer.show(conv));
+        QCOMPARE(model.data(model.index(1), R::TextRole).toString(), QString("One, "));
+    }
+
+    void aTurnIsShownBelowItsParent() {
+        Viewer viewer(file());
+        MessageListModel& model = viewer.model;
+        QVERIFY(viewer.show(conv_, a2_));
+        QCOMPARE(ids(model), (QList<qint64>{sys_, u1_, a1_, u2_, a2_}));
+        MessageRow edited, reply;
+        edited.id = 7001;
+        edited.parentId = a1_;
+        reply.id = 7002;
+        reply.parentId = 7001;
+        reply.role = arbor::Role::Assistant;
+        QVERIFY(model.showBelow(conv_, a1_, {edited, reply}));
+        QCOMPARE(ids(model), (QList<qint64>{sys_, u1_, a1_, 7001, 7002}));
+        QVERIFY(!model.showBelow(conv_, 4242, {reply}));  // not shown: nothing changes
+        QCOMPARE(ids(model), (QList<qint64>{sys_, u1_, a1_, 7001, 7002}));
+        QVERIFY(model.showBelow(conv_, 0, {edited}));
+        QCOMPARE(ids(model), (QList<qint64>{7001}));
     }
 
     void answersForAnotherModelAreIgnored() {

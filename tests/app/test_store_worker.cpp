@@ -1,5 +1,6 @@
 // The store worker: SQLite only on its own thread, answers by queued signals on the
 // requester's thread, errors reported as failed().
+#include "message_rows.h"
 #include "store_worker.h"
 
 #include <QSignalSpy>
@@ -107,34 +108,41 @@ private slots:
             store.finish_message(a3, arbor::MessageState::complete, {12, 8, 30.5, 55.0, "stop"});
         }
         StoreService service(file_);
-        QSignalSpy loaded(service.worker(), &StoreWorker::pathLoaded);
         service.open();
         auto ids = [](const QList<MessageRow>& rows) {
             QList<qint64> out;
             for (const auto& r : rows) out.push_back(r.id);
             return out;
         };
-        service.post([conv](StoreWorker& w) { w.loadPath(1, conv, 0); });  // latest leaf: a3
-        QTRY_VERIFY_WITH_TIMEOUT(loaded.size() >= 1, 10000);
-        auto rows = loaded.at(0).at(2).value<QList<MessageRow>>();
+        QList<QList<MessageRow>> loaded;
+        auto read = [&](std::function<QList<MessageRow>(arbor::Store&)> job) -> QList<MessageRow> {
+            service.call(this, std::move(job), [&](QList<MessageRow> rows) { loaded.push_back(rows); });
+            if (!QTest::qWaitFor([&] { return loaded.size() == 1; }, 10000)) return {};
+            return loaded.takeFirst();
+        };
+        auto rows = read([conv](arbor::Store& s) { return arbor::app::pathRows(s, conv, 0); });  // latest leaf: a3
         QCOMPARE(ids(rows), (QList<qint64>{u1, a1, u2, a3}));
         QCOMPARE(rows[1].branchIndex, 0);
         QCOMPARE(rows[1].branchCount, 2);
         QCOMPARE(rows[0].branchCount, 1);
-        QCOMPARE(rows[1].role, QString("assistant"));
-        QCOMPARE(rows[3].stats.value("cachedTokens").toInt(), 8);
-        QCOMPARE(rows[3].stats.value("finishReason").toString(), QString("stop"));
+        QCOMPARE(rows[1].role, arbor::Role::Assistant);
+        QCOMPARE(rows[3].stats.cachedTokens, 8);
+        QCOMPARE(rows[3].stats.finishReason, arbor::app::ReplyStats::FinishReason::Stop);
 
-        service.post([conv, a1](StoreWorker& w) { w.loadSiblingPath(2, conv, a1, +1); });
-        QTRY_VERIFY_WITH_TIMEOUT(loaded.size() >= 2, 10000);
-        rows = loaded.at(1).at(2).value<QList<MessageRow>>();
+        rows = read([conv, a1](arbor::Store& s) { return arbor::app::siblingPathRows(s, conv, a1, +1); });
         QCOMPARE(ids(rows), (QList<qint64>{u1, a2}));
         QCOMPARE(rows[1].branchIndex, 1);
         QCOMPARE(rows[1].text, QString("Hey there"));
 
-        service.post([conv, u1](StoreWorker& w) { w.loadPath(3, conv, u1); });  // newest child each step
-        QTRY_VERIFY_WITH_TIMEOUT(loaded.size() >= 3, 10000);
-        QCOMPARE(ids(loaded.at(2).at(2).value<QList<MessageRow>>()), (QList<qint64>{u1, a2}));
+        // Newest child each step.
+        QCOMPARE(ids(read([conv, u1](arbor::Store& s) { return arbor::app::pathRows(s, conv, u1); })),
+                 (QList<qint64>{u1, a2}));
+
+        // Another conversation's message is refused, not shown.
+        QString refused;
+        service.call(this, [conv, u1](arbor::Store& s) { return arbor::app::pathRows(s, conv + 1, u1); },
+                     [](QList<MessageRow>) {}, [&](const QString& message) { refused = message; });
+        QTRY_VERIFY_WITH_TIMEOUT(!refused.isEmpty(), 10000);
     }
 };
 

@@ -139,7 +139,7 @@ void TestAppEndToEnd::keyboardShortcuts() {
     QTRY_VERIFY(session->messages()->rowCount() == 2 && !session->messages()->row(1).text.isEmpty());
     QTest::keyClick(window, Qt::Key_Escape);
     QTRY_VERIFY(!session->generating());
-    QCOMPARE(session->messages()->row(1).state, QStringLiteral("stopped"));
+    QCOMPARE(session->messages()->row(1).state, arbor::MessageState::stopped);
 
     QTest::keyClick(window, Qt::Key_W, Qt::ControlModifier);  // Ctrl+W
     QTRY_COMPARE(tabs->rowCount(), 2);

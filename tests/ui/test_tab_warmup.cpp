@@ -53,7 +53,8 @@ QVariantMap lastReplyStats(ChatSession* session) {
     MessageListModel* m = session->messages();
     if (m->rowCount() == 0) return {};
     const MessageRow& row = m->row(m->rowCount() - 1);
-    return row.role == QLatin1String("assistant") && row.state == QLatin1String("complete") ? row.stats : QVariantMap{};
+    return row.role == arbor::Role::Assistant && row.state == arbor::MessageState::complete ? row.stats.toVariantMap()
+                                                                                            : QVariantMap{};
 }
 
 } // namespace
