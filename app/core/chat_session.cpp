@@ -234,6 +234,7 @@ void ChatSession::onComposed(qint64 parent, qint64 continued, const ComposedTurn
     connect(request_, &Reply::token, this, &ChatSession::onToken);
     connect(request_, &Reply::progress, this, &ChatSession::setPrefill);
     connect(request_, &Reply::finished, this, &ChatSession::onFinished);
+    emit requestStarted(request_);
     setPrefill(0, promptTokens);
     setContextTokens(promptTokens);
     flushTimer_.start();
@@ -309,8 +310,8 @@ void ChatSession::warmFollowUp() {
     if (!model) return;
     arbor::Request warm;
     warm.prompt = model->formatter->follow_up_prefix(prompt_, replyIds_);
-    warm.kind = arbor::RequestKind::PrefillOnly;  // its events carry another id and are ignored
-    models_.submit(std::move(warm));
+    warm.kind = arbor::RequestKind::PrefillOnly;
+    models_.start(std::move(warm));  // nobody listens to its Reply: its pages stay in the cache
 }
 
 void ChatSession::onUnload() {

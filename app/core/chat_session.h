@@ -123,6 +123,9 @@ signals:
     void contextTokensChanged();
     void omittedMessagesChanged();
     void opened();
+    // The engine request of a reply was submitted: its Reply, for observers of its events
+    // besides this session (the engine's stats of it, the order of its tokens).
+    void requestStarted(arbor::app::Reply* request);
     // A reply finished and is stored; `messageId` is its id (for the sidebar's order).
     void replyFinished(qint64 messageId);
     void leafChanged();  // the branch shown changed (for saving the open tabs)

@@ -174,25 +174,7 @@ int ModelService::trainedContext() const {
 }
 
 Reply* ModelService::start(arbor::Request request) {
-    if (!bridge_) return nullptr;
-    Reply* reply = bridge_->submit(std::move(request));
-    const quint64 id = reply->id();
-    connect(reply, &Reply::token, this, [this, id](int token, const QString& text) { emit tokenReceived(id, token, text); });
-    connect(reply, &Reply::finished, this, [this, id](const ReplyStats& stats) {
-        const bool error = stats.finishReason == ReplyStats::FinishReason::Error;
-        emit finished(id, error ? QStringLiteral("error") : QString::fromStdString(storedFinishReason(stats.finishReason, {})),
-                      error ? stats.error : QString(), stats);
-    });
-    return reply;
-}
-
-quint64 ModelService::submit(arbor::Request request) {
-    const Reply* reply = start(std::move(request));
-    return reply ? reply->id() : 0;
-}
-
-void ModelService::cancel(quint64 requestId) {
-    if (bridge_) bridge_->cancel(requestId);
+    return bridge_ ? bridge_->submit(std::move(request)) : nullptr;
 }
 
 } // namespace arbor::app

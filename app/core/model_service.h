@@ -65,13 +65,9 @@ public:
 
     std::shared_ptr<LoadedModel> current() const { return current_; }
 
-    // Submits to the current engine: the request's Reply (owned by the bridge), or null
-    // when no model is ready.
+    // Submits to the current engine: the request's Reply (owned by the bridge; cancel it
+    // there), whose signals only its requester hears, or null when no model is ready.
     Reply* start(arbor::Request request);
-    // Submits a request whose events only the observers below see (warm-ups); its id, or
-    // 0 when no model is ready.
-    quint64 submit(arbor::Request request);
-    void cancel(quint64 requestId);
 
 signals:
     void stateChanged();
@@ -79,12 +75,6 @@ signals:
     // Requests still running are about to be cancelled without further events.
     void aboutToUnload();
     void modelChanged();  // current() changed
-    // Every request's tokens and ends, for observers of the whole engine (the tab
-    // warmer); a requester listens to its own Reply instead. reason: "stop", "length",
-    // "cancelled" or "error" (then error says why).
-    void tokenReceived(quint64 requestId, int tokenId, const QString& text);
-    void finished(quint64 requestId, const QString& reason, const QString& error,
-                  const arbor::app::ReplyStats& stats);
 
 private:
     void runInBackground(std::function<void()> job);

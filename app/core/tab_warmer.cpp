@@ -8,10 +8,6 @@ namespace arbor::app {
 
 TabWarmer::TabWarmer(StoreService& store, ModelService& models, QObject* parent)
     : QObject(parent), store_(store), models_(models) {
-    connect(&models_, &ModelService::finished, this,
-            [this](quint64 id, const QString& reason, const QString&, const ReplyStats& stats) {
-                onFinished(id, reason, stats);
-            });
     // The bridge cancels every running request without further events.
     connect(&models_, &ModelService::aboutToUnload, this, [this] {
         entries_.clear();
@@ -77,28 +73,32 @@ void TabWarmer::submit(qint64 conversation, std::vector<arbor::TokenId> prompt) 
     request.prompt = std::move(prompt);
     request.kind = arbor::RequestKind::PrefillOnly;
     request.priority = arbor::Priority::Idle;
-    it->request = models_.submit(std::move(request));
-    if (it->request == 0) {
+    Reply* reply = models_.start(std::move(request));
+    if (!reply) {
         drop(conversation);
         return;
     }
-    emit started(conversation, it->request);
+    it->reply = reply;
+    connect(reply, &Reply::finished, this, [this, reply](const ReplyStats& stats) { onFinished(reply, stats); });
+    emit started(conversation, reply);
 }
 
 void TabWarmer::drop(qint64 conversation) {
     auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.conversation == conversation; });
     if (it == entries_.end()) return;
-    if (it->request) models_.cancel(it->request);
+    // Erased first: the Reply's finished(Cancelled) then finds no entry.
+    const QPointer<Reply> reply = it->reply;
     entries_.erase(it);
+    if (reply) reply->cancel();
     settleIfDone();
 }
 
-void TabWarmer::onFinished(quint64 requestId, const QString& reason, const ReplyStats& stats) {
-    auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.request == requestId; });
-    if (requestId == 0 || it == entries_.end()) return;
+void TabWarmer::onFinished(const Reply* reply, const ReplyStats& stats) {
+    auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.reply == reply; });
+    if (it == entries_.end()) return;  // dropped: closed, replying or unloaded
     const qint64 conversation = it->conversation;
     entries_.erase(it);
-    emit finished(conversation, reason, stats);
+    emit finished(conversation, stats);
     settleIfDone();
 }
 

@@ -5,7 +5,7 @@
 // first. Idle requests never delay anyone's (arbor/priority.h); a tab's warm-up is
 // cancelled when the tab closes or starts a reply of its own (what it computed stays in
 // the cache), and all of them when the model is unloaded. Warm-ups show nowhere in the
-// UI: their events carry ids no ChatSession waits for.
+// UI: their Replies are heard by this warmer alone.
 #pragma once
 
 #include "chat_session.h"
@@ -14,6 +14,7 @@
 
 #include <QList>
 #include <QObject>
+#include <QPointer>
 
 namespace arbor::app {
 
@@ -29,21 +30,24 @@ public:
     bool busy() const { return !entries_.isEmpty(); }
 
 signals:
-    void started(qint64 conversationId, quint64 requestId);
-    // reason as ModelService::finished gives it ("length": warmed).
-    void finished(qint64 conversationId, const QString& reason, const arbor::app::ReplyStats& stats);
+    // A tab's warm-up was submitted: its Reply, for observers of its events (it ends in
+    // finished(Cancelled) when the tab closes or starts a reply of its own).
+    void started(qint64 conversationId, arbor::app::Reply* reply);
+    // A warm-up ran to its end: stats.finishReason is Length when it warmed the tab's
+    // history (Error with stats.error when it could not).
+    void finished(qint64 conversationId, const arbor::app::ReplyStats& stats);
     void settled();
 
 private:
     struct Entry {
         qint64 conversation = 0;
         qint64 leaf = 0;
-        quint64 request = 0;  // 0 while its prompt is composed
+        QPointer<Reply> reply;  // null while its prompt is composed
     };
     void startAll();
     void submit(qint64 conversation, std::vector<arbor::TokenId> prompt);
     void drop(qint64 conversation);  // cancels its warm-up, if any
-    void onFinished(quint64 requestId, const QString& reason, const ReplyStats& stats);
+    void onFinished(const Reply* reply, const ReplyStats& stats);
     void settleIfDone();
 
     StoreService& store_;

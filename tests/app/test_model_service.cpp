@@ -13,6 +13,7 @@
 #include <QtTest>
 
 using arbor::app::ModelService;
+using arbor::app::Reply;
 using arbor::app::ReplyStats;
 
 namespace {
@@ -60,8 +61,7 @@ class TestModelService : public QObject {
         bool named = false;
         for (const QString& word : anyOf) named |= error.contains(word, Qt::CaseInsensitive);
         QVERIFY2(named, qPrintable(QStringLiteral("error \"%1\" names none of: %2").arg(error, anyOf.join(", "))));
-        QCOMPARE(s.submit({{1, 2, 3}, {}}), quint64(0));
-        s.cancel(1);  // nothing to cancel: harmless
+        QCOMPARE(s.start({{1, 2, 3}, {}}), nullptr);
     }
 
 private slots:
@@ -79,7 +79,7 @@ private slots:
         QCOMPARE(s.progress(), 0.0);
         QVERIFY(s.path().isEmpty());
         QVERIFY(s.name().isEmpty());
-        QCOMPARE(s.submit({{1, 2, 3}, {}}), quint64(0));
+        QCOMPARE(s.start({{1, 2, 3}, {}}), nullptr);
     }
 
     void loadsTheDefaultModelAndGenerates() {
@@ -124,18 +124,17 @@ private slots:
         arbor::Request request{prompt, {}};
         request.options.max_tokens = 6;
         request.options.stop_at_end_of_generation = false;
-        QSignalSpy finished(&s, &ModelService::finished);
+        Reply* reply = s.start(request);
+        QVERIFY(reply);
+        QSignalSpy finished(reply, &Reply::finished);
         int tokens = 0;
-        quint64 id = 0;
-        connect(&s, &ModelService::tokenReceived, this, [&](quint64 r, int token, const QString&) {
-            if (r == id && token >= 0) ++tokens;
+        connect(reply, &Reply::token, this, [&](int token, const QString&) {
+            if (token >= 0) ++tokens;
         });
-        id = s.submit(request);
-        QVERIFY(id != 0);
         QVERIFY(finished.wait(kLoadMs));
-        QCOMPARE(finished.at(0).at(0).toULongLong(), id);
-        QCOMPARE(finished.at(0).at(1).toString(), QString("length"));
-        const auto stats = finished.at(0).at(3).value<ReplyStats>();
+        QCOMPARE(finished.size(), 1);
+        const auto stats = finished.at(0).at(0).value<ReplyStats>();
+        QCOMPARE(stats.finishReason, ReplyStats::FinishReason::Length);
         QCOMPARE(stats.promptTokens, int(prompt.size()));
         QCOMPARE(stats.generatedTokens, 6);
         QCOMPARE(tokens, 6);
@@ -156,13 +155,13 @@ private slots:
         QVERIFY2(trained > 2048, qPrintable(QString::number(trained)));
 
         arbor::Request request{std::vector<arbor::TokenId>(600, 1), {}};
-        QSignalSpy finished(&s, &ModelService::finished);
-        const quint64 id = s.submit(request);
-        QVERIFY(id != 0);
+        Reply* reply = s.start(request);
+        QVERIFY(reply);
+        QSignalSpy finished(reply, &Reply::finished);
         QVERIFY(finished.wait(kLoadMs));
-        QCOMPARE(finished.at(0).at(1).toString(), QString("error"));
-        QVERIFY2(finished.at(0).at(2).toString().contains("the context holds 512"),
-                 qPrintable(finished.at(0).at(2).toString()));
+        const auto stats = finished.at(0).at(0).value<ReplyStats>();
+        QCOMPARE(stats.finishReason, ReplyStats::FinishReason::Error);
+        QVERIFY2(stats.error.contains("the context holds 512"), qPrintable(stats.error));
 
         // More than the model was trained with (and a pool that holds more): the model's own.
         s.load(model_, kThreads, 256, 0, QStringLiteral("f16"), trained * 4);

@@ -109,7 +109,10 @@ void TestReplyProgress::progressStatusAndContinue() {
         // Continue: the same message grows, its prompt and first ids from the cache.
         QQuickItem* more = nullptr;
         QTRY_VERIFY((more = visibleItems(window, QStringLiteral("continueButton")).value(0)) != nullptr);
-        QSignalSpy served(app.model(), &ModelService::finished);
+        ReplyStats stats;  // of the continuing request (not of the warm-up that follows it)
+        QMetaObject::Connection started = connect(session, &ChatSession::requestStarted, this, [&](Reply* request) {
+            connect(request, &Reply::finished, this, [&](const ReplyStats& s) { stats = s; });
+        });
         click(window, more);
         QTRY_VERIFY(session->generating());
         QTRY_VERIFY_WITH_TIMEOUT(!session->generating(), 180000);
@@ -126,9 +129,7 @@ void TestReplyProgress::progressStatusAndContinue() {
         // Stored per turn: the same prompt; the engine read the prompt and the first 8 ids,
         // all but at most a page of them from the cache.
         QCOMPARE(after.stats.prompt_tokens, std::optional<int>(prompt));
-        ReplyStats stats;  // of the continuing request (not of the warm-up that follows it)
-        for (const QList<QVariant>& finished : served)
-            if (finished.at(3).value<ReplyStats>().generatedTokens > 0) stats = finished.at(3).value<ReplyStats>();
+        disconnect(started);
         QCOMPARE(stats.promptTokens, prompt + 8);
         QVERIFY2(stats.cachedTokens >= prompt + 8 - 16, qPrintable(QString::number(stats.cachedTokens)));
         QCOMPARE(arbor::Store(db.path()).children(session->messages()->row(0).id).size(), std::size_t(1));

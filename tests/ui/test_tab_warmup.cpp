@@ -102,8 +102,8 @@ void TestTabWarmup::restoredTabContinuesFromDisk() {
     startWithModel(running);
     if (QTest::currentTestFailed()) return;
     QTRY_COMPARE_WITH_TIMEOUT(warmed.size(), 1, kModelWaitMs);
-    QCOMPARE(warmed[0][1].toString(), QString("length"));  // warmed, nothing generated
-    const auto warm = warmed[0][2].value<ReplyStats>();
+    const auto warm = warmed[0][1].value<ReplyStats>();
+    QCOMPARE(warm.finishReason, ReplyStats::FinishReason::Length);  // warmed, nothing generated
     QVERIFY2(warm.diskTokens > 0 && warm.diskTokens == warm.cachedTokens && warm.promptTokens - warm.cachedTokens < 32,
              qPrintable(QString("warm-up: %1 prompt tokens, %2 cached, %3 from disk")
                             .arg(warm.promptTokens).arg(warm.cachedTokens).arg(warm.diskTokens)));
@@ -163,24 +163,29 @@ void TestTabWarmup::followUpGoesBeforeOtherTabsWarmUps() {
     }
     arbor::test::AppWindow running(db.path());
     ArborApp& app = running.app;
-    // Every event of the engine, in the order the GUI thread got them.
+    // The events of the warm-ups' and the follow-up's Replies, in the order the GUI
+    // thread got them.
     struct Seen {
         quint64 id;
         bool token;
-        QString reason;
+        ReplyStats::FinishReason reason;
     };
     std::vector<Seen> events;
-    connect(app.model(), &ModelService::tokenReceived, this, [&](quint64 id, int, const QString&) {
-        events.push_back({id, true, {}});
-    });
-    connect(app.model(), &ModelService::finished, this, [&](quint64 id, const QString& reason, const QString&, const ReplyStats&) {
-        events.push_back({id, false, reason});
-    });
+    const auto observe = [&](Reply* reply) {
+        const quint64 id = reply->id();
+        connect(reply, &Reply::token, this, [&events, id] { events.push_back({id, true, {}}); });
+        connect(reply, &Reply::finished, this, [&events, id](const ReplyStats& stats) {
+            events.push_back({id, false, stats.finishReason});
+        });
+    };
     QSignalSpy settled(app.warmer(), &TabWarmer::settled);
     bool markerAtSettle = false;
     connect(app.warmer(), &TabWarmer::settled, this, [&] { markerAtSettle = startupMarkerSet(db.path()); });
     QHash<qint64, quint64> warmUps;  // conversation -> its warm-up's request
-    connect(app.warmer(), &TabWarmer::started, this, [&](qint64 c, quint64 id) { warmUps.insert(c, id); });
+    connect(app.warmer(), &TabWarmer::started, this, [&](qint64 c, Reply* reply) {
+        warmUps.insert(c, reply->id());
+        observe(reply);
+    });
     // The moment the last warm-up is submitted (the current tab's runs, the others wait),
     // the user switches to the last tab, whose warm-up has not run, and sends a follow-up
     // there (as the composer sends it), then closes the third tab.
@@ -196,6 +201,7 @@ void TestTabWarmup::followUpGoesBeforeOtherTabsWarmUps() {
         QCOMPARE(app.tabs()->rowCount(), 4);
         app.tabs()->setCurrentIndex(3);
         session = app.tabs()->current();
+        connect(session, &ChatSession::requestStarted, this, observe);
         QVERIFY(session->send(QStringLiteral("More?")));
         app.tabs()->closeTab(2);
     });
@@ -226,7 +232,7 @@ void TestTabWarmup::followUpGoesBeforeOtherTabsWarmUps() {
         return std::find_if(events.begin(), events.end(), [&](const Seen& e) { return !e.token && e.id == closed; });
     };
     QTRY_VERIFY(closedEnd() != events.end());
-    QCOMPARE(closedEnd()->reason, QString("cancelled"));
+    QCOMPARE(closedEnd()->reason, ReplyStats::FinishReason::Cancelled);
     // No warm-up shows as a reply: the other tabs still hold their question and answer only.
     QCOMPARE(app.tabs()->rowCount(), 3);
     for (int i = 0; i < 2; ++i) QCOMPARE(app.tabs()->sessionAt(i)->messages()->rowCount(), 2);
