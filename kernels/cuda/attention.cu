@@ -4,6 +4,7 @@
 // memory. Rows longer than one part are split (as flash-decoding does) and merged by
 // the parts' softmax statistics.
 #include "arbor/kernels/cuda_kernels.h"
+#include "warp_reduce.cuh"
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -14,18 +15,6 @@ namespace arbor::cuda {
 namespace {
 
 constexpr int kThreads = 128;
-
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
-    return v;
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
-    return v;
-}
 
 // G: query heads per KV head, at most MAXG (register arrays need a bound known at
 // compile time).

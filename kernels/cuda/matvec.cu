@@ -3,6 +3,7 @@
 // embedding lookups. One warp per weight row, its lanes over the row in a fixed pattern
 // (lane_dot), so a row's sum is always taken in the same order.
 #include "arbor/kernels/cuda_kernels.h"
+#include "matvec_launch.cuh"
 #include "quant_units.cuh"
 
 #include <cuda_runtime.h>
@@ -10,13 +11,7 @@
 namespace arbor::cuda {
 namespace {
 
-constexpr int kWarps = 4;  // weight rows per block of the matvec
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
-    return v;
-}
+constexpr int kWarps = kMatvecWarps;
 
 // acc[t] += the lane's share of dot(row, x row t). The warp takes four units a step:
 // lane (sub, q) = (lane / 8, lane % 8) elements 4q .. 4q + 3 of unit u + sub, so that
@@ -44,38 +39,17 @@ __device__ __forceinline__ void lane_dot(const uint8_t* row, int units, const fl
     }
 }
 
-// Up to three matrices of one type and width as one launch (a layer's Q, K and V): warp
-// r takes row r of the stacked rows. Gated: two matrices of equal rows (gate and up),
-// and the output is silu(gate . x) * (up . x) in segment 0.
-struct Segments {
-    const uint8_t* weight[3];
-    float* y[3];
-    const float* bias[3];
-    int64_t end[3];  // stacked rows before the end of each segment
-    int n;
-};
-
 template <class U, int NX, bool GATED>
 __global__ void matvec_kernel(Segments seg, size_t row_bytes, int units, const float* x, int64_t ldx, int n_x) {
     const int64_t r = int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
-    if (r >= seg.end[seg.n - 1]) return;
-    const int i = r < seg.end[0] ? 0 : (r < seg.end[1] ? 1 : 2);
-    const int64_t begin = i == 0 ? 0 : seg.end[i - 1], local = r - begin, rows = seg.end[i] - begin;
+    if (r >= pick(seg.end, seg.n - 1)) return;
+    const StackedRow row = stacked_row(seg, r);
     float acc[NX], up[NX];
 #pragma unroll
     for (int t = 0; t < NX; ++t) acc[t] = 0.0f, up[t] = 0.0f;
-    lane_dot<U, NX>(seg.weight[i] + size_t(local) * row_bytes, units, x, ldx, n_x, acc);
-    if (GATED) lane_dot<U, NX>(seg.weight[1] + size_t(local) * row_bytes, units, x, ldx, n_x, up);
-#pragma unroll
-    for (int t = 0; t < NX; ++t) {
-        if (t >= n_x) break;
-        float s = warp_sum(acc[t]);
-        if (GATED) {
-            const float u = warp_sum(up[t]);
-            s = s / (1.0f + expf(-s)) * u;  // silu_mul's expression
-        }
-        if (threadIdx.x % 32 == 0) seg.y[i][t * rows + local] = seg.bias[i] ? s + seg.bias[i][local] : s;
-    }
+    lane_dot<U, NX>(row.weight + size_t(row.local) * row_bytes, units, x, ldx, n_x, acc);
+    if (GATED) lane_dot<U, NX>(seg.weight[1] + size_t(row.local) * row_bytes, units, x, ldx, n_x, up);
+    store_row<NX, GATED>(row, acc, up, n_x);
 }
 
 template <class U>
@@ -152,12 +126,21 @@ struct GetRows {
     }
 };
 
+// The integer path when the activations come quantized and the type has one, else the
+// float path.
+bool run_matvec(DType type, const Segments& seg, bool gated, int64_t cols, const float* x, int n_x, const void* q8,
+                cudaStream_t s) {
+    const size_t rb = row_bytes(type, cols);
+    if (q8 && launch_matvec_q8(type, seg, gated, rb, cols, q8, n_x, s)) return true;
+    return with_units<Matvec>(type, seg, gated, rb, int(cols / 32), x, cols, n_x, s);
+}
+
 } // namespace
 
 bool supports(DType type) { return with_units<Nothing>(type); }
 
 bool matvec_multi(DType type, int64_t cols, const MatvecOut* outs, int n_outs, const float* x, int n_x,
-                  void* stream) {
+                  void* stream, const void* q8) {
     if (n_x <= 0 || n_x > kMatvecRows || n_outs < 1 || n_outs > 3 || !supports(type)) return false;
     Segments seg{};
     seg.n = n_outs;
@@ -168,18 +151,17 @@ bool matvec_multi(DType type, int64_t cols, const MatvecOut* outs, int n_outs, c
         seg.bias[i] = outs[i].bias;
         seg.end[i] = end += outs[i].rows;
     }
-    return with_units<Matvec>(type, seg, false, row_bytes(type, cols), int(cols / 32), x, cols, n_x,
-                              static_cast<cudaStream_t>(stream));
+    return run_matvec(type, seg, false, cols, x, n_x, q8, static_cast<cudaStream_t>(stream));
 }
 
 bool matvec(DType type, const void* weight, int64_t rows, int64_t cols, const float* x, int n_x, float* y,
-            const float* bias, void* stream) {
+            const float* bias, void* stream, const void* q8) {
     const MatvecOut out{weight, rows, y, bias};
-    return matvec_multi(type, cols, &out, 1, x, n_x, stream);
+    return matvec_multi(type, cols, &out, 1, x, n_x, stream, q8);
 }
 
 bool matvec_gated(DType type, int64_t cols, const void* gate, const void* up, int64_t rows, const float* x, int n_x,
-                  float* y, void* stream) {
+                  float* y, void* stream, const void* q8) {
     if (n_x <= 0 || n_x > kMatvecRows || !supports(type)) return false;
     Segments seg{};
     seg.n = 1;
@@ -187,8 +169,7 @@ bool matvec_gated(DType type, int64_t cols, const void* gate, const void* up, in
     seg.weight[1] = static_cast<const uint8_t*>(up);
     seg.y[0] = y;
     seg.end[0] = rows;
-    return with_units<Matvec>(type, seg, true, row_bytes(type, cols), int(cols / 32), x, cols, n_x,
-                              static_cast<cudaStream_t>(stream));
+    return run_matvec(type, seg, true, cols, x, n_x, q8, static_cast<cudaStream_t>(stream));
 }
 
 bool dequantize_f16(DType type, const void* weight, int64_t first, int64_t rows, int64_t cols, uint16_t* out,

@@ -8,6 +8,7 @@
 
 #include "arbor/kernels/dtype.h"
 #include "arbor/kernels/quant_blocks.h"
+#include "q8_dot.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -215,15 +216,7 @@ struct Units<DType::Q8_0> {
 };
 
 // Six-bit scale and min of sub-block s of a Q4_K/Q5_K super-block (see block_bits.h).
-__device__ __forceinline__ void k_scale_min(const uint8_t* s, int j, int& sc, int& mn) {
-    if (j < 4) {
-        sc = s[j] & 63;
-        mn = s[j + 4] & 63;
-    } else {
-        sc = (s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4);
-        mn = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-    }
-}
+using q8::scale_min;
 
 // Q4_K: sub-block s lives in group s / 2 of 32 bytes, low nibbles for even s.
 template <>
@@ -233,7 +226,7 @@ struct Units<DType::Q4_K> {
         const int s = u % 8;
         const float d = __half2float(__ushort_as_half(b->d)), dmin = __half2float(__ushort_as_half(b->dmin));
         int sc, mn;
-        k_scale_min(b->scales, s, sc, mn);
+        scale_min(b->scales, s, sc, mn);
         const float d1 = __fmul_rn(d, float(sc)), m1 = __fmul_rn(dmin, float(mn));
         const uint4* q4 = reinterpret_cast<const uint4*>(b->qs + 32 * (s / 2));
         const int shift = 4 * (s & 1);
@@ -254,7 +247,7 @@ struct Units<DType::Q4_K> {
         const uint32_t dm = __ldg(reinterpret_cast<const uint32_t*>(&b->d));  // d and dmin
         const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&dm));
         int sc, mn;
-        k_scale_min(b->scales, s, sc, mn);
+        scale_min(b->scales, s, sc, mn);
         const float d1 = __fmul_rn(f.x, small_uint_to_float(sc)), m1 = __fmul_rn(f.y, small_uint_to_float(mn));
         const uint32_t w = __ldg(reinterpret_cast<const uint32_t*>(b->qs + 32 * (s / 2) + 4 * q));
         const int shift = 4 * (s & 1);
@@ -273,7 +266,7 @@ struct Units<DType::Q5_K> {
         const float d = half_at(reinterpret_cast<const uint8_t*>(&b->d));
         const float dmin = half_at(reinterpret_cast<const uint8_t*>(&b->dmin));
         int sc, mn;
-        k_scale_min(b->scales, s, sc, mn);
+        scale_min(b->scales, s, sc, mn);
         const float d1 = __fmul_rn(d, float(sc)), m1 = __fmul_rn(dmin, float(mn));
         const uint8_t* q = b->qs + 32 * (s / 2);
         const int shift = 4 * (s & 1);
@@ -290,7 +283,7 @@ struct Units<DType::Q5_K> {
         const uint32_t dm = __ldg(reinterpret_cast<const uint32_t*>(&b->d));  // d and dmin
         const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&dm));
         int sc, mn;
-        k_scale_min(b->scales, s, sc, mn);
+        scale_min(b->scales, s, sc, mn);
         const float d1 = __fmul_rn(f.x, small_uint_to_float(sc)), m1 = __fmul_rn(f.y, small_uint_to_float(mn));
         const uint32_t w = __ldg(reinterpret_cast<const uint32_t*>(b->qs + 32 * (s / 2) + 4 * q));
         const uint32_t h = __ldg(reinterpret_cast<const uint32_t*>(b->qh + 4 * q));

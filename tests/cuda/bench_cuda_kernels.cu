@@ -2,7 +2,9 @@
 // (median of 50 launches after 5 warm-ups): a plain read of device memory (the
 // bandwidth reference), the decode products of an 8B-shaped layer (Llama-3.1-8B:
 // 4096 wide, 14336 FFN) in several weight types at 1 and 8 rows, and attention of
-// one decode row after 4096 positions. Products report the GB/s they read weights at.
+// one decode row after 4096 positions. Products report the GB/s they read weights at;
+// "int8" rows take the integer path on activations quantized beforehand, "int8+q" rows
+// include that quantization (one launch per input).
 #include "arbor/kernels/cuda_kernels.h"
 #include "cuda_reference.h"
 
@@ -87,27 +89,45 @@ int main() {
     float* dx = device_copy(x);
     float* dy = nullptr;
     cudaMalloc(&dy, size_t(8) * FF * 2 * sizeof(float));
-    for (DType type : {DType::Q4_K, DType::Q6_K, DType::Q4_0, DType::Q8_0, DType::F16}) {
+    void* dq = nullptr;
+    cudaMalloc(&dq, cuda::q8_bytes(FF, 8));
+    for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::F16}) {
+        const std::string tname(dtype_name(type));
+        // The float path, then the integer one (already quantized, and with the quantization).
+        struct Path { const char* suffix; bool int8, quantize; };
+        std::vector<Path> paths = {{"", false, false}};
+        if (cuda::has_int8_path(type)) paths.push_back({" int8", true, false}), paths.push_back({" int8+q", true, true});
         struct Shape { const char* name; int64_t rows, cols; };
         for (const Shape s : {Shape{"wq 4096x4096", E, E}, Shape{"down 4096x14336", E, FF}}) {
             uint8_t* w = device_copy(gpu_check::random_weights(type, s.rows, s.cols, rng));
             const double mb = double(row_bytes(type, s.cols)) * double(s.rows) / 1e6;
-            for (int n_x : {1, 8}) {
-                const double us = time_us([&] { cuda::matvec(type, w, s.rows, s.cols, dx, n_x, dy, nullptr, nullptr); });
-                std::printf("| matvec %s | %s | %d | %.1f | %.0f |\n", std::string(dtype_name(type)).c_str(), s.name, n_x,
-                            us, mb / us * 1e3);
-            }
+            cuda::quantize_q8(dx, s.cols, 8, dq, nullptr);
+            for (const Path& p : paths)
+                for (int n_x : {1, 8}) {
+                    const double us = time_us([&] {
+                        if (p.quantize) cuda::quantize_q8(dx, s.cols, n_x, dq, nullptr);
+                        cuda::matvec(type, w, s.rows, s.cols, dx, n_x, dy, nullptr, nullptr, p.int8 ? dq : nullptr);
+                    });
+                    std::printf("| matvec %s%s | %s | %d | %.1f | %.0f |\n", tname.c_str(), p.suffix, s.name, n_x, us,
+                                mb / us * 1e3);
+                }
             cudaFree(w);
         }
         uint8_t* gate = device_copy(gpu_check::random_weights(type, FF, E, rng));
         uint8_t* up = device_copy(gpu_check::random_weights(type, FF, E, rng));
         const double mb = 2.0 * double(row_bytes(type, E)) * double(FF) / 1e6;
-        const double us = time_us([&] { cuda::matvec_gated(type, E, gate, up, FF, dx, 1, dy, nullptr); });
-        std::printf("| gated %s | 2x 14336x4096 | 1 | %.1f | %.0f |\n", std::string(dtype_name(type)).c_str(), us,
-                    mb / us * 1e3);
+        cuda::quantize_q8(dx, E, 1, dq, nullptr);
+        for (const Path& p : paths) {
+            const double us = time_us([&] {
+                if (p.quantize) cuda::quantize_q8(dx, E, 1, dq, nullptr);
+                cuda::matvec_gated(type, E, gate, up, FF, dx, 1, dy, nullptr, p.int8 ? dq : nullptr);
+            });
+            std::printf("| gated %s%s | 2x 14336x4096 | 1 | %.1f | %.0f |\n", tname.c_str(), p.suffix, us, mb / us * 1e3);
+        }
         cudaFree(gate);
         cudaFree(up);
     }
+    cudaFree(dq);
     {
         // One decode row at position 4095 over 32 heads sharing 8 KV heads of 128.
         const int P = 16, pages = 256, KV = 8, D = 128, n_head = 32, pos = 4095;

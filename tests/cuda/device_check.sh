@@ -137,6 +137,11 @@ for m in "${bench_models[@]}"; do
     bench "$m" --prompt-tokens 512 --gen-tokens 128 --depth 4096 -r 2
     bench "$m" --workload concurrent --chats 1,8,32,64 -r 1
 done
+# Decode on the float products, for comparison with the integer path (the default).
+if [[ $quick -eq 0 ]]; then
+    note "with ARBOR_CUDA_INT8=0 (decode products on float activations):"
+    ARBOR_CUDA_INT8=0 bench "$MODELS/llama-8b-q4_k.gguf" --prompt-tokens 512 --gen-tokens 128 -r 1
+fi
 note "benchmarks done ($(elapsed))"
 
 echo

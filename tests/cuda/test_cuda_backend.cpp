@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
@@ -284,6 +285,13 @@ int main(int argc, char** argv) {
             auto gpu = make_backend(*model, bo);
             c.expect(gpu->name() == "cuda", name + ": device cuda gives the CUDA backend (" + gpu->description() + ")");
             test_logits(c, *model, *gpu, *cpu, name);
+            {
+                // The float decode products, still selectable, against the same reference.
+                setenv("ARBOR_CUDA_INT8", "0", 1);
+                auto float_gpu = make_backend(*model, bo);
+                unsetenv("ARBOR_CUDA_INT8");
+                test_logits(c, *model, *float_gpu, *cpu, name + " (ARBOR_CUDA_INT8=0)");
+            }
             test_greedy(c, *model, *gpu, *cpu, name, assert_greedy);
             test_copy_page(c, *model, *gpu, name);
             test_engine(c, *model, name, assert_greedy);

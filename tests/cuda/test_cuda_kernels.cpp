@@ -6,6 +6,7 @@
 #include "arbor/kernels/quant.h"
 #include "cuda_reference.h"
 #include "gpu_check.h"
+#include "q8_dot.h"
 
 #include <cuda_runtime.h>
 
@@ -49,42 +50,86 @@ std::vector<float> dequantized(DType type, const std::vector<uint8_t>& w, int64_
     return out;
 }
 
+// Rows of x as the integer path sees them: quantized on the host (q8_dot.h), decoded.
+struct HostQ8 {
+    std::vector<uint8_t> rows;
+    std::vector<float> values, steps;  // per element: d * code, and d / 2
+    HostQ8(const std::vector<float>& x, int64_t cols, int n) : rows(size_t(n) * cuda::q8::row_bytes(cols)) {
+        for (int t = 0; t < n; ++t) {
+            uint8_t* row = &rows[size_t(t) * cuda::q8::row_bytes(cols)];
+            cuda::q8::quantize_row(&x[size_t(t * cols)], cols, row);
+            for (int64_t i = 0; i < cols; ++i) {
+                const float d = cuda::q8::scales_of(row, cols)[i / cuda::q8::kBlock].d;
+                values.push_back(d * float(reinterpret_cast<const int8_t*>(row)[i]));
+                steps.push_back(d / 2);
+            }
+        }
+    }
+};
+
+// Every type on float activations; the types with an integer path also on int8 ones,
+// against the dequantized weights times the host-quantized activations (1e-4 of the sum
+// of |terms|: the unit sums are exact integers, so what remains is float rounding; a
+// wrong index or scale misses by the order of the sum itself), and against the float
+// path within the activations' quantization bound, sum |w_i| * d_i / 2.
 void test_matvec(Checks& c, std::mt19937& rng) {
     const int64_t rows = 67, cols = 512;
     for (DType type : kTypes) {
-        const std::string name(dtype_name(type));
         const auto w = gpu_check::random_weights(type, rows, cols, rng);
         const auto wf = dequantized(type, w, rows, cols);
         const auto x = gpu_check::random_floats(size_t(cuda::kMatvecRows * cols), rng);
         const auto bias = gpu_check::random_floats(size_t(rows), rng);
-        Dev<uint8_t> dw(w);
+        const HostQ8 hq(x, cols, cuda::kMatvecRows);
+        Dev<uint8_t> dw(w), dq(cuda::q8_bytes(cols, cuda::kMatvecRows));
         Dev<float> dx(x), dbias(bias);
-        for (int n_x : {1, 3, 8}) {
-            Dev<float> dy(size_t(n_x * rows));
-            c.expect(cuda::matvec(type, dw.p, rows, cols, dx.p, n_x, dy.p, dbias.p, nullptr),
-                     name + " matvec launches");
-            const auto y = dy.get();
-            double worst = 0.0;
-            for (int t = 0; t < n_x; ++t)
-                for (int64_t r = 0; r < rows; ++r) {
-                    double ref = bias[size_t(r)], mag = std::fabs(bias[size_t(r)]);
-                    for (int64_t i = 0; i < cols; ++i) {
-                        const double p = double(wf[size_t(r * cols + i)]) * double(x[size_t(t * cols + i)]);
-                        ref += p;
-                        mag += std::fabs(p);
+        cuda::quantize_q8(dx.p, cols, cuda::kMatvecRows, dq.p, nullptr);
+        if (cuda::has_int8_path(type))
+            c.expect(dq.get() == hq.rows, std::string(dtype_name(type)) + " quantize_q8 gives the host quantizer's bits");
+        for (bool int8 : {false, true}) {
+            if (int8 && !cuda::has_int8_path(type)) continue;
+            const std::string name = std::string(dtype_name(type)) + (int8 ? " int8" : "");
+            const void* q8 = int8 ? dq.p : nullptr;
+            const std::vector<float>& xr = int8 ? hq.values : x;
+            for (int n_x : {1, 3, 8}) {
+                Dev<float> dy(size_t(n_x * rows));
+                c.expect(cuda::matvec(type, dw.p, rows, cols, dx.p, n_x, dy.p, dbias.p, nullptr, q8),
+                         name + " matvec launches");
+                const auto y = dy.get();
+                double worst = 0.0, worst_vs_float = 0.0;
+                for (int t = 0; t < n_x; ++t)
+                    for (int64_t r = 0; r < rows; ++r) {
+                        double ref = bias[size_t(r)], exact = ref, mag = std::fabs(ref), bound = 0.0;
+                        for (int64_t i = 0; i < cols; ++i) {
+                            const size_t wi = size_t(r * cols + i), xi = size_t(t * cols + i);
+                            const double p = double(wf[wi]) * double(xr[xi]);
+                            ref += p;
+                            mag += std::fabs(p);
+                            exact += double(wf[wi]) * double(x[xi]);
+                            bound += std::fabs(double(wf[wi])) * double(hq.steps[xi]);
+                        }
+                        const double got = y[size_t(t * rows + r)];
+                        worst = std::max(worst, std::fabs(got - ref) / (mag + 1e-6));
+                        worst_vs_float = std::max(worst_vs_float, std::fabs(got - exact) / (bound + 1e-4 * mag + 1e-6));
                     }
-                    worst = std::max(worst, std::fabs(double(y[size_t(t * rows + r)]) - ref) / (mag + 1e-6));
-                }
-            c.expect(worst < 1e-5, name + " matvec of " + std::to_string(n_x) + " rows within 1e-5 of the sum of |terms| (" +
-                                       std::to_string(worst) + ")");
+                const double tolerance = int8 ? 1e-4 : 1e-5;
+                c.expect(worst < tolerance, name + " matvec of " + std::to_string(n_x) + " rows within " +
+                                                (int8 ? "1e-4" : "1e-5") + " of the sum of |terms| (" +
+                                                std::to_string(worst) + ")");
+                if (int8)
+                    c.expect(worst_vs_float <= 1.0, name + " matvec of " + std::to_string(n_x) +
+                                                        " rows within the quantization bound of the float product (" +
+                                                        std::to_string(worst_vs_float) + " of it)");
+            }
+            // A row's result does not depend on the rows beside it.
+            Dev<float> all{size_t(8 * rows)}, one{size_t(rows)};
+            cuda::matvec(type, dw.p, rows, cols, dx.p, 8, all.p, nullptr, nullptr, q8);
+            Dev<uint8_t> dq5(cuda::q8_bytes(cols, 1));
+            cuda::quantize_q8(dx.p + 5 * cols, cols, 1, dq5.p, nullptr);
+            cuda::matvec(type, dw.p, rows, cols, dx.p + 5 * cols, 1, one.p, nullptr, nullptr, int8 ? dq5.p : nullptr);
+            const std::vector<float> a = all.get(), o = one.get();
+            c.expect(std::memcmp(a.data() + 5 * rows, o.data(), size_t(rows) * 4) == 0,
+                     name + " matvec row 5 of 8 has the bits of row 5 alone");
         }
-        // A row's result does not depend on the rows beside it.
-        Dev<float> all{size_t(8 * rows)}, one{size_t(rows)};
-        cuda::matvec(type, dw.p, rows, cols, dx.p, 8, all.p, nullptr, nullptr);
-        cuda::matvec(type, dw.p, rows, cols, dx.p + 5 * cols, 1, one.p, nullptr, nullptr);
-        const std::vector<float> a = all.get(), o = one.get();
-        c.expect(std::memcmp(a.data() + 5 * rows, o.data(), size_t(rows) * 4) == 0,
-                 name + " matvec row 5 of 8 has the bits of row 5 alone");
     }
 }
 
@@ -92,13 +137,18 @@ void test_matvec(Checks& c, std::mt19937& rng) {
 // gated FFN product against matvec of gate and up followed by silu_mul.
 void test_fused_matvec(Checks& c, std::mt19937& rng) {
     const int64_t cols = 256;
-    for (DType type : {DType::Q4_K, DType::Q8_0, DType::F16}) {
-        const std::string name(dtype_name(type));
+    for (DType type : {DType::Q4_K, DType::Q6_K, DType::Q8_0, DType::F16})
+        for (bool int8 : {false, true}) {
+        if (int8 && !cuda::has_int8_path(type)) continue;
+        const std::string name = std::string(dtype_name(type)) + (int8 ? " int8" : "");
         const int64_t rows[3] = {40, 9, 13};
         std::vector<std::unique_ptr<Dev<uint8_t>>> w;
         for (int64_t r : rows) w.push_back(std::make_unique<Dev<uint8_t>>(gpu_check::random_weights(type, r, cols, rng)));
         const auto bias = gpu_check::random_floats(40, rng);
         Dev<float> dx(gpu_check::random_floats(size_t(3 * cols), rng)), dbias(bias);
+        Dev<uint8_t> dq(cuda::q8_bytes(cols, 3));
+        cuda::quantize_q8(dx.p, cols, 3, dq.p, nullptr);
+        const void* q8 = int8 ? dq.p : nullptr;
         for (int n_x : {1, 3}) {
             std::vector<std::unique_ptr<Dev<float>>> fused, alone;
             std::vector<cuda::MatvecOut> outs;
@@ -107,18 +157,19 @@ void test_fused_matvec(Checks& c, std::mt19937& rng) {
                 alone.push_back(std::make_unique<Dev<float>>(size_t(n_x * rows[i])));
                 const float* b = i == 1 ? dbias.p : nullptr;
                 outs.push_back({w[size_t(i)]->p, rows[i], fused.back()->p, b});
-                cuda::matvec(type, w[size_t(i)]->p, rows[i], cols, dx.p, n_x, alone.back()->p, b, nullptr);
+                cuda::matvec(type, w[size_t(i)]->p, rows[i], cols, dx.p, n_x, alone.back()->p, b, nullptr, q8);
             }
-            c.expect(cuda::matvec_multi(type, cols, outs.data(), 3, dx.p, n_x, nullptr), name + " matvec_multi launches");
+            c.expect(cuda::matvec_multi(type, cols, outs.data(), 3, dx.p, n_x, nullptr, q8),
+                     name + " matvec_multi launches");
             bool same = true;
             for (int i = 0; i < 3; ++i) same = same && fused[size_t(i)]->get() == alone[size_t(i)]->get();
             c.expect(same, name + " three matrices in one launch of " + std::to_string(n_x) + " rows give each one's bits");
 
             Dev<float> gated(size_t(n_x * rows[0])), gate(size_t(n_x * rows[0])), up(size_t(n_x * rows[0]));
             // gate and up of equal rows (the first matrix serves as both)
-            cuda::matvec_gated(type, cols, w[0]->p, w[0]->p, rows[0], dx.p, n_x, gated.p, nullptr);
-            cuda::matvec(type, w[0]->p, rows[0], cols, dx.p, n_x, gate.p, nullptr, nullptr);
-            cuda::matvec(type, w[0]->p, rows[0], cols, dx.p, n_x, up.p, nullptr, nullptr);
+            cuda::matvec_gated(type, cols, w[0]->p, w[0]->p, rows[0], dx.p, n_x, gated.p, nullptr, q8);
+            cuda::matvec(type, w[0]->p, rows[0], cols, dx.p, n_x, gate.p, nullptr, nullptr, q8);
+            cuda::matvec(type, w[0]->p, rows[0], cols, dx.p, n_x, up.p, nullptr, nullptr, q8);
             cuda::silu_mul(gate.p, up.p, int64_t(n_x) * rows[0], nullptr);
             c.expect(gated.get() == gate.get(), name + " gated product of " + std::to_string(n_x) +
                                                      " rows gives matvec and silu_mul's bits");

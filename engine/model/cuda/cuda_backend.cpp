@@ -1,7 +1,8 @@
 // The CUDA backend: the batched forward pass of llama-family models on one NVIDIA GPU.
 // Weights are uploaded once in their GGUF types; KV pages (F16) live in device memory.
 // Steps of up to kMatvecRows rows multiply the quantized weights directly (one read of
-// each weight per step); larger steps dequantize each matrix to halves in chunks and
+// each weight per step; for the types with an integer path, with activations quantized
+// to int8 once per input); larger steps dequantize each matrix to halves in chunks and
 // multiply with cuBLAS on the tensor cores. Logits of the rows that sample come back to
 // the host. Built into libarbor_cuda.so, which backend_factory.cpp loads at run time.
 #include "arbor/backend.h"
@@ -18,6 +19,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <unordered_map>
 
@@ -59,7 +61,11 @@ private:
     const float* upload(const std::vector<float>& v);
     void reserve(int64_t rows, int64_t logit_rows);
     // y (n_x rows of m.rows, row stride ldy) = x (n_x rows of m.cols) times m's rows.
-    void product(const DeviceMatrix& m, const float* x, int n_x, float* y, const float* bias = nullptr);
+    void product(const DeviceMatrix& m, const float* x, int n_x, float* y, const float* bias = nullptr,
+                 const void* xq = nullptr);
+    // x (rows of cols) quantized for the integer decode products when rows fit them and
+    // one of the consuming matrices takes them; null (the float path) otherwise.
+    const void* quantized(const float* x, int rows, int64_t cols, std::initializer_list<const DeviceMatrix*> users);
     void upload_step(const ForwardBatch& batch, std::vector<int32_t>& out_rows);
     void enqueue(int rows, int n_out);
     void launch_graph(int rows, int n_out);
@@ -83,7 +89,7 @@ private:
     // step's index tables and attention's partials.
     int64_t capacity_rows_ = 0, capacity_logits_ = 0;
     DeviceBuffer x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, logits_, halves_x_, halves_w_;
-    DeviceBuffer step_ints_, partial_out_, partial_stats_;
+    DeviceBuffer step_ints_, partial_out_, partial_stats_, q8_;
     size_t step_ints_capacity_ = 0, partials_capacity_ = 0;
     PinnedBuffer host_ints_;
     cuda::RowTables rows_{};
@@ -95,6 +101,7 @@ private:
     // Captured decode steps by (rows, logit rows, attention parts, merges); a buffer that
     // grows bumps buffers_generation_, which invalidates them.
     bool graphs_enabled_ = true;
+    bool int8_matvec_ = true;
     std::map<std::array<int, 4>, cudaGraphExec_t> graphs_;
     uint64_t buffers_generation_ = 0, graphs_generation_ = 0;
 };
@@ -162,6 +169,8 @@ CudaBackend::CudaBackend(const Model& model, const BackendOptions& options, int 
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a stream");
     // ARBOR_CUDA_GRAPHS=0 launches decode steps kernel by kernel (for comparisons).
     if (const char* g = std::getenv("ARBOR_CUDA_GRAPHS"); g && std::string(g) == "0") graphs_enabled_ = false;
+    // ARBOR_CUDA_INT8=0 keeps decode products on float activations (for comparisons).
+    if (const char* g = std::getenv("ARBOR_CUDA_INT8"); g && std::string(g) == "0") int8_matvec_ = false;
     check_cublas(cublasCreate(&cublas_), "initialisation");
     check_cublas(cublasSetStream(cublas_, stream_), "stream selection");
 
@@ -187,6 +196,8 @@ CudaBackend::CudaBackend(const Model& model, const BackendOptions& options, int 
     kv_.k = static_cast<uint16_t*>(kv_storage_.get());
     kv_.v = kv_.k + size_t(cfg_.n_layer) * size_t(kv_.layer_elems());
     halves_w_.resize(size_t(kDequantElems) * sizeof(uint16_t));
+    q8_.resize(cuda::q8_bytes(std::max({int64_t(cfg_.n_embd), int64_t(cfg_.n_head) * cfg_.head_dim, int64_t(cfg_.n_ff)}),
+                              cuda::kMatvecRows));
     check_cuda(cudaStreamSynchronize(stream_), "uploading the weights");
 
     size_t free_after = 0;
@@ -244,10 +255,20 @@ void CudaBackend::reserve(int64_t rows, int64_t logit_rows) {
     }
 }
 
-void CudaBackend::product(const DeviceMatrix& m, const float* x, int n_x, float* y, const float* bias) {
+const void* CudaBackend::quantized(const float* x, int rows, int64_t cols,
+                                   std::initializer_list<const DeviceMatrix*> users) {
+    if (!int8_matvec_ || rows > cuda::kMatvecRows) return nullptr;
+    if (std::none_of(users.begin(), users.end(), [](const DeviceMatrix* m) { return cuda::has_int8_path(m->type); }))
+        return nullptr;
+    cuda::quantize_q8(x, cols, rows, q8_.get(), stream_);
+    return q8_.get();
+}
+
+void CudaBackend::product(const DeviceMatrix& m, const float* x, int n_x, float* y, const float* bias,
+                          const void* xq) {
     if (n_x <= 0) return;
     if (n_x <= cuda::kMatvecRows) {
-        cuda::matvec(m.type, m.data, m.rows, m.cols, x, n_x, y, bias, stream_);
+        cuda::matvec(m.type, m.data, m.rows, m.cols, x, n_x, y, bias, stream_, xq);
         return;
     }
     auto* xh = static_cast<uint16_t*>(halves_x_.get());
@@ -345,36 +366,41 @@ void CudaBackend::enqueue(int rows, int n_out) {
     cuda::rms_norm(x, nullptr, layers_[0].attn_norm, xn, rows, E, eps, stream_);
     for (int l = 0; l < cfg_.n_layer; ++l) {
         const DeviceLayer& lw = layers_[size_t(l)];
+        // Each quantized input is used up by the products right after it (stream order),
+        // so one buffer serves them all.
+        const void* xq = quantized(xn, rows, E, {&lw.wq, &lw.wk, &lw.wv});
         if (rows <= cuda::kMatvecRows && lw.wq.type == lw.wk.type && lw.wk.type == lw.wv.type) {
             const cuda::MatvecOut qkv[] = {{lw.wq.data, lw.wq.rows, q, lw.bq}, {lw.wk.data, lw.wk.rows, k, lw.bk},
                                            {lw.wv.data, lw.wv.rows, v, lw.bv}};
-            cuda::matvec_multi(lw.wq.type, lw.wq.cols, qkv, 3, xn, rows, stream_);
+            cuda::matvec_multi(lw.wq.type, lw.wq.cols, qkv, 3, xn, rows, stream_, xq);
         } else {
-            product(lw.wq, xn, rows, q, lw.bq);
-            product(lw.wk, xn, rows, k, lw.bk);
-            product(lw.wv, xn, rows, v, lw.bv);
+            product(lw.wq, xn, rows, q, lw.bq, xq);
+            product(lw.wk, xn, rows, k, lw.bk, xq);
+            product(lw.wv, xn, rows, v, lw.bv, xq);
         }
         cuda::rope_store_kv(q, k, v, rows, cfg_.n_head, inv_freq_, cfg_.rope_neox, rows_, kv_, l, stream_);
         cuda::attention(q, att, cfg_.n_head, parts_, n_parts_, rows_, kv_, l, f(partial_out_), f(partial_stats_),
                         stream_);
         cuda::merge_attention(merges_, n_merges_, cfg_.n_head, cfg_.head_dim, f(partial_out_), f(partial_stats_), att,
                               stream_);
-        product(lw.wo, att, rows, tmp);
+        product(lw.wo, att, rows, tmp, nullptr, quantized(att, rows, lw.wo.cols, {&lw.wo}));
         cuda::add_rms_norm(x, tmp, lw.ffn_norm, xn, rows, E, eps, stream_);
+        const void* fq = quantized(xn, rows, E, {&lw.w_gate, &lw.w_up});
         if (rows <= cuda::kMatvecRows && lw.w_gate.type == lw.w_up.type) {
-            cuda::matvec_gated(lw.w_gate.type, lw.w_gate.cols, lw.w_gate.data, lw.w_up.data, FF, xn, rows, gate, stream_);
+            cuda::matvec_gated(lw.w_gate.type, lw.w_gate.cols, lw.w_gate.data, lw.w_up.data, FF, xn, rows, gate, stream_,
+                               fq);
         } else {
-            product(lw.w_gate, xn, rows, gate);
-            product(lw.w_up, xn, rows, up);
+            product(lw.w_gate, xn, rows, gate, nullptr, fq);
+            product(lw.w_up, xn, rows, up, nullptr, fq);
             cuda::silu_mul(gate, up, int64_t(rows) * FF, stream_);
         }
-        product(lw.w_down, gate, rows, tmp);
+        product(lw.w_down, gate, rows, tmp, nullptr, quantized(gate, rows, FF, {&lw.w_down}));
         const float* next_norm = l + 1 < cfg_.n_layer ? layers_[size_t(l + 1)].attn_norm : nullptr;
         cuda::add_rms_norm(x, tmp, next_norm, xn, rows, E, eps, stream_);
     }
     if (n_out > 0) {
         cuda::rms_norm(x, out_rows_, output_norm_, xn, n_out, E, eps, stream_);
-        product(output_, xn, n_out, f(logits_));
+        product(output_, xn, n_out, f(logits_), nullptr, quantized(xn, int(n_out), E, {&output_}));
     }
 }
 

@@ -33,13 +33,26 @@ bool supports(DType type);
 // Most activation rows matvec takes in one call.
 constexpr int kMatvecRows = 8;
 
+// The integer path of the decode products, for the types where has_int8_path: the
+// activation rows quantized once per input to int8 blocks of 32 with a float scale
+// (kernels/cuda/q8_dot.h), then dp4a dot products with the weights' codes. Its result
+// is the dot product of the weights with the quantized activations (each element within
+// half a step, amax / 254, of the float's); the float path below stays for the other
+// types and for callers that pass no quantized rows.
+bool has_int8_path(DType type);
+// Bytes of n_x quantized rows of cols.
+size_t q8_bytes(int64_t cols, int n_x);
+// Quantizes n_x rows of x (cols floats each, a multiple of 32) into q8 (q8_bytes).
+void quantize_q8(const float* x, int64_t cols, int n_x, void* q8, void* stream);
+
 // y[t * rows + r] = dot(weight row r, x row t) (+ bias[r]) for t < n_x <= kMatvecRows,
 // x rows of cols floats (16-byte aligned, cols a multiple of 32): one warp per weight
 // row reads it once for all rows. Each (weight row, x row) sum is taken in the same
 // order whatever n_x and whatever is launched with it, so a row's result never depends
-// on its batch. Returns false for an unsupported type.
+// on its batch. q8: x quantized by quantize_q8, or null; the integer path runs when it
+// is given and the type has one. Returns false for an unsupported type.
 bool matvec(DType type, const void* weight, int64_t rows, int64_t cols, const float* x, int n_x, float* y,
-            const float* bias, void* stream);
+            const float* bias, void* stream, const void* q8 = nullptr);
 
 // Up to three matrices of one type and width in one launch (a layer's Q, K and V), each
 // into its own output as matvec would.
@@ -50,12 +63,12 @@ struct MatvecOut {
     const float* bias;  // may be null
 };
 bool matvec_multi(DType type, int64_t cols, const MatvecOut* outs, int n_outs, const float* x, int n_x,
-                  void* stream);
+                  void* stream, const void* q8 = nullptr);
 
 // y = silu(gate . x) * (up . x), row by row (the FFN's gated activation fused into its
 // products; the same bits as matvec of each followed by silu_mul).
 bool matvec_gated(DType type, int64_t cols, const void* gate, const void* up, int64_t rows, const float* x, int n_x,
-                  float* y, void* stream);
+                  float* y, void* stream, const void* q8 = nullptr);
 
 // Rows [first, first + rows) of a matrix as IEEE halves, row-major with cols per row:
 // what cuBLAS multiplies for steps of many rows.

@@ -1,0 +1,103 @@
+// The integer path of the decode products: activation rows quantized once per product
+// to int8 blocks (quantize_q8), then each weight unit's codes meet them in dp4a dot
+// products (q8_dot.h). One warp per weight row, lane l taking units l, l + 32, ...: a
+// warp reads a run of consecutive blocks at a time, each unit is loaded once for all
+// activation rows, and a lane's sum is taken in an order set by the row's length alone,
+// so a row's result never depends on the rows in its batch.
+#include "arbor/kernels/cuda_kernels.h"
+#include "matvec_launch.cuh"
+#include "q8_dot.h"
+
+namespace arbor::cuda {
+namespace {
+
+// One warp per block of 32 elements: lane i quantizes element i.
+__global__ void quantize_q8_kernel(const float* x, int64_t cols, int64_t blocks, uint8_t* out) {
+    const int64_t g = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+    if (g >= blocks) return;
+    const int lane = threadIdx.x % 32;
+    const int64_t per_row = cols / q8::kBlock, t = g / per_row, b = g % per_row;
+    const float v = x[t * cols + b * q8::kBlock + lane];
+    const float d = q8::scale_for(warp_max(fabsf(v)));
+    const int8_t c = q8::code(v, d);
+    const int sum = warp_sum(int(c));
+    uint8_t* row = out + size_t(t) * q8::row_bytes(cols);
+    reinterpret_cast<int8_t*>(row)[b * q8::kBlock + lane] = c;
+    if (lane == 0) reinterpret_cast<q8::Scale*>(row + cols)[b] = {d, sum};
+}
+
+template <DType T, int NX, bool GATED>
+__global__ void __launch_bounds__(kMatvecWarps * 32)
+    matvec_q8_kernel(Segments seg, size_t row_bytes, int units, const uint8_t* act, int n_x) {
+    const int64_t r = int64_t(blockIdx.x) * kMatvecWarps + threadIdx.x / 32;
+    if (r >= pick(seg.end, seg.n - 1)) return;
+    const StackedRow row = stacked_row(seg, r);
+    const uint8_t* w = row.weight + size_t(row.local) * row_bytes;
+    const uint8_t* w_up = GATED ? seg.weight[1] + size_t(row.local) * row_bytes : nullptr;
+    const int64_t cols = int64_t(units) * q8::kBlock;
+    const size_t act_bytes = q8::row_bytes(cols);
+    float acc[NX], up[NX];
+#pragma unroll
+    for (int t = 0; t < NX; ++t) acc[t] = 0.0f, up[t] = 0.0f;
+#pragma unroll 2
+    for (int u = threadIdx.x % 32; u < units; u += 32) {
+        const q8::WeightUnit wu = q8::Dot<T>::load(w, u);
+        q8::WeightUnit uu{};
+        if (GATED) uu = q8::Dot<T>::load(w_up, u);
+#pragma unroll
+        for (int t = 0; t < NX; ++t) {
+            if (t >= n_x) break;
+            const q8::Act a = q8::act_block(act + t * act_bytes, cols, u);
+            acc[t] += q8::Dot<T>::dot(wu, a);
+            if (GATED) up[t] += q8::Dot<T>::dot(uu, a);
+        }
+    }
+    store_row<NX, GATED>(row, acc, up, n_x);
+}
+
+unsigned blocks_for(int64_t n, int per_block) { return unsigned((n + per_block - 1) / per_block); }
+
+template <DType T, bool GATED>
+void launch(const Segments& seg, size_t rb, int units, const uint8_t* act, int n_x, cudaStream_t s) {
+    const unsigned grid = blocks_for(seg.end[seg.n - 1], kMatvecWarps), threads = kMatvecWarps * 32;
+    if (n_x == 1) matvec_q8_kernel<T, 1, GATED><<<grid, threads, 0, s>>>(seg, rb, units, act, n_x);
+    else if (n_x == 2) matvec_q8_kernel<T, 2, GATED><<<grid, threads, 0, s>>>(seg, rb, units, act, n_x);
+    else if (n_x <= 4) matvec_q8_kernel<T, 4, GATED><<<grid, threads, 0, s>>>(seg, rb, units, act, n_x);
+    else matvec_q8_kernel<T, 8, GATED><<<grid, threads, 0, s>>>(seg, rb, units, act, n_x);
+}
+
+template <DType T>
+void launch(const Segments& seg, bool gated, size_t rb, int units, const uint8_t* act, int n_x, cudaStream_t s) {
+    if (gated) launch<T, true>(seg, rb, units, act, n_x, s);
+    else launch<T, false>(seg, rb, units, act, n_x, s);
+}
+
+} // namespace
+
+bool has_int8_path(DType type) { return q8::has_dot(type); }
+
+size_t q8_bytes(int64_t cols, int n_x) { return size_t(n_x) * q8::row_bytes(cols); }
+
+void quantize_q8(const float* x, int64_t cols, int n_x, void* q8_rows, void* stream) {
+    const int64_t blocks = int64_t(n_x) * (cols / q8::kBlock);
+    if (blocks <= 0) return;
+    quantize_q8_kernel<<<blocks_for(blocks * 32, 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(
+        x, cols, blocks, static_cast<uint8_t*>(q8_rows));
+}
+
+bool launch_matvec_q8(DType type, const Segments& seg, bool gated, size_t rb, int64_t cols, const void* q8_rows,
+                      int n_x, cudaStream_t s) {
+    const auto* act = static_cast<const uint8_t*>(q8_rows);
+    const int units = int(cols / q8::kBlock);
+    switch (type) {
+    case DType::Q4_0: launch<DType::Q4_0>(seg, gated, rb, units, act, n_x, s); return true;
+    case DType::Q4_1: launch<DType::Q4_1>(seg, gated, rb, units, act, n_x, s); return true;
+    case DType::Q8_0: launch<DType::Q8_0>(seg, gated, rb, units, act, n_x, s); return true;
+    case DType::Q4_K: launch<DType::Q4_K>(seg, gated, rb, units, act, n_x, s); return true;
+    case DType::Q5_K: launch<DType::Q5_K>(seg, gated, rb, units, act, n_x, s); return true;
+    case DType::Q6_K: launch<DType::Q6_K>(seg, gated, rb, units, act, n_x, s); return true;
+    default: return false;
+    }
+}
+
+} // namespace arbor::cuda
