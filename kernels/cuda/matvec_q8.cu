@@ -7,6 +7,7 @@
 #include "arbor/kernels/cuda_kernels.h"
 #include "matvec_launch.cuh"
 #include "q8_dot.h"
+#include "q8_store.cuh"
 
 namespace arbor::cuda {
 namespace {
@@ -17,13 +18,8 @@ __global__ void quantize_q8_kernel(const float* x, int64_t cols, int64_t blocks,
     if (g >= blocks) return;
     const int lane = threadIdx.x % 32;
     const int64_t per_row = cols / q8::kBlock, t = g / per_row, b = g % per_row;
-    const float v = x[t * cols + b * q8::kBlock + lane];
-    const float d = q8::scale_for(warp_max(fabsf(v)));
-    const int8_t c = q8::code(v, d);
-    const int sum = warp_sum(int(c));
-    uint8_t* row = out + size_t(t) * q8::row_bytes(cols);
-    reinterpret_cast<int8_t*>(row)[b * q8::kBlock + lane] = c;
-    if (lane == 0) reinterpret_cast<q8::Scale*>(row + cols)[b] = {d, sum};
+    const int64_t i = b * q8::kBlock + lane;
+    store_q8(x[t * cols + i], i, cols, out + size_t(t) * q8::row_bytes(cols));
 }
 
 template <DType T, int NX, bool GATED>

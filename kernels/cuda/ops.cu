@@ -1,6 +1,7 @@
 // Row-wise steps of the forward pass on the device: norms, residual adds, the gated
 // activation, half conversion, biases, and RoPE with the store of K/V into their pages.
 #include "arbor/kernels/cuda_kernels.h"
+#include "q8_store.cuh"
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -9,12 +10,6 @@ namespace arbor::cuda {
 namespace {
 
 constexpr int kNormThreads = 256;
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
-    return v;
-}
 
 // Sum of v over the block (kNormThreads threads), returned to every thread.
 __device__ float block_sum(float v) {
@@ -29,17 +24,30 @@ __device__ float block_sum(float v) {
     return s;
 }
 
-__global__ void rms_norm_kernel(const float* x, const int32_t* src, const float* w, float* y, int64_t n, float eps) {
+// y row t = xr * scale * w, and its quantized row when q8 is given (n a multiple of 32,
+// so that each warp's lanes hold one block and take the loop's turns together).
+__device__ __forceinline__ void store_norm(const float* xr, float scale, const float* w, float* y, uint8_t* q8,
+                                           int64_t n) {
+    const int64_t t = blockIdx.x;
+    float* yr = y + t * n;
+    for (int64_t i = threadIdx.x; i < n; i += kNormThreads) {
+        const float v = xr[i] * scale * w[i];
+        yr[i] = v;
+        if (q8) store_q8(v, i, n, q8 + size_t(t) * q8::row_bytes(n));
+    }
+}
+
+__global__ void rms_norm_kernel(const float* x, const int32_t* src, const float* w, float* y, int64_t n, float eps,
+                                uint8_t* q8) {
     const int64_t t = blockIdx.x;
     const float* xr = x + (src ? src[t] : t) * n;
     float s = 0.0f;
     for (int64_t i = threadIdx.x; i < n; i += kNormThreads) s += xr[i] * xr[i];
-    const float scale = rsqrtf(block_sum(s) / float(n) + eps);
-    float* yr = y + t * n;
-    for (int64_t i = threadIdx.x; i < n; i += kNormThreads) yr[i] = xr[i] * scale * w[i];
+    store_norm(xr, rsqrtf(block_sum(s) / float(n) + eps), w, y, q8, n);
 }
 
-__global__ void add_rms_norm_kernel(float* x, const float* add, const float* w, float* y, int64_t n, float eps) {
+__global__ void add_rms_norm_kernel(float* x, const float* add, const float* w, float* y, int64_t n, float eps,
+                                    uint8_t* q8) {
     const int64_t t = blockIdx.x;
     float* xr = x + t * n;
     const float* ar = add + t * n;
@@ -50,9 +58,7 @@ __global__ void add_rms_norm_kernel(float* x, const float* add, const float* w, 
         s += v * v;
     }
     if (!w) return;
-    const float scale = rsqrtf(block_sum(s) / float(n) + eps);
-    float* yr = y + t * n;
-    for (int64_t i = threadIdx.x; i < n; i += kNormThreads) yr[i] = xr[i] * scale * w[i];
+    store_norm(xr, rsqrtf(block_sum(s) / float(n) + eps), w, y, q8, n);
 }
 
 __global__ void silu_mul_kernel(float* gate, const float* up, int64_t n) {
@@ -125,15 +131,17 @@ int device_count(std::string* why_not) {
 }
 
 void rms_norm(const float* x, const int32_t* src, const float* w, float* y, int rows, int64_t n, float eps,
-              void* stream) {
+              void* stream, void* q8) {
     if (rows > 0)
-        rms_norm_kernel<<<rows, kNormThreads, 0, static_cast<cudaStream_t>(stream)>>>(x, src, w, y, n, eps);
+        rms_norm_kernel<<<rows, kNormThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+            x, src, w, y, n, eps, n % q8::kBlock == 0 ? static_cast<uint8_t*>(q8) : nullptr);
 }
 
 void add_rms_norm(float* x, const float* add, const float* w, float* y, int rows, int64_t n, float eps,
-                  void* stream) {
+                  void* stream, void* q8) {
     if (rows > 0)
-        add_rms_norm_kernel<<<rows, kNormThreads, 0, static_cast<cudaStream_t>(stream)>>>(x, add, w, y, n, eps);
+        add_rms_norm_kernel<<<rows, kNormThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+            x, add, w, y, n, eps, n % q8::kBlock == 0 ? static_cast<uint8_t*>(q8) : nullptr);
 }
 
 void silu_mul(float* gate, const float* up, int64_t n, void* stream) {

@@ -230,6 +230,20 @@ void test_row_ops(Checks& c, std::mt19937& rng) {
     c.expect(dx.get() == sum, "add_rms_norm adds exactly");
     c.expect(max_rel(dy.get(), ref) < 1e-5, "add_rms_norm normalizes the sums within 1e-5");
 
+    // The norms' quantized output: quantize_q8's bits of the rows they wrote.
+    {
+        const int64_t m = 1024;
+        Dev<float> mx(gpu_check::random_floats(size_t(rows * m), rng)), madd(gpu_check::random_floats(size_t(rows * m), rng));
+        Dev<float> mw(gpu_check::random_floats(size_t(m), rng)), my(size_t(rows * m));
+        Dev<uint8_t> fused(cuda::q8_bytes(m, rows)), apart(cuda::q8_bytes(m, rows));
+        cuda::rms_norm(mx.p, nullptr, mw.p, my.p, rows, m, eps, nullptr, fused.p);
+        cuda::quantize_q8(my.p, m, rows, apart.p, nullptr);
+        c.expect(fused.get() == apart.get(), "rms_norm's quantized rows are quantize_q8's of its output");
+        cuda::add_rms_norm(mx.p, madd.p, mw.p, my.p, rows, m, eps, nullptr, fused.p);
+        cuda::quantize_q8(my.p, m, rows, apart.p, nullptr);
+        c.expect(fused.get() == apart.get(), "add_rms_norm's quantized rows are quantize_q8's of its output");
+    }
+
     std::vector<float> gate(x);
     ref::silu_mul(gate.data(), add.data(), int64_t(gate.size()));
     Dev<float> dgate(x);

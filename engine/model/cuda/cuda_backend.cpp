@@ -63,8 +63,12 @@ private:
     // y (n_x rows of m.rows, row stride ldy) = x (n_x rows of m.cols) times m's rows.
     void product(const DeviceMatrix& m, const float* x, int n_x, float* y, const float* bias = nullptr,
                  const void* xq = nullptr);
-    // x (rows of cols) quantized for the integer decode products when rows fit them and
-    // one of the consuming matrices takes them; null (the float path) otherwise.
+    // Where an input of `rows` rows goes quantized for the integer decode products: the
+    // buffer when the rows fit them and one of the matrices using it takes them, else
+    // null (the float path). Each quantized input is used up by the products right after
+    // it (stream order), so one buffer serves them all.
+    void* q8_for(int rows, std::initializer_list<const DeviceMatrix*> users);
+    // x (rows of cols) quantized into q8_for's buffer, or null.
     const void* quantized(const float* x, int rows, int64_t cols, std::initializer_list<const DeviceMatrix*> users);
     void upload_step(const ForwardBatch& batch, std::vector<int32_t>& out_rows);
     void enqueue(int rows, int n_out);
@@ -255,13 +259,18 @@ void CudaBackend::reserve(int64_t rows, int64_t logit_rows) {
     }
 }
 
-const void* CudaBackend::quantized(const float* x, int rows, int64_t cols,
-                                   std::initializer_list<const DeviceMatrix*> users) {
+void* CudaBackend::q8_for(int rows, std::initializer_list<const DeviceMatrix*> users) {
     if (!int8_matvec_ || rows > cuda::kMatvecRows) return nullptr;
     if (std::none_of(users.begin(), users.end(), [](const DeviceMatrix* m) { return cuda::has_int8_path(m->type); }))
         return nullptr;
-    cuda::quantize_q8(x, cols, rows, q8_.get(), stream_);
     return q8_.get();
+}
+
+const void* CudaBackend::quantized(const float* x, int rows, int64_t cols,
+                                   std::initializer_list<const DeviceMatrix*> users) {
+    void* q8 = q8_for(rows, users);
+    if (q8) cuda::quantize_q8(x, cols, rows, q8, stream_);
+    return q8;
 }
 
 void CudaBackend::product(const DeviceMatrix& m, const float* x, int n_x, float* y, const float* bias,
@@ -363,12 +372,12 @@ void CudaBackend::enqueue(int rows, int n_out) {
     float *gate = f(gate_), *up = f(up_);
 
     cuda::get_rows(token_embd_.type, token_embd_.data, E, token_ids_, rows, x, stream_);
-    cuda::rms_norm(x, nullptr, layers_[0].attn_norm, xn, rows, E, eps, stream_);
+    // The norms write their output quantized too where the products after them take it.
+    const auto qkv_q8 = [&](const DeviceLayer& lw) { return q8_for(rows, {&lw.wq, &lw.wk, &lw.wv}); };
+    void* xq = qkv_q8(layers_[0]);
+    cuda::rms_norm(x, nullptr, layers_[0].attn_norm, xn, rows, E, eps, stream_, xq);
     for (int l = 0; l < cfg_.n_layer; ++l) {
         const DeviceLayer& lw = layers_[size_t(l)];
-        // Each quantized input is used up by the products right after it (stream order),
-        // so one buffer serves them all.
-        const void* xq = quantized(xn, rows, E, {&lw.wq, &lw.wk, &lw.wv});
         if (rows <= cuda::kMatvecRows && lw.wq.type == lw.wk.type && lw.wk.type == lw.wv.type) {
             const cuda::MatvecOut qkv[] = {{lw.wq.data, lw.wq.rows, q, lw.bq}, {lw.wk.data, lw.wk.rows, k, lw.bk},
                                            {lw.wv.data, lw.wv.rows, v, lw.bv}};
@@ -384,8 +393,8 @@ void CudaBackend::enqueue(int rows, int n_out) {
         cuda::merge_attention(merges_, n_merges_, cfg_.n_head, cfg_.head_dim, f(partial_out_), f(partial_stats_), att,
                               stream_);
         product(lw.wo, att, rows, tmp, nullptr, quantized(att, rows, lw.wo.cols, {&lw.wo}));
-        cuda::add_rms_norm(x, tmp, lw.ffn_norm, xn, rows, E, eps, stream_);
-        const void* fq = quantized(xn, rows, E, {&lw.w_gate, &lw.w_up});
+        void* fq = q8_for(rows, {&lw.w_gate, &lw.w_up});
+        cuda::add_rms_norm(x, tmp, lw.ffn_norm, xn, rows, E, eps, stream_, fq);
         if (rows <= cuda::kMatvecRows && lw.w_gate.type == lw.w_up.type) {
             cuda::matvec_gated(lw.w_gate.type, lw.w_gate.cols, lw.w_gate.data, lw.w_up.data, FF, xn, rows, gate, stream_,
                                fq);
@@ -395,12 +404,14 @@ void CudaBackend::enqueue(int rows, int n_out) {
             cuda::silu_mul(gate, up, int64_t(rows) * FF, stream_);
         }
         product(lw.w_down, gate, rows, tmp, nullptr, quantized(gate, rows, FF, {&lw.w_down}));
-        const float* next_norm = l + 1 < cfg_.n_layer ? layers_[size_t(l + 1)].attn_norm : nullptr;
-        cuda::add_rms_norm(x, tmp, next_norm, xn, rows, E, eps, stream_);
+        const bool last = l + 1 == cfg_.n_layer;
+        xq = last ? nullptr : qkv_q8(layers_[size_t(l + 1)]);
+        cuda::add_rms_norm(x, tmp, last ? nullptr : layers_[size_t(l + 1)].attn_norm, xn, rows, E, eps, stream_, xq);
     }
     if (n_out > 0) {
-        cuda::rms_norm(x, out_rows_, output_norm_, xn, n_out, E, eps, stream_);
-        product(output_, xn, n_out, f(logits_), nullptr, quantized(xn, int(n_out), E, {&output_}));
+        void* oq = q8_for(int(n_out), {&output_});
+        cuda::rms_norm(x, out_rows_, output_norm_, xn, n_out, E, eps, stream_, oq);
+        product(output_, xn, n_out, f(logits_), nullptr, oq);
     }
 }
 

@@ -85,12 +85,14 @@ void to_half(const float* x, uint16_t* y, int64_t n, void* stream);
 void add_bias(float* y, int64_t ld, const float* bias, int rows, int64_t n, void* stream);
 
 // y row t = x row src[t] / rms(x row src[t]) * w (src null: row t), n elements a row.
+// q8 (optional, n a multiple of 32): also receives y quantized, as quantize_q8 would.
 void rms_norm(const float* x, const int32_t* src, const float* w, float* y, int rows, int64_t n, float eps,
-              void* stream);
+              void* stream, void* q8 = nullptr);
 
-// x += add, then y = x / rms(x) * w, row by row (w null: only the addition).
+// x += add, then y = x / rms(x) * w, row by row (w null: only the addition); q8 as for
+// rms_norm.
 void add_rms_norm(float* x, const float* add, const float* w, float* y, int rows, int64_t n, float eps,
-                  void* stream);
+                  void* stream, void* q8 = nullptr);
 
 // gate = silu(gate) * up over n elements.
 void silu_mul(float* gate, const float* up, int64_t n, void* stream);
