@@ -9,9 +9,9 @@
 # --quick: tests and the small benchmarks only (no 8B model); --tests-only: no
 # benchmarks. --model: also test and benchmark these GGUF files (e.g. the default model,
 # where it is on the machine).
-# Needs nvcc, cmake, a C++20 compiler and the development files of spdlog, fmt and ICU;
+# Needs nvcc, cmake, a C++20 compiler and the development files of spdlog, fmt, ICU and simdjson;
 # where the system lacks them, set ARBOR_DEPS_PREFIX to a prefix that has them (for
-# example Debian 12's libspdlog-dev, libfmt-dev, libicu-dev and their libraries unpacked
+# example Debian 12's libspdlog-dev, libfmt-dev, libicu-dev, libsimdjson-dev and their libraries unpacked
 # with dpkg -x). The summary is also written to $ARBOR_CHECK_OUT/summary.txt when set.
 set -uo pipefail
 
@@ -105,7 +105,7 @@ echo "==> GPU tests"
 run_suite test_cuda_kernels "$bin/cuda/test_cuda_kernels"
 run_suite test_cuda_backend "$bin/cuda/test_cuda_backend" "${test_models[@]}"
 if [[ ${#extra_models[@]} -gt 0 ]]; then
-    run_suite "test_cuda_backend (given models)" "$bin/cuda/test_cuda_backend" --greedy-identical "${extra_models[@]}"
+    run_suite test_cuda_backend_given_models "$bin/cuda/test_cuda_backend" --greedy-identical "${extra_models[@]}"
 fi
 note "tests done ($(elapsed))"
 
@@ -137,10 +137,11 @@ for m in "${bench_models[@]}"; do
     bench "$m" --prompt-tokens 512 --gen-tokens 128 --depth 4096 -r 2
     bench "$m" --workload concurrent --chats 1,8,32,64 -r 1
 done
-# Decode on the float products, for comparison with the integer path (the default).
+# Decode on int8 activations (the --int8-activations option), beside the float default.
 if [[ $quick -eq 0 ]]; then
-    note "with ARBOR_CUDA_INT8=0 (decode products on float activations):"
-    ARBOR_CUDA_INT8=0 bench "$MODELS/llama-8b-q4_k.gguf" --prompt-tokens 512 --gen-tokens 128 -r 1
+    note "with --int8-activations (decode products in int8 with dp4a):"
+    bench "$MODELS/llama-8b-q4_k.gguf" --prompt-tokens 512 --gen-tokens 128 -r 2 --int8-activations
+    bench "$MODELS/llama-8b-q4_k.gguf" --workload concurrent --chats 1,8,32 -r 1 --int8-activations
 fi
 note "benchmarks done ($(elapsed))"
 

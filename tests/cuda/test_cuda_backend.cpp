@@ -41,6 +41,10 @@ namespace {
 // Relative logit tolerance: cuBLAS multiplies halves (activations rounded to 11 bits)
 // where the CPU multiplies floats, so logits differ by a small share of their range.
 constexpr double kLogitTolerance = 3e-2;
+// With the int8_activations option the decode products also round each activation to 8
+// bits (up to amax / 254 of its block of 32); on the default model that moved the logits
+// by up to 7.2e-2 of their range on an H200.
+constexpr double kInt8LogitTolerance = 0.15;
 
 std::vector<TokenId> random_prompt(const Model& m, int n, uint32_t seed) {
     std::mt19937 rng(seed);
@@ -78,7 +82,8 @@ std::vector<TokenId> greedy(const Model& m, Backend& b, const std::vector<TokenI
     return out;
 }
 
-void test_logits(Checks& c, const Model& m, Backend& gpu, Backend& cpu, const std::string& name) {
+void test_logits(Checks& c, const Model& m, Backend& gpu, Backend& cpu, const std::string& name,
+                 double tolerance = kLogitTolerance) {
     const int V = m.config().n_vocab;
     // Prompts of 5 rows (the matvec path) and 300 (cuBLAS, rows split into up to three parts).
     for (int n : {5, 300}) {
@@ -90,8 +95,8 @@ void test_logits(Checks& c, const Model& m, Backend& gpu, Backend& cpu, const st
         for (int r = 0; r < n; ++r) agree += argmax(&lg[size_t(r) * V], V) == argmax(&lc[size_t(r) * V], V);
         std::printf("  %s: prompt of %d: logits within %.2e of the CPU's range, argmax agrees at %d of %d\n",
                     name.c_str(), n, rel, agree, n);
-        c.expect(rel < kLogitTolerance, name + ": logits of a " + std::to_string(n) + "-token prompt within " +
-                                            std::to_string(kLogitTolerance) + " of the CPU backend's");
+        c.expect(rel < tolerance, name + ": logits of a " + std::to_string(n) + "-token prompt within " +
+                                            std::to_string(tolerance) + " of the CPU backend's");
     }
     // Decode steps after a 40-token prompt.
     const auto prompt = random_prompt(m, 40, 7);
@@ -104,7 +109,7 @@ void test_logits(Checks& c, const Model& m, Backend& gpu, Backend& cpu, const st
         worst = std::max(worst, worst_relative(g.decode(next), h.decode(next), V));
     }
     std::printf("  %s: decode steps: logits within %.2e\n", name.c_str(), worst);
-    c.expect(worst < kLogitTolerance, name + ": decode logits within tolerance of the CPU backend's");
+    c.expect(worst < tolerance, name + ": decode logits within tolerance of the CPU backend's");
 }
 
 // Greedy continuations of sixteen English prompts (what people send; random token ids
@@ -286,11 +291,11 @@ int main(int argc, char** argv) {
             c.expect(gpu->name() == "cuda", name + ": device cuda gives the CUDA backend (" + gpu->description() + ")");
             test_logits(c, *model, *gpu, *cpu, name);
             {
-                // The float decode products, still selectable, against the same reference.
-                setenv("ARBOR_CUDA_INT8", "0", 1);
-                auto float_gpu = make_backend(*model, bo);
-                unsetenv("ARBOR_CUDA_INT8");
-                test_logits(c, *model, *float_gpu, *cpu, name + " (ARBOR_CUDA_INT8=0)");
+                // The int8 decode products (the int8_activations option) against the same reference.
+                BackendOptions int8 = bo;
+                int8.int8_activations = true;
+                auto int8_gpu = make_backend(*model, int8);
+                test_logits(c, *model, *int8_gpu, *cpu, name + " (int8 activations)", kInt8LogitTolerance);
             }
             test_greedy(c, *model, *gpu, *cpu, name, assert_greedy);
             test_copy_page(c, *model, *gpu, name);
