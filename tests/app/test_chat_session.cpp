@@ -207,8 +207,8 @@ private slots:
         QCOMPARE(model->rowCount(), 2);
         compareRow(*model, 0, path[0]);
         compareRow(*model, 1, path[1]);
-        QCOMPARE(model->row(1).stats.toVariantMap().value("finishReason").toString(),
-                 QString::fromStdString(path[1].stats.finish_reason));
+        QCOMPARE(arbor::app::storedFinishReason(model->row(1).stats.finishReason, model->row(1).stats.error),
+                 path[1].stats.finish_reason);
 
         // A second message does not retitle.
         QVERIFY(reply(*s, [&] { return s->send("And of Italy?"); }) != 0);
