@@ -13,13 +13,13 @@ Item {
     required property ArborApp app
     required property ChatSession session
 
-    readonly property bool isUser: model.role === "user"
-    readonly property bool isReply: model.role === "assistant"
-    readonly property bool streaming: model.state === "streaming"
+    readonly property bool isUser: model.role === MessageRole.User
+    readonly property bool isReply: model.role === MessageRole.Assistant
+    readonly property bool streaming: model.state === MessageState.Streaming
     property bool isLast: false
     // A reply that stopped at max tokens can go on (the same message grows).
-    readonly property bool cutAtLength: isReply && !streaming && isLast && model.stats !== undefined
-                                        && model.stats.finishReason === "length"
+    readonly property bool cutAtLength: isReply && !streaming && isLast
+                                        && model.stats.finishReason === ReplyStats.Length
     property bool editing: false
     readonly property bool dark: Material.theme === Material.Dark
 
@@ -248,7 +248,7 @@ Item {
                     // A reply left "stopped" with no figures was cut off when the app
                     // closed or crashed (the store marks such replies at start).
                     text: !bubble.streaming ? (ReplyStatsText.format(bubble.model.stats)
-                                               || (bubble.model.state === "stopped"
+                                               || (bubble.model.state === MessageState.Stopped
                                                    ? qsTr("interrupted: the app closed before this reply finished") : ""))
                         : bubble.session.prefillTotal > 0
                           ? qsTr("Reading prompt: %1 of %2 tokens").arg(bubble.session.prefillDone).arg(bubble.session.prefillTotal)

@@ -53,21 +53,7 @@ QVariant ChatSession::seed() const { return optionalToVariant(settings_.seed); }
 QString ChatSession::stopStrings() const { return stopStringsToText(settings_.stop_strings); }
 
 ChatSession::~ChatSession() {
-    if (phase_ == Phase::composing) {
-        // The compose job (posted earlier, so it runs first) adds the reply row; mark it
-        // stopped instead of leaving it 'streaming' until the next start.
-        store_.post([composed = composedReply_](StoreWorker& w) {
-            if (!w.store() || *composed == 0) return;
-            try {
-                ReplyStats stats;
-                stats.finishReason = ReplyStats::FinishReason::Cancelled;
-                w.store()->finish_message(*composed, arbor::MessageState::stopped, stats.toMessage());
-            } catch (const std::exception& e) {
-                emit w.failed(QString::fromUtf8(e.what()));
-            }
-        });
-        return;
-    }
+    // While composing, the composer marks the reply row it adds stopped (turn_composer.h).
     if (phase_ != Phase::streaming) return;
     if (request_) request_->cancel();
     // The session is going away: write what was generated without waiting for an answer.
@@ -173,9 +159,8 @@ bool ChatSession::startTurn(qint64 parent, const QString& userText, qint64 conti
     const int context = model->engine->context_size();
     TurnRequest request{conversation_, parent, userText.toStdString(), continued, context,
                         replyReserve(settings_.max_tokens.value_or(kDefaultMaxTokens), context)};
-    composedReply_ = std::make_shared<qint64>(0);
     composeTurn(
-        this, store_, models_, std::move(request), composedReply_,
+        this, store_, models_, std::move(request),
         [this, parent, continued](ComposedTurn turn) { onComposed(parent, continued, turn); },
         [this](const QString& message) {
             setPhase(Phase::idle);

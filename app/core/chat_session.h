@@ -19,7 +19,6 @@
 #include <QVariant>
 #include <QtQml/qqmlregistration.h>
 
-#include <memory>
 #include <vector>
 
 namespace arbor::app {
@@ -176,8 +175,6 @@ private:
     QString pendingText_;       // generated, not yet written to the store
     std::vector<std::int32_t> pendingIds_;
     QTimer flushTimer_;
-    // The reply row the compose job in flight adds (0 until it ran); store thread only.
-    std::shared_ptr<qint64> composedReply_ = std::make_shared<qint64>(0);
 };
 
 } // namespace arbor::app

@@ -1,10 +1,8 @@
 #include "message_list_model.h"
 
-namespace arbor::app {
+#include "message_enums.h"
 
-namespace {
-QString qs(std::string_view s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); }
-} // namespace
+namespace arbor::app {
 
 MessageListModel::MessageListModel(StoreService& store, QObject* parent)
     : QAbstractListModel(parent), store_(store) {}
@@ -18,11 +16,11 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     const MessageRow& row = rows_[index.row()];
     switch (role) {
     case IdRole: return row.id;
-    case RoleRole: return qs(arbor::to_string(row.role));
+    case RoleRole: return QVariant::fromValue(qml::toQml(row.role));
     case TextRole:
     case Qt::DisplayRole: return row.text;
-    case StateRole: return qs(arbor::to_string(row.state));
-    case StatsRole: return row.stats.toVariantMap();
+    case StateRole: return QVariant::fromValue(qml::toQml(row.state));
+    case StatsRole: return QVariant::fromValue(row.stats);
     case BranchIndexRole: return row.branchIndex;
     case BranchCountRole: return row.branchCount;
     default: return {};

@@ -21,10 +21,10 @@ class MessageListModel : public QAbstractListModel {
 public:
     enum Roles {
         IdRole = Qt::UserRole + 1,
-        RoleRole,  // "system", "user", "assistant"
+        RoleRole,  // qml::MessageRole::Value
         TextRole,
-        StateRole,  // "complete", "streaming", "stopped", "error"
-        StatsRole,  // ReplyStats::toVariantMap()
+        StateRole,  // qml::MessageState::Value
+        StatsRole,  // ReplyStats
         BranchIndexRole,
         BranchCountRole,
     };

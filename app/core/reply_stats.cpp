@@ -59,19 +59,6 @@ arbor::MessageStats ReplyStats::toMessage() const {
     return m;
 }
 
-QVariantMap ReplyStats::toVariantMap() const {
-    QVariantMap m;
-    if (promptTokens >= 0) m["promptTokens"] = promptTokens;
-    if (cachedTokens >= 0) m["cachedTokens"] = cachedTokens;
-    if (diskTokens >= 0) m["diskTokens"] = diskTokens;
-    if (timeToFirstTokenMs >= 0) m["ttftMs"] = timeToFirstTokenMs;
-    if (tokensPerSecond >= 0) m["tokensPerSecond"] = tokensPerSecond;
-    if (finishReason != FinishReason::None)
-        m["finishReason"] = QString::fromStdString(storedFinishReason(finishReason, error));
-    if (omittedMessages > 0) m["omittedMessages"] = omittedMessages;
-    return m;
-}
-
 std::string storedFinishReason(ReplyStats::FinishReason reason, const QString& error) {
     switch (reason) {
     case ReplyStats::FinishReason::None: return {};

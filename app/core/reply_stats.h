@@ -1,6 +1,7 @@
 // The figures of one reply in the app's one shape: what the engine measured for a
 // request (fromEngine), what the store keeps for a message (fromMessage / toMessage) and
-// what QML binds to (toVariantMap: the keys ReplyStatsText and MessageBubble read).
+// what QML binds to (the gadget itself: model.stats.tokensPerSecond, compared with
+// ReplyStats.Length; ReplyStatsText formats it).
 #pragma once
 
 #include "arbor/engine.h"
@@ -9,7 +10,7 @@
 #include <QMetaType>
 #include <QObject>
 #include <QString>
-#include <QVariantMap>
+#include <QtQml/qqmlregistration.h>
 
 #include <optional>
 
@@ -47,9 +48,6 @@ public:
                                  const std::string& error);
     static ReplyStats fromMessage(const arbor::MessageStats& stats);
     arbor::MessageStats toMessage() const;
-    // Only the measured figures; finishReason as stored ("stop", "length", "cancelled",
-    // "model unloaded", "error: why").
-    QVariantMap toVariantMap() const;
 
     bool operator==(const ReplyStats&) const = default;
 };
@@ -58,6 +56,14 @@ public:
 // whose message is that text, so nothing stored is lost).
 std::string storedFinishReason(ReplyStats::FinishReason reason, const QString& error);
 ReplyStats::FinishReason finishReasonFromStored(const std::string& stored, QString* error = nullptr);
+
+// Gives QML the gadget's enum under the gadget's name (ReplyStats.Cancelled); a value
+// type itself cannot be named with a capital in QML.
+namespace ReplyStatsEnums {
+Q_NAMESPACE
+QML_FOREIGN_NAMESPACE(arbor::app::ReplyStats)
+QML_NAMED_ELEMENT(ReplyStats)
+} // namespace ReplyStatsEnums
 
 } // namespace arbor::app
 

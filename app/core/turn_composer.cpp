@@ -14,7 +14,8 @@ struct SavedTurn {
     StoredChat chat;  // the system prompt and the path the reply answers
 };
 
-SavedTurn save(arbor::Store& s, const TurnRequest& r, const std::vector<arbor::TokenId>& textIds, qint64& composed) {
+// Saves the user's message (if any) and, when `addReply`, the empty 'streaming' reply row.
+SavedTurn save(arbor::Store& s, const TurnRequest& r, const std::vector<arbor::TokenId>& textIds, bool addReply) {
     SavedTurn saved;
     ComposedTurn& turn = saved.turn;
     std::optional<arbor::MessageId> below = r.parent ? std::optional<arbor::MessageId>(r.parent) : std::nullopt;
@@ -32,9 +33,9 @@ SavedTurn save(arbor::Store& s, const TurnRequest& r, const std::vector<arbor::T
         turn.replyIds = s.message(r.continued).token_ids;
         return saved;
     }
+    if (!addReply) return saved;
     turn.reply = s.add_message(r.conversation, below, arbor::Role::Assistant, "", {}, arbor::MessageState::streaming);
     turn.rows.push_back(messageRow(s, s.message(turn.reply)));
-    composed = turn.reply;
     return saved;
 }
 
@@ -63,39 +64,71 @@ QString titleFrom(const QString& text) {
 }
 
 void composeTurn(QObject* receiver, StoreService& store, ModelService& models, TurnRequest request,
-                 std::shared_ptr<qint64> composedReply, std::function<void(ComposedTurn)> done,
-                 std::function<void(const QString&)> failed) {
+                 std::function<void(ComposedTurn)> done, std::function<void(const QString&)> failed) {
     std::shared_ptr<LoadedModel> model = models.current();
     if (!model) return failed(QStringLiteral("no model is loaded"));
-    // The user's words are tokenized here, so that their save is posted now, before any
-    // later job of the session (its close among them): a message sent is kept.
-    const std::vector<arbor::TokenId> ids =
-        request.text.empty() ? std::vector<arbor::TokenId>{} : model->formatter->encode_content(request.text);
     const auto r = std::make_shared<const TurnRequest>(std::move(request));
+    // Every hop runs while the store service lives, whether or not the receiver does: a
+    // message sent is kept even when its tab closes while it is tokenized, and a reply row
+    // added for a receiver gone by then is marked stopped (abandon), not left 'streaming'.
+    // Only done and failed wait for the receiver.
+    const QPointer<QObject> who(receiver);
+    StoreService* const service = &store;
+    auto fail = [who, failed](const QString& message) {
+        if (who) failed(message);
+    };
+    auto abandon = [service](const ComposedTurn& turn, const TurnRequest& r) {
+        if (r.continued || turn.reply == 0) return;  // no row of its own was added
+        service->post([reply = turn.reply](StoreWorker& w) {
+            if (!w.store()) return;
+            try {
+                ReplyStats stats;
+                stats.finishReason = ReplyStats::FinishReason::Cancelled;
+                w.store()->finish_message(reply, arbor::MessageState::stopped, stats.toMessage());
+            } catch (const std::exception& e) {
+                emit w.failed(QString::fromUtf8(e.what()));
+            }
+        });
+    };
     // Between the hops only the model's raw pointer is kept, so that the GUI thread never
-    // drops its last reference (loaded_model.h); the templating job holds it and is
-    // released on its pool thread. A model unloaded meanwhile makes the reply an error.
+    // drops its last reference (loaded_model.h); the jobs that hold it are released on
+    // their pool thread. A model unloaded meanwhile makes the reply an error.
     auto sameModel = [&models, raw = model.get()] {
         auto current = models.current();
         return current.get() == raw ? current : nullptr;
     };
-    store.call(
-        receiver, [r, ids, composedReply](arbor::Store& s) { return save(s, *r, ids, *composedReply); },
-        [receiver, sameModel, r, done, failed](SavedTurn saved) {
-            auto model = sameModel();
-            if (!model) {
-                saved.turn.error = QStringLiteral("no model is loaded");
-                return done(std::move(saved.turn));
-            }
-            runInBackground(
-                receiver,
-                [model, r, saved = std::move(saved)]() mutable {
-                    fit(*model->formatter, *r, saved);
-                    return std::move(saved.turn);
-                },
-                done, failed);
+    auto fitted = [who, done, abandon, r](ComposedTurn turn) {
+        if (who) done(std::move(turn));
+        else abandon(turn, *r);
+    };
+    auto saved = [service, who, sameModel, r, fitted, fail](SavedTurn saved) {
+        auto model = sameModel();
+        if (!model || !who) {
+            if (!model) saved.turn.error = QStringLiteral("no model is loaded");
+            return fitted(std::move(saved.turn));
+        }
+        runInBackground(
+            service,
+            [model, r, saved = std::move(saved)]() mutable {
+                fit(*model->formatter, *r, saved);
+                return std::move(saved.turn);
+            },
+            fitted, fail);
+    };
+    // The user's words are tokenized on a pool thread (a long paste takes a while), then
+    // saved with their ids; the reply row is only added for a receiver still there.
+    runInBackground(
+        service,
+        [model, r] {
+            return r->text.empty() ? std::vector<arbor::TokenId>{} : model->formatter->encode_content(r->text);
         },
-        failed);
+        [service, who, sameModel, r, saved, fail](std::vector<arbor::TokenId> ids) {
+            if (!sameModel()) ids.clear();  // another model's ids: the text is tokenized when read
+            service->call(
+                service, [r, ids, reply = bool(who)](arbor::Store& s) { return save(s, *r, ids, reply); }, saved,
+                fail);
+        },
+        fail);
 }
 
 } // namespace arbor::app

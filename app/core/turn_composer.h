@@ -1,8 +1,8 @@
 // How a chat turn is made ready before its reply is generated, with no tokenizing or
-// templating on the store thread: the user's words are tokenized as they are sent; the
-// store thread saves them as a message, adds the empty 'streaming' reply row and reads
-// the path; a pool thread builds the prompt from the path (tokenizing what has no ids
-// stored, the system prompt) and fits it to the context (context_window.h).
+// templating on the GUI thread or the store thread: a pool thread tokenizes the user's
+// words; the store thread saves them as a message, adds the empty 'streaming' reply row
+// and reads the path; a pool thread builds the prompt from the path (tokenizing what has
+// no ids stored, the system prompt) and fits it to the context (context_window.h).
 #pragma once
 
 #include "message_rows.h"
@@ -13,7 +13,6 @@
 #include <QString>
 
 #include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,11 +39,10 @@ struct ComposedTurn {
 
 // Composes the turn with the current model; done(turn) or failed(message) follows on the
 // GUI thread unless `receiver` is gone by then (failed when the model is unloaded in
-// between). A new reply row's id is written to *composedReply on the store thread as
-// soon as the row exists (read only by later store jobs).
+// between). The user's message is saved even when the receiver goes meanwhile; a reply
+// row the receiver never received is marked stopped (finish reason cancelled).
 void composeTurn(QObject* receiver, StoreService& store, ModelService& models, TurnRequest request,
-                 std::shared_ptr<qint64> composedReply, std::function<void(ComposedTurn)> done,
-                 std::function<void(const QString&)> failed);
+                 std::function<void(ComposedTurn)> done, std::function<void(const QString&)> failed);
 
 // The conversation's title from its first message: its first line, shortened.
 QString titleFrom(const QString& text);

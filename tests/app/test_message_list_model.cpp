@@ -1,5 +1,6 @@
 // The conversation view model: loads a path, switches branches, grows a streaming
 // reply; checked by QAbstractItemModelTester throughout.
+#include "message_enums.h"
 #include "message_list_model.h"
 
 #include <QAbstractItemModelTester>
@@ -11,8 +12,25 @@ using arbor::app::MessageListModel;
 using arbor::app::MessageRow;
 using arbor::app::StoreService;
 using R = MessageListModel::Roles;
+using MessageRole = arbor::app::qml::MessageRole::Value;
+using MessageState = arbor::app::qml::MessageState::Value;
 
 namespace {
+
+// What QML gets for a row, as the type QML compares with (an invalid value when the
+// model answers with another type, text for instance).
+template <class T>
+T typed(const MessageListModel& m, int row, int role) {
+    const QVariant v = m.data(m.index(row), role);
+    return v.metaType() == QMetaType::fromType<T>() ? v.value<T>() : T(-1);
+}
+MessageRole roleOf(const MessageListModel& m, int row) { return typed<MessageRole>(m, row, R::RoleRole); }
+MessageState stateOf(const MessageListModel& m, int row) { return typed<MessageState>(m, row, R::StateRole); }
+arbor::app::ReplyStats statsOf(const MessageListModel& m, int row) {
+    const QVariant v = m.data(m.index(row), R::StatsRole);
+    return v.metaType() == QMetaType::fromType<arbor::app::ReplyStats>() ? v.value<arbor::app::ReplyStats>()
+                                                                           : arbor::app::ReplyStats{};
+}
 std::vector<std::int32_t> ids_(std::initializer_list<std::int32_t> v) { return v; }
 
 // A model on its own store service, checked by a tester throughout.
@@ -73,12 +91,12 @@ private slots:
         QCOMPARE(model.conversationId(), conv_);
         QCOMPARE(ids(model), (QList<qint64>{sys_, u1_, a1c_}));
         const QModelIndex reply = model.index(2);
-        QCOMPARE(model.data(reply, R::RoleRole).toString(), QString("assistant"));
+        QCOMPARE(roleOf(model, 2), MessageRole::Assistant);
         QCOMPARE(model.data(reply, R::TextRole).toString(), QString("The Elbe."));
-        QCOMPARE(model.data(reply, R::StateRole).toString(), QString("stopped"));
+        QCOMPARE(stateOf(model, 2), MessageState::Stopped);
         QCOMPARE(model.data(reply, R::BranchIndexRole).toInt(), 2);
         QCOMPARE(model.data(reply, R::BranchCountRole).toInt(), 3);
-        QCOMPARE(model.data(model.index(0), R::RoleRole).toString(), QString("system"));
+        QCOMPARE(roleOf(model, 0), MessageRole::System);
 
         model.nextBranch(2);  // already the last sibling: nothing happens
         QVERIFY(!loaded.wait(300));
@@ -117,7 +135,7 @@ private slots:
         QCOMPARE(inserted.size(), 1);
         QCOMPARE(model.rowCount(), 6);
         model.startLive(9999);
-        QCOMPARE(model.data(model.index(5), R::StateRole).toString(), QString("streaming"));
+        QCOMPARE(stateOf(model, 5), MessageState::Streaming);
 
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
         model.appendText(9999, "It is ");
@@ -132,8 +150,8 @@ private slots:
         arbor::app::ReplyStats stats;
         stats.tokensPerSecond = 42.0;
         model.setFinished(9999, arbor::MessageState::complete, stats);
-        QCOMPARE(model.data(model.index(5), R::StateRole).toString(), QString("complete"));
-        QCOMPARE(model.data(model.index(5), R::StatsRole).toMap().value("tokensPerSecond").toDouble(), 42.0);
+        QCOMPARE(stateOf(model, 5), MessageState::Complete);
+        QCOMPARE(statsOf(model, 5).tokensPerSecond, 42.0);
         QCOMPARE(model.data(model.index(4), R::TextRole).toString(), QString("The Danube."));
     }
 
@@ -156,14 +174,14 @@ private slots:
         model.appendText(answer, "two, three.");
         QVERIFY(viewer.show(conv));
         QCOMPARE(model.data(model.index(1), R::TextRole).toString(), QString("One, two, three."));
-        QCOMPARE(model.data(model.index(1), R::StateRole).toString(), QString("streaming"));
+        QCOMPARE(stateOf(model, 1), MessageState::Streaming);
 
         arbor::app::ReplyStats stats;
         stats.finishReason = arbor::app::ReplyStats::FinishReason::Cancelled;
         model.setFinished(answer, arbor::MessageState::stopped, stats);
         QVERIFY(viewer.show(conv));
-        QCOMPARE(model.data(model.index(1), R::StateRole).toString(), QString("stopped"));
-        QCOMPARE(model.data(model.index(1), R::StatsRole).toMap().value("finishReason").toString(), QString("cancelled"));
+        QCOMPARE(stateOf(model, 1), MessageState::Stopped);
+        QCOMPARE(statsOf(model, 1).finishReason, arbor::app::ReplyStats::FinishReason::Cancelled);
 
         model.releaseLive(answer);  // from now on the store's copy is the truth
         QVERIFY(viewer.show(conv));

@@ -49,12 +49,12 @@ bool startupMarkerSet(const std::filesystem::path& db) {
     return arbor::Store(db).app_setting(ArborApp::kStartupMarkerKey).has_value();
 }
 
-QVariantMap lastReplyStats(ChatSession* session) {
+std::optional<arbor::app::ReplyStats> lastReplyStats(ChatSession* session) {
     MessageListModel* m = session->messages();
     if (m->rowCount() == 0) return {};
     const MessageRow& row = m->row(m->rowCount() - 1);
-    return row.role == arbor::Role::Assistant && row.state == arbor::MessageState::complete ? row.stats.toVariantMap()
-                                                                                            : QVariantMap{};
+    if (row.role != arbor::Role::Assistant || row.state != arbor::MessageState::complete) return {};
+    return row.stats;
 }
 
 } // namespace
@@ -88,8 +88,8 @@ void TestTabWarmup::restoredTabContinuesFromDisk() {
         input->setProperty("text", QString::fromStdString(prose(12, "the sea") + "\nSum it up."));
         QTRY_VERIFY(input->hasActiveFocus());
         QTest::keyClick(running.window, Qt::Key_Return);
-        QTRY_VERIFY_WITH_TIMEOUT(!lastReplyStats(session).isEmpty(), kModelWaitMs);
-        QVERIFY(lastReplyStats(session).value("promptTokens").toInt() > 100);
+        QTRY_VERIFY_WITH_TIMEOUT(lastReplyStats(session).has_value(), kModelWaitMs);
+        QVERIFY(lastReplyStats(session)->promptTokens > 100);
     }  // closing writes the cached pages to disk
     QVERIFY2(kvFiles() > 0, "no KV page was written to disk at shutdown");
 
@@ -117,11 +117,11 @@ void TestTabWarmup::restoredTabContinuesFromDisk() {
     QVERIFY(session);
     QCOMPARE(session->messages()->rowCount(), 2);  // the warm-up shows nowhere as a reply
     typeAndSend(running.window, QStringLiteral("And then?"));
-    QTRY_VERIFY_WITH_TIMEOUT(session->messages()->rowCount() == 4 && !lastReplyStats(session).isEmpty(), kModelWaitMs);
-    const QVariantMap stats = lastReplyStats(session);
-    const int prompt = stats.value("promptTokens").toInt(), cached = stats.value("cachedTokens").toInt();
+    QTRY_VERIFY_WITH_TIMEOUT(session->messages()->rowCount() == 4 && lastReplyStats(session).has_value(), kModelWaitMs);
+    const arbor::app::ReplyStats stats = *lastReplyStats(session);
+    const int prompt = stats.promptTokens, cached = stats.cachedTokens;
     QCOMPARE(cached, warm.promptTokens);  // the whole history, from memory
-    QCOMPARE(stats.value("diskTokens", 0).toInt(), 0);
+    QCOMPARE(std::max(stats.diskTokens, 0), 0);
     QVERIFY2(prompt - cached < 16, qPrintable(QString("computed %1 of %2").arg(prompt - cached).arg(prompt)));
 
     // The stats line under it tells the split.
@@ -211,7 +211,7 @@ void TestTabWarmup::followUpGoesBeforeOtherTabsWarmUps() {
     QVERIFY(session);
     QCOMPARE(session->conversationId(), conversations[3]);
     QVERIFY2(outstanding.size() == 2, "the first tabs' warm-ups were done before the follow-up was sent");
-    QTRY_VERIFY_WITH_TIMEOUT(session->messages()->rowCount() == 4 && !lastReplyStats(session).isEmpty(), kModelWaitMs);
+    QTRY_VERIFY_WITH_TIMEOUT(session->messages()->rowCount() == 4 && lastReplyStats(session).has_value(), kModelWaitMs);
 
     // The reply's first token, and the outstanding warm-ups that finished before it.
     int finishedBefore = -1;

@@ -1,5 +1,6 @@
 import QtQuick
 import QtTest
+import Arbor.Core
 import Arbor.Ui
 
 TestCase {
@@ -38,13 +39,14 @@ TestCase {
     function make(row) {
         return createTemporaryObject(bubbleComponent, test, {
             index: 0, session: test.session,
-            model: Object.assign({ id: 1, role: "assistant", text: "", state: "complete", stats: {},
+            model: Object.assign({ id: 1, role: MessageRole.Assistant, text: "", state: MessageState.Complete,
+                                   stats: testStats.make({}),
                                    branchIndex: 0, branchCount: 1 }, row) })
     }
 
     function test_replyShowsStatsAndRegenerate() {
-        const bubble = make({ text: "Hello **there**", stats: { tokensPerSecond: 12.46, ttftMs: 80.4,
-                              promptTokens: 120, cachedTokens: 96, diskTokens: 64, finishReason: "stop" } })
+        const bubble = make({ text: "Hello **there**", stats: testStats.make({ tokensPerSecond: 12.46, timeToFirstTokenMs: 80.4,
+                              promptTokens: 120, cachedTokens: 96, diskTokens: 64, finishReason: ReplyStats.Stop }) })
         waitForRendering(bubble)
         const stats = visibleNamed(bubble, "statsLabel")
         compare(stats.length, 1)
@@ -55,13 +57,13 @@ TestCase {
     }
 
     function test_streamingReplyHasNoRegenerate() {
-        const bubble = make({ text: "partial", state: "streaming" })
+        const bubble = make({ text: "partial", state: MessageState.Streaming })
         compare(buttonsWithText(bubble, "Regenerate", []).length, 0)
         compare(visibleNamed(bubble, "statsLabel")[0].text, "generating…")
     }
 
     function test_branchNavigation() {
-        const bubble = make({ role: "user", text: "question", branchIndex: 1, branchCount: 3 })
+        const bubble = make({ role: MessageRole.User, text: "question", branchIndex: 1, branchCount: 3 })
         waitForRendering(bubble)
         const label = visibleNamed(bubble, "branchLabel")
         compare(label.length, 1)
@@ -73,7 +75,7 @@ TestCase {
     }
 
     function test_editModeShowsEditor() {
-        const bubble = make({ role: "user", text: "first version" })
+        const bubble = make({ role: MessageRole.User, text: "first version" })
         mouseClick(buttonsWithText(bubble, "Edit", [])[0])
         verify(bubble.editing)
         const editor = visibleNamed(bubble, "editField")
@@ -84,26 +86,38 @@ TestCase {
     }
 
     function test_stopStatsShowReason() {
-        const bubble = make({ text: "cut", state: "stopped", stats: { promptTokens: 10, cachedTokens: 0,
-                              finishReason: "cancelled" } })
+        const bubble = make({ text: "cut", state: MessageState.Stopped, stats: testStats.make({ promptTokens: 10,
+                              cachedTokens: 0, finishReason: ReplyStats.Cancelled }) })
         compare(visibleNamed(bubble, "statsLabel")[0].text, "10 prompt tokens: 0 from memory, 0 from disk, 10 computed  ·  cancelled")
+    }
+
+    // A reply that stopped at max tokens says so and, as the last message, offers Continue.
+    function test_replyCutAtLengthOffersContinue() {
+        const bubble = make({ text: "cut", stats: testStats.make({ finishReason: ReplyStats.Length }) })
+        compare(visibleNamed(bubble, "statsLabel")[0].text, "stopped at max tokens")
+        compare(visibleNamed(bubble, "continueButton").length, 0)  // not the last message
+        bubble.isLast = true
+        compare(visibleNamed(bubble, "continueButton").length, 1)
+        const stopped = make({ text: "cut", stats: testStats.make({ finishReason: ReplyStats.Stop }) })
+        stopped.isLast = true
+        compare(visibleNamed(stopped, "continueButton").length, 0)
     }
 
     // A reply cut off by a crash or kill has no figures; it says what happened.
     function test_interruptedReplySaysSo() {
-        const bubble = make({ text: "", state: "stopped", stats: {} })
+        const bubble = make({ text: "", state: MessageState.Stopped })
         compare(visibleNamed(bubble, "statsLabel")[0].text, "interrupted: the app closed before this reply finished")
     }
 
     // A short message of the user gets a card as wide as its text; a long one is cut to
     // its start, at most 80% of the width, until "Show more".
     function test_userCardFitsShortText() {
-        const bubble = make({ role: "user", text: "Hi" })
+        const bubble = make({ role: MessageRole.User, text: "Hi" })
         waitForRendering(bubble)
         const card = visibleNamed(bubble, "userCard")[0]
         compare(card.width, 240)
         compare(visibleNamed(bubble, "showMoreButton").length, 0)
-        const wide = make({ role: "user", text: "word ".repeat(200) })
+        const wide = make({ role: MessageRole.User, text: "word ".repeat(200) })
         waitForRendering(wide)
         compare(visibleNamed(wide, "userCard")[0].width, 600 * 0.8)
         compare(visibleNamed(wide, "showMoreButton").length, 0)  // 1,000 characters: shown whole
@@ -117,7 +131,7 @@ TestCase {
         ]
     }
     function test_longUserMessageIsCollapsed(data) {
-        const bubble = make({ role: "user", text: data.text })
+        const bubble = make({ role: MessageRole.User, text: data.text })
         waitForRendering(bubble)
         const text = visibleNamed(bubble, "userText")[0]
         compare(text.text, data.shown)
