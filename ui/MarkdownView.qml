@@ -1,33 +1,63 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
-import QtQuick.Layouts
 import Arbor.Core
 
 // A reply's markdown: prose as rich text, each fenced code block in a CodeBlock. The
 // blocks come from a MarkdownBlockModel: as a reply streams, a token changes the last
 // block's row or appends rows, so only the last block is rendered again and the items of
-// finished blocks stay as they are.
-ColumnLayout {
+// finished blocks stay as they are. A MarkdownBlockList creates the items of the blocks
+// in sight only, so a long reply costs what its visible part costs.
+//
+// The text comes either as `markdown` (the whole text) or as the message `messageId` of
+// `messages`, whose streamed pieces the model takes from C++ as they come.
+Item {
     id: view
     required property ArborApp app
-    property string markdown
+    property alias markdown: blocks.markdown
+    property alias messages: blocks.messages
+    property alias messageId: blocks.messageId
+    readonly property alias blocks: blocks
     readonly property int blockCount: blocks.count
+    readonly property alias itemCount: list.itemCount
+    // The block's item, null while it is out of sight.
+    function blockItem(row) { return list.itemAt(row) }
+    function blockTop(row) { return list.blockTop(row) }
+    function forceLayout() { list.forceLayout() }
 
-    spacing: 10  // between paragraphs, as a markdown document spaces them
+    implicitHeight: list.implicitHeight
 
-    Repeater {
-        model: MarkdownBlockModel {
-            id: blocks
-            markdown: view.markdown
-        }
+    MarkdownBlockModel { id: blocks }
+    FontMetrics {
+        id: proseMetrics
+        font.pixelSize: Theme.bodySize
+    }
+    FontMetrics {
+        id: codeMetrics
+        font.family: "monospace"
+        font.pixelSize: Theme.codeSize
+    }
+
+    MarkdownBlockList {
+        id: list
+        width: view.width
+        model: blocks
+        spacing: 10  // between paragraphs, as a markdown document spaces them
+        // A screen's worth above and below what is in sight: scrolling finds the next
+        // blocks made already.
+        cacheMargin: Math.max(400, (view.Window.window ? view.Window.window.height : 0))
+        lineHeight: proseMetrics.lineSpacing
+        charWidth: proseMetrics.averageCharacterWidth
+        codeLineHeight: codeMetrics.lineSpacing
+        codeCharWidth: codeMetrics.averageCharacterWidth
+        codeChrome: 62  // CodeBlock: padding, the language and copy button row, margins
+
         delegate: Loader {
             id: block
             objectName: "markdownBlock"
             required property string kind
             required property string text
             required property string language
-            Layout.fillWidth: true
             sourceComponent: kind === "code" ? codeComponent : textComponent
 
             Component {

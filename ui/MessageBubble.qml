@@ -130,7 +130,8 @@ Item {
                 sourceComponent: Component {
                     MarkdownView {
                         app: bubble.app
-                        markdown: bubble.model.text
+                        messages: bubble.session.messages
+                        messageId: bubble.model.id
                     }
                 }
             }

@@ -65,9 +65,22 @@ bool startsIndependentParagraph(QStringView line, bool complete) {
 
 void MarkdownSplitter::extend(const QString& text) {
     Q_ASSERT(text.startsWith(text_));
-    // The lines before text_'s end had no newline after lastLine_: look for new ones only.
-    qsizetype from = text_.size();
-    text_ = text;
+    if (text_.isEmpty()) {
+        text_ = text;  // shares the caller's copy
+        readNewLines(0);
+    } else {
+        append(QStringView(text).sliced(text_.size()));
+    }
+}
+
+void MarkdownSplitter::append(QStringView piece) {
+    const qsizetype from = text_.size();
+    text_ += piece;
+    readNewLines(from);
+}
+
+void MarkdownSplitter::readNewLines(qsizetype from) {
+    // The lines before `from` had no newline after lastLine_: look for new ones only.
     for (qsizetype newline; (newline = text_.indexOf(QLatin1Char('\n'), from)) >= 0; from = lastLine_) {
         readLine(state_, closed_, lastLine_, newline, true);
         lastLine_ = newline + 1;

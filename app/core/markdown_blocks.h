@@ -29,6 +29,8 @@ public:
     // `text` must start with the text given before (or the splitter be cleared): what
     // came before the last complete line is not read again.
     void extend(const QString& text);
+    // The text grows by `piece` (a streamed token): only the piece is copied.
+    void append(QStringView piece);
     void clear() { *this = {}; }
 
     const QString& text() const { return text_; }
@@ -55,6 +57,8 @@ private:
         Lines lines;           // of the block being read
     };
 
+    // Reads the lines that newlines at or after `from` complete.
+    void readNewLines(qsizetype from);
     // Reads the line text_[begin, end): complete when a newline ends it (otherwise more
     // of it may come, and it cuts prose only where no continuation could undo the cut).
     void readLine(State& state, QList<MarkdownBlock>& out, qsizetype begin, qsizetype end, bool complete) const;

@@ -101,6 +101,7 @@ void MessageListModel::appendText(qint64 messageId, const QString& piece) {
     const int i = rowOf(messageId);
     if (i < 0) return;
     rows_[i].text += piece;
+    emit textAppended(messageId, piece);
     changed(i, {TextRole, Qt::DisplayRole});
 }
 

@@ -65,6 +65,9 @@ public:
 signals:
     void conversationChanged();
     void loaded();
+    // The shown message `messageId` grew by `piece` (its row's text changes too): a view
+    // of a streaming reply takes the piece rather than the whole text again.
+    void textAppended(qint64 messageId, const QString& piece);
     void error(const QString& message);
 
 private:

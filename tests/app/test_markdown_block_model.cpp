@@ -119,18 +119,25 @@ private slots:
     // pieces of every size, fences cut between their backticks: after each piece the rows
     // are a fresh split of the text so far, no row is removed and nothing reset, and only
     // the rows that were still open (the last two at most) change.
+    // The pieces come as the whole text so far (setMarkdown) or as themselves (append).
     void streamingEqualsAFreshSplit_data() {
         QTest::addColumn<QStringList>("pieces");
+        QTest::addColumn<bool>("byAppends");
         const QString reply = arbor::test::sampleReply();
-        for (const int size : {1, 2, 3, 5, 8, 13, 64})
-            QTest::addRow("pieces of %d", size) << arbor::test::piecesOf(reply, size);
-        QTest::newRow("words") << arbor::test::piecesLikeWords(reply);
-        QTest::newRow("fences cut after two backticks") << arbor::test::piecesSplittingFences(reply);
-        QTest::newRow("all at once") << QStringList{reply};
+        for (const bool byAppends : {false, true}) {
+            const char* feed = byAppends ? "appended" : "whole text";
+            for (const int size : {1, 2, 3, 5, 8, 13, 64})
+                QTest::addRow("%s, pieces of %d", feed, size) << arbor::test::piecesOf(reply, size) << byAppends;
+            QTest::addRow("%s, words", feed) << arbor::test::piecesLikeWords(reply) << byAppends;
+            QTest::addRow("%s, fences cut after two backticks", feed)
+                << arbor::test::piecesSplittingFences(reply) << byAppends;
+            QTest::addRow("%s, all at once", feed) << QStringList{reply} << byAppends;
+        }
     }
 
     void streamingEqualsAFreshSplit() {
         QFETCH(QStringList, pieces);
+        QFETCH(bool, byAppends);
         MarkdownBlockModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         Recorder recorder(model);
@@ -138,13 +145,17 @@ private slots:
         for (const QString& piece : pieces) {
             const int before = model.rowCount();
             text += piece;
-            model.setMarkdown(text);
+            if (byAppends)
+                model.append(piece);
+            else
+                model.setMarkdown(text);
             const Report r = recorder.take();
             QCOMPARE(r.resets, 0);
             QVERIFY2(r.removed.isEmpty(), qPrintable(QStringLiteral("a row removed after: %1").arg(text.right(40))));
             for (const auto& [first, last] : r.changed)
                 QVERIFY2(first >= before - 2, qPrintable(QStringLiteral("row %1 of %2 changed").arg(first).arg(before)));
             QCOMPARE(rows(model), rows(arbor::app::splitMarkdown(text)));
+            QCOMPARE(model.markdown(), text);
         }
         QCOMPARE(model.rowCount(), 15);  // the blocks of reply.md, counted by hand
     }
@@ -160,6 +171,25 @@ private slots:
         QCOMPARE(rows(model), (QStringList{"text[]{Text\n```a`}"}));
         model.setMarkdown(QStringLiteral("Text\n```a`\nmore"));
         QCOMPARE(rows(model), (QStringList{"text[]{Text\n```a`\nmore}"}));
+    }
+
+    // A row keeps the height measured for its item, at the width it was measured at,
+    // until its text changes.
+    void measuredHeightsLastUntilTheirBlockChanges() {
+        MarkdownBlockModel model;
+        model.setMarkdown(QStringLiteral("First.\n\nSecond"));
+        QCOMPARE(model.measuredHeight(0, 500), -1.0);
+        model.setMeasuredHeight(0, 500, 30);
+        model.setMeasuredHeight(1, 500, 40);
+        QCOMPARE(model.measuredHeight(0, 500), 30.0);
+        QCOMPARE(model.measuredHeight(0, 400), -1.0);
+        qreal width = 0;
+        QCOMPARE(model.lastHeight(0, &width), 30.0);
+        QCOMPARE(width, 500.0);
+        model.append(u" one.");
+        QCOMPARE(model.measuredHeight(0, 500), 30.0);
+        QCOMPARE(model.measuredHeight(1, 500), -1.0);
+        QCOMPARE(model.lastHeight(1, &width), -1.0);
     }
 
     // Any other change (an edit, a shorter text) still ends as a fresh split would.

@@ -2,6 +2,7 @@
 // reply; checked by QAbstractItemModelTester throughout.
 #include "message_enums.h"
 #include "message_list_model.h"
+#include "markdown_block_model.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
@@ -137,6 +138,11 @@ private slots:
         model.startLive(9999);
         QCOMPARE(stateOf(model, 5), MessageState::Streaming);
 
+        // A reply's markdown view follows the row by its pieces.
+        arbor::app::MarkdownBlockModel blocks;
+        blocks.setMessages(&model);
+        blocks.setMessageId(9999);
+        QSignalSpy appended(&model, &MessageListModel::textAppended);
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
         model.appendText(9999, "It is ");
         model.appendText(9999, "");
@@ -146,6 +152,11 @@ private slots:
         QCOMPARE(changed.at(0).at(0).value<QModelIndex>().row(), 5);
         QVERIFY(changed.at(0).at(2).value<QList<int>>().contains(R::TextRole));
         QCOMPARE(model.data(model.index(5), R::TextRole).toString(), QString("It is 2850 km long."));
+        QCOMPARE(appended.size(), 2);
+        QCOMPARE(appended.at(1).at(0).toLongLong(), 9999);
+        QCOMPARE(appended.at(1).at(1).toString(), QString("2850 km long."));
+        QCOMPARE(blocks.markdown(), QString("It is 2850 km long."));
+        QCOMPARE(blocks.rowCount(), 1);
 
         arbor::app::ReplyStats stats;
         stats.tokensPerSecond = 42.0;

@@ -4,9 +4,11 @@
 // space, longer ones cut into pieces of four characters, as a tokenizer would. At 1k,
 // 5k, 10k and 20k words it streams one whole copy of the sample reply token by token and
 // prints the mean and median time per token: through the block model alone
-// (MarkdownBlockModel::setMarkdown), and through a real MarkdownView in an offscreen
-// window, each token followed by a frame (polish, layout, render: QQuickWindow's grab).
-// The text before each measured copy is given in one piece, not timed.
+// (MarkdownBlockModel::append, as the app feeds a streaming reply), and through a real
+// MarkdownView in an offscreen window, each token followed by a frame (polish, layout,
+// render: QQuickWindow's grab). The text before each measured copy is given in one piece,
+// not timed. --whole-text gives each token as the whole text so far instead
+// (MarkdownBlockModel::setMarkdown, the markdown property).
 #include "main_window.h"
 #include "markdown_block_model.h"
 
@@ -89,11 +91,12 @@ double median(std::vector<double> us) {
 }
 
 // Streams the tokens [first, last) of the reply into `step` after giving `start` the
-// text before them; `step` records its own times.
+// text before them; `step` gets the token and the whole text so far (a new string each
+// token, as a QML property would get it) and records its own times.
 void stream(const Reply& reply, size_t first, size_t last, const std::function<void(const QString&)>& start,
-            const std::function<void(const QString&)>& step) {
+            const std::function<void(const QString& token, const QString& text)>& step) {
     start(reply.text.left(first ? reply.ends[first - 1] : 0));
-    for (size_t t = first; t < last; ++t) step(reply.text.left(reply.ends[t]));  // a new string each token, as the app gets
+    for (size_t t = first; t < last; ++t) step(reply.tokens[t], reply.text.left(reply.ends[t]));
 }
 
 double microsecondsSince(std::chrono::steady_clock::time_point t0) {
@@ -104,36 +107,49 @@ double microsecondsSince(std::chrono::steady_clock::time_point t0) {
 // streaming reply.
 class ViewWindow {
 public:
-    explicit ViewWindow(QQmlEngine& engine) {
+    ViewWindow(QQmlEngine& engine, bool wholeText) : wholeText_(wholeText) {
         QQmlComponent component(&engine);
         component.setData(R"(
             import QtQuick
             import Arbor.Ui
             Item {
-                property alias markdown: view.markdown
+                property alias view: view
                 MarkdownView { id: view; app: null; x: 20; width: parent.width - 40; y: parent.height - height }
             })",
                           QUrl::fromLocalFile(QStringLiteral("/MarkdownStreamBench.qml")));
         root_.reset(qobject_cast<QQuickItem*>(component.create()));
         if (!root_) qFatal("cannot create the view: %s", qPrintable(component.errorString()));
+        view_ = root_->property("view").value<QQuickItem*>();
+        blocks_ = view_->property("blocks").value<arbor::app::MarkdownBlockModel*>();
         window_.resize(800, 600);
         root_->setSize(QSizeF(800, 600));
         root_->setParentItem(window_.contentItem());
         window_.show();
     }
-    // The markdown set (the model's update and the bindings it runs), then a frame drawn.
-    void show(const QString& markdown, std::vector<double>* updateUs = nullptr, std::vector<double>* frameUs = nullptr) {
+    void start(const QString& markdown) {
+        view_->setProperty("markdown", markdown);
+        window_.grabWindow();
+    }
+    // The token given (the model's update and what it runs), then a frame drawn.
+    void show(const QString& token, const QString& text, std::vector<double>& updateUs, std::vector<double>& frameUs) {
         const auto t0 = std::chrono::steady_clock::now();
-        root_->setProperty("markdown", markdown);
-        if (updateUs) updateUs->push_back(microsecondsSince(t0));
+        if (wholeText_)
+            view_->setProperty("markdown", text);
+        else
+            blocks_->append(token);
+        updateUs.push_back(microsecondsSince(t0));
         const auto t1 = std::chrono::steady_clock::now();
         window_.grabWindow();
-        if (frameUs) frameUs->push_back(microsecondsSince(t1));
+        frameUs.push_back(microsecondsSince(t1));
     }
+    int items() const { return view_->property("itemCount").toInt(); }
 
 private:
+    bool wholeText_;
     QQuickWindow window_;
     std::unique_ptr<QQuickItem> root_;
+    QQuickItem* view_ = nullptr;
+    arbor::app::MarkdownBlockModel* blocks_ = nullptr;
 };
 
 } // namespace
@@ -141,12 +157,14 @@ private:
 int main(int argc, char** argv) {
     qputenv("QT_QPA_PLATFORM", "offscreen");
     qputenv("QT_QUICK_BACKEND", "software");
-    bool view = true;
+    bool view = true, wholeText = false;
     std::vector<int> checkpoints{1000, 5000, 10000, 20000};
     QString samplePath = QStringLiteral(ARBOR_MARKDOWN_SAMPLE);
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--model-only") == 0) {
             view = false;
+        } else if (std::strcmp(argv[i], "--whole-text") == 0) {
+            wholeText = true;
         } else if (std::strcmp(argv[i], "--words") == 0 && i + 1 < argc) {
             checkpoints.clear();
             for (const QString& w : QString::fromLocal8Bit(argv[++i]).split(QLatin1Char(',')))
@@ -155,7 +173,7 @@ int main(int argc, char** argv) {
         } else if (std::strcmp(argv[i], "--sample") == 0 && i + 1 < argc) {
             samplePath = QString::fromLocal8Bit(argv[++i]);
         } else {
-            std::fputs("usage: arbor-markdown-bench [--model-only] [--words 1000,5000,10000,20000] [--sample REPLY.md]\n",
+            std::fputs("usage: arbor-markdown-bench [--model-only] [--whole-text] [--words 1000,5000,10000,20000] [--sample REPLY.md]\n",
                        stderr);
             return 2;
         }
@@ -175,9 +193,11 @@ int main(int argc, char** argv) {
 
     QQmlEngine engine;
     engine.addImportPath(QStringLiteral("qrc:/qt/qml"));
-    std::printf("times per token, us: model = MarkdownBlockModel::setMarkdown; update = MarkdownView's markdown set;\n"
-                "frame = the window drawn after it (software renderer, 800x600)\n");
-    std::printf("%8s %7s %7s %9s %9s %9s %9s\n", "words", "model", "(med)", "update", "(med)", "frame", "(med)");
+    std::printf("times per token, us: model = MarkdownBlockModel::%s; update = the same in a MarkdownView;\n"
+                "frame = the window drawn after it (software renderer, 800x600); items = the view's block items\n",
+                wholeText ? "setMarkdown (the whole text so far)" : "append (the token)");
+    std::printf("%8s %7s %7s %9s %9s %9s %9s %6s\n", "words", "model", "(med)", "update", "(med)", "frame", "(med)",
+                "items");
     for (const int words : checkpoints) {
         // The copy of the sample that reaches `words`.
         const size_t last = size_t(std::find_if(reply.words.begin(), reply.words.end(),
@@ -187,18 +207,25 @@ int main(int argc, char** argv) {
         arbor::app::MarkdownBlockModel model;
         std::vector<double> modelUs, updateUs, frameUs;
         stream(reply, first, end, [&](const QString& text) { model.setMarkdown(text); },
-               [&](const QString& text) {
+               [&](const QString& token, const QString& text) {
                    const auto t0 = std::chrono::steady_clock::now();
-                   model.setMarkdown(text);
+                   if (wholeText)
+                       model.setMarkdown(text);
+                   else
+                       model.append(token);
                    modelUs.push_back(microsecondsSince(t0));
                });
+        int items = 0;
         if (view) {
-            ViewWindow window(engine);
-            stream(reply, first, end, [&](const QString& text) { window.show(text); },
-                   [&](const QString& text) { window.show(text, &updateUs, &frameUs); });
+            ViewWindow window(engine, wholeText);
+            stream(reply, first, end, [&](const QString& text) { window.start(text); },
+                   [&](const QString& token, const QString& text) { window.show(token, text, updateUs, frameUs); });
+            items = window.items();
         }
         std::printf("%8d %7.1f %7.1f", reply.words[end - 1], mean(modelUs), median(modelUs));
-        if (view) std::printf(" %9.1f %9.1f %9.1f %9.1f", mean(updateUs), median(updateUs), mean(frameUs), median(frameUs));
+        if (view)
+            std::printf(" %9.1f %9.1f %9.1f %9.1f %6d", mean(updateUs), median(updateUs), mean(frameUs), median(frameUs),
+                        items);
         std::printf("\n");
         std::fflush(stdout);
     }

@@ -15,6 +15,19 @@ TestCase {
         MarkdownView { width: 500; app: testApp }
     }
 
+    // A view in a clipping flickable, as the chat's list holds a reply.
+    Component {
+        id: scrolledComponent
+        Flickable {
+            property alias view: markdownView
+            width: 500
+            height: 300
+            clip: true
+            contentHeight: markdownView.height
+            MarkdownView { id: markdownView; width: 480; app: testApp }
+        }
+    }
+
     function collect(item, name, out) {
         if (item.objectName === name) out.push(item)
         for (let i = 0; i < item.children.length; ++i) collect(item.children[i], name, out)
@@ -100,6 +113,7 @@ TestCase {
         let before = []
         for (let at = 1; at <= reply.length; ++at) {
             view.markdown = reply.slice(0, at)
+            view.forceLayout()
             verify(view.blockCount >= before.length, "no block goes at " + at)
             const blocks = collect(view, "markdownBlock", [])
             for (let i = 0; i < before.length - 2; ++i) {
@@ -118,6 +132,53 @@ TestCase {
         compare(prose.length, 4)
         compare(prose[1].Accessible.name, "Intro paragraph.\n\n1. one\n2. two")
         compare(prose[2].Accessible.name, "| a | b |\n|---|---|\n| 1 | 2 |")
+    }
+
+    // A 20,000-word reply: only the blocks in sight and a margin around them have items,
+    // wherever the view is scrolled, and scrolling to the end shows the last block.
+    function test_longReplyMakesItemsOnlyForWhatIsInSight() {
+        let text = ""
+        let words = 0
+        for (let i = 0; words < 20000; ++i) {
+            if (i % 10 === 9) {
+                text += "```python\nx = " + i + "\nprint(x)\n```\n\n"
+                words += 4
+            } else {
+                text += "Paragraph " + i + " says " + "something worth reading, ".repeat(12) + "and so on.\n\n"
+                words += 41
+            }
+        }
+        text += "The very last paragraph."
+        const flick = createTemporaryObject(scrolledComponent, test)
+        const view = flick.view
+        view.markdown = text
+        waitForRendering(flick)
+        verify(view.blockCount > 450, "blocks: " + view.blockCount)
+        const limit = 40
+        verify(view.itemCount > 0)
+        verify(view.itemCount <= limit, "items at the top: " + view.itemCount)
+        verify(collect(view, "markdownBlock", []).length <= limit)
+        const first = view.blockItem(0).item
+        compare(first.getText(0, first.length), "Paragraph 0 says " + "something worth reading, ".repeat(12) + "and so on.")
+
+        const last = view.blockCount - 1
+        tryVerify(() => {
+            flick.contentY = Math.max(0, flick.contentHeight - flick.height)
+            const item = view.blockItem(last)
+            if (!item || !item.item || item.item.getText(0, item.item.length) !== "The very last paragraph.") return false
+            const where = item.mapToItem(flick, 0, 0)
+            return where.y >= 0 && where.y + item.height <= flick.height + 1
+        }, 5000, "the last block in sight at the end")
+        compare(view.blockTop(last) + view.blockItem(last).height, view.height)
+        verify(view.itemCount <= limit, "items at the end: " + view.itemCount)
+        verify(view.blockItem(0) === null, "the first block's item goes out of sight")
+
+        flick.contentY = flick.contentHeight / 2
+        waitForRendering(flick)
+        verify(view.itemCount > 0 && view.itemCount <= limit, "items in the middle: " + view.itemCount)
+        const texts = collect(view, "markdownText", []).concat(collect(view, "codeText", []))
+        verify(texts.some(t => { const p = t.mapToItem(flick, 0, 0); return p.y < flick.height && p.y + t.height > 0 }),
+               "something in sight in the middle")
     }
 
     function test_proseOnly() {
