@@ -3,9 +3,11 @@
 // leading zeros, unescaped control characters, invalid UTF-8, duplicate keys), and is
 // bounded: a document larger than ParseLimits::max_bytes or nested deeper than
 // ParseLimits::max_depth is refused before any deeper work is done. Objects keep their
-// keys in insertion order, so serialized output is deterministic.
+// keys in insertion order, so serialized output is deterministic. A parsed document's
+// arrays and objects share one arena (json_arena.h); values built in code use the heap.
 #pragma once
 
+#include "api/json_arena.h"
 #include "arbor/error.h"
 
 #include <cstddef>
@@ -37,8 +39,9 @@ struct JsonParseLimits {
 class Json {
 public:
     enum class Type { Null, Bool, Number, String, Array, Object };
-    using Array = std::vector<Json>;
-    using Object = std::vector<std::pair<std::string, Json>>;
+    using Member = std::pair<std::string, Json>;
+    using Array = std::vector<Json, JsonAllocator<Json>>;
+    using Object = std::vector<Member, JsonAllocator<Member>>;
 
     Json() = default;
     Json(std::nullptr_t) {}

@@ -1,8 +1,8 @@
 // The fast reader behind Json::parse: simdjson validates the whole document (grammar,
 // numbers, UTF-8, control characters) into its DOM, and the walk here copies that into
-// our Json with each container's storage reserved at its final size, checking the depth
-// limit and duplicate keys. Whatever it is unsure of it leaves to the reference reader
-// (see json_parse_paths.h).
+// our Json with each container's storage reserved at its final size in the document's
+// arena (json_arena.h), checking the depth limit and duplicate keys. Whatever it is
+// unsure of it leaves to the reference reader (see json_parse_paths.h).
 #include "api/json_parse_paths.h"
 
 #include <simdjson.h>
@@ -12,12 +12,15 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <tuple>
+#include <utility>
 
 namespace arbor::api {
 
 class JsonTreeBuilder {
 public:
-    explicit JsonTreeBuilder(int max_depth) : max_depth_(max_depth) {}
+    // Containers take their storage from `arena`.
+    JsonTreeBuilder(int max_depth, JsonArena* arena) : max_depth_(max_depth), items_(arena), members_(arena) {}
 
     // Builds `e`, a value at nesting `depth` (the root's containers are at 1), into `out`;
     // false when the document must go to the reference reader.
@@ -48,7 +51,7 @@ public:
         case element_type::ARRAY: {
             if (depth > max_depth_) return false;
             const simdjson::dom::array items = e.get_array().value_unsafe();
-            auto& array = out.value_.emplace<Json::Array>();
+            auto& array = out.value_.emplace<Json::Array>(items_);
             array.reserve(reserved(items.size()));
             for (simdjson::dom::element item : items)
                 if (!build(item, array.emplace_back(), depth + 1)) return false;
@@ -57,10 +60,11 @@ public:
         case element_type::OBJECT: {
             if (depth > max_depth_) return false;
             const simdjson::dom::object fields = e.get_object().value_unsafe();
-            auto& members = out.value_.emplace<Json::Object>();
+            auto& members = out.value_.emplace<Json::Object>(members_);
             members.reserve(reserved(fields.size()));
             for (const simdjson::dom::key_value_pair field : fields) {
-                auto& member = members.emplace_back(std::string(field.key), Json());
+                auto& member = members.emplace_back(std::piecewise_construct, std::forward_as_tuple(field.key),
+                                                    std::forward_as_tuple());
                 if (!build(field.value, member.second, depth + 1)) return false;
             }
             return json_detail::first_repeated_key(members) == members.size();
@@ -75,6 +79,8 @@ private:
     static size_t reserved(size_t size) { return size < 0xFFFFFF ? size : 0; }
 
     int max_depth_;
+    JsonAllocator<Json> items_;
+    JsonAllocator<Json::Member> members_;
 };
 
 namespace json_detail {
@@ -119,8 +125,11 @@ std::optional<Json> parse_with(simdjson::dom::parser& parser, std::string_view t
         return std::nullopt;
     simdjson::dom::element root;
     if (parser.parse(text.data(), text.size()).get(root) != simdjson::SUCCESS) return std::nullopt;
+    const auto arena = JsonAllocator<Json>::with_new_arena();
     Json value;
-    if (!JsonTreeBuilder(limits.max_depth).build(root, value, 1)) return std::nullopt;
+    const bool built = JsonTreeBuilder(limits.max_depth, arena.arena()).build(root, value, 1);
+    arena.arena()->seal();
+    if (!built) return std::nullopt;
     return value;
 }
 
