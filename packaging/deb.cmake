@@ -18,9 +18,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_STRIP_FILES ON)
 # Linked libraries (Qt, SQLite, spdlog, ICU) are found by dpkg-shlibdeps; QML modules and
 # the platform plugins are loaded at run time; libzip (which reads the default model out of
-# its PyPI wheel) is named as well, and ca-certificates for the downloads. Boost.Beast/Asio (libboost-dev) and nlohmann-json
-# (nlohmann-json3-dev) are header-only: compiled into the programs, needed to build the
-# package but not to run it, so they are no dependencies of it.
+# its PyPI wheel) is named as well, and ca-certificates for the downloads. Boost.Beast/Asio
+# (libboost-dev) and nlohmann-json (nlohmann-json3-dev) are header-only: compiled into the
+# programs, needed to build the package but not to run it, so they are no dependencies of it.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
   "qt6-qpa-plugins, qml6-module-qtqml, qml6-module-qtqml-models, qml6-module-qtqml-workerscript, \
