@@ -1,7 +1,6 @@
 # The installable Debian package (cpack -G DEB in the build directory): the programs, the
 # desktop entry and icon, and arbor-download-model for the default model, which is not
 # packaged (it is a separate download of about 100 MB).
-install(PROGRAMS ${CMAKE_CURRENT_LIST_DIR}/arbor-download-model DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME arbor)
@@ -18,14 +17,14 @@ set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_STRIP_FILES ON)
 # Linked libraries (Qt, SQLite, spdlog, ICU) are found by dpkg-shlibdeps; QML modules and
-# the platform plugins are loaded at run time, and the model download needs a Python
-# virtual environment and unzip. Boost.Beast/Asio (libboost-dev) and nlohmann-json
-# (nlohmann-json3-dev) are header-only: compiled into the programs, needed to build the
-# package but not to run it, so they are no dependencies of it.
+# the platform plugins are loaded at run time; libzip (which reads the default model out of
+# its PyPI wheel) is named as well, and ca-certificates for the downloads. Boost.Beast/Asio
+# (libboost-dev) and nlohmann-json (nlohmann-json3-dev) are header-only: compiled into the
+# programs, needed to build the package but not to run it, so they are no dependencies of it.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
   "qt6-qpa-plugins, qml6-module-qtqml, qml6-module-qtqml-models, qml6-module-qtqml-workerscript, \
 qml6-module-qtquick, qml6-module-qtquick-controls, qml6-module-qtquick-templates, \
 qml6-module-qtquick-layouts, qml6-module-qtquick-window, qml6-module-qtquick-dialogs, \
-qml6-module-qt-labs-folderlistmodel, fonts-dejavu-core, python3-venv, unzip, ca-certificates")
+qml6-module-qt-labs-folderlistmodel, fonts-dejavu-core, libzip4, ca-certificates")
 include(CPack)

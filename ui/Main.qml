@@ -162,6 +162,7 @@ ApplicationWindow {
                 model: window.app.model
                 download: window.app.defaultModelDownload
                 onSettingsRequested: settingsDialog.open()
+                onLibraryRequested: firstStartLibrary.active = true
             }
 
             // The sidebar switch, the open conversations, new conversation and the
@@ -226,6 +227,19 @@ ApplicationWindow {
         width: Math.min(480, parent.width - 40)
         title: window.app.pendingDeletion
         onUndo: window.app.undoDelete()
+    }
+
+    // The library with its catalogue, offered beside the default model while that is
+    // missing; made when asked for, so the settings' own library dialog stays the one.
+    Loader {
+        id: firstStartLibrary
+        active: false
+        sourceComponent: ModelLibraryDialog {
+            objectName: "firstStartLibraryDialog"
+            app: window.app
+            onClosed: firstStartLibrary.active = false
+        }
+        onLoaded: item.open()
     }
 
     SettingsDialog {

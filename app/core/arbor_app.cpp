@@ -22,7 +22,9 @@ ArborApp::ArborApp(std::filesystem::path database, QObject* parent)
       warmer_(std::make_unique<TabWarmer>(*store_, *models_)),
       secrets_(std::make_unique<SecretStore>(database.parent_path() / "secrets")),
       api_(std::make_unique<ApiController>(*store_, *secrets_)),
-      download_(std::make_unique<DefaultModelDownload>(DefaultModelDownload::findProgram())),
+      download_(std::make_unique<DefaultModelDownload>(
+          DefaultModelSource::pinned(),
+          QString::fromStdString((arbor::models_dir() / arbor::kDefaultModelFile).string()))),
       library_(std::make_unique<ModelLibrary>(QString::fromStdString(arbor::models_dir().string()))),
       downloads_(std::make_unique<ModelDownloadList>(QString::fromStdString(arbor::models_dir().string()), secrets_.get(),
                                                      HfHubClient::defaultBaseUrl())) {

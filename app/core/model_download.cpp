@@ -19,6 +19,14 @@ namespace {
 
 QString sizeText(qint64 bytes) { return QString::fromStdString(byteSizeText(uint64_t(std::max<qint64>(bytes, 0)))); }
 
+// A request to a server other than the Hub: the Hugging Face token never goes there.
+QNetworkRequest otherServerRequest(const QUrl& url) {
+    QNetworkRequest r(url);
+    r.setHeader(QNetworkRequest::UserAgentHeader, QStringLiteral("Arbor"));
+    r.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::NoLessSafeRedirectPolicy);
+    return r;
+}
+
 } // namespace
 
 QByteArray DownloadSpec::toJson() const {
@@ -27,7 +35,8 @@ QByteArray DownloadSpec::toJson() const {
                                      {"size", double(size)},
                                      {"sha256", sha256},
                                      {"destination", destination},
-                                     {"etag", etag}})
+                                     {"etag", etag},
+                                     {"url", url}})
         .toJson();
 }
 
@@ -40,6 +49,7 @@ std::optional<DownloadSpec> DownloadSpec::fromJson(const QByteArray& json, QStri
     s.sha256 = o.value("sha256").toString();
     s.destination = o.value("destination").toString();
     s.etag = o.value("etag").toString();
+    s.url = o.value("url").toString();
     if (s.repository.isEmpty() || s.file.isEmpty() || s.destination.isEmpty() || s.size < 0) {
         if (problem) *problem = QObject::tr("the download's description is incomplete or unreadable");
         return std::nullopt;
@@ -107,7 +117,8 @@ void ModelDownload::start() {
     setState(State::Downloading);
     if (spec_.size > 0 && received_ == spec_.size) return verifyAndMove();
 
-    QNetworkRequest request = hub_.request(hub_.fileUrl(spec_.repository, spec_.file));
+    QNetworkRequest request = spec_.url.isEmpty() ? hub_.request(hub_.fileUrl(spec_.repository, spec_.file))
+                                                  : otherServerRequest(QUrl(spec_.url));
     requestedFrom_ = received_;
     if (received_ > 0) {
         request.setRawHeader("Range", "bytes=" + QByteArray::number(received_) + "-");
@@ -175,6 +186,8 @@ void ModelDownload::replyFinished() {
         return fail(tr("The partial download of %1 does not match the Hub's file and was discarded; resume to "
                        "start again.").arg(fileName()));
     }
+    if (status >= 400 && !spec_.url.isEmpty())
+        return fail(tr("%1 answered %2 for %3.").arg(QUrl(spec_.url).host()).arg(status).arg(fileName()));
     if (status >= 400) return fail(HfHubClient::httpProblem(status, what, !reply->request().rawHeader("Authorization").isEmpty()));
     if (reply->error() != QNetworkReply::NoError)
         return fail(tr("The download of %1 stopped: %2. Resume to continue from %3.")
@@ -195,8 +208,9 @@ void ModelDownload::verifyAndMove() {
         QFile::remove(spec_.partPath());
         QFile::remove(spec_.sidecarPath());
         received_ = 0;
-        return fail(tr("%1 does not match the Hub's sha256 (expected %2, got %3); the download was discarded.")
-                        .arg(fileName(), spec_.sha256, actual));
+        const QString source = spec_.url.isEmpty() ? tr("the Hub's") : tr("%1's").arg(QUrl(spec_.url).host());
+        return fail(tr("%1 does not match %2 sha256 (expected %3, got %4); the download was discarded.")
+                        .arg(fileName(), source, spec_.sha256, actual));
     }
     std::error_code ec;
     // rename(2) replaces the target in one step: readers see the old file or the new one.

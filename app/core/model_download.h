@@ -28,6 +28,8 @@ struct DownloadSpec {
     QString sha256;       // lowercase hex; empty: not checked (a file outside LFS)
     QString destination;  // the final path
     QString etag;         // of the first response; a resume asks for the same file
+    QString url;          // where the bytes come from when not the Hub's resolve/main
+                          // address of `file` (then no Hub token is sent)
 
     QString partPath() const { return destination + QStringLiteral(".part"); }
     QString sidecarPath() const { return destination + QStringLiteral(".part.json"); }

@@ -50,6 +50,18 @@ void FakeHub::advertiseSha256(const QString& repository, const QString& path, co
     repos_[repository][path].advertisedSha = sha256;
 }
 
+void FakeHub::addWheel(const QString& project, const QString& version, const QString& file, const QByteArray& wheel,
+                       const QString& advertisedSha256) {
+    wheels_[file] = Wheel{project, version, File{wheel, advertisedSha256}};
+}
+
+QList<FakeHub::Request> FakeHub::requestsUnder(const QByteArray& prefix) const {
+    QList<Request> out;
+    for (const Request& r : requests_)
+        if (r.path.startsWith(prefix)) out << r;
+    return out;
+}
+
 QList<FakeHub::Request> FakeHub::fileRequests() const {
     QList<Request> out;
     for (const Request& r : requests_)
@@ -83,10 +95,15 @@ void FakeHub::newConnection() {
 
 void FakeHub::handle(QTcpSocket* socket, const Request& request) {
     static const QRegularExpression tree(QStringLiteral("^/api/models/([^/]+/[^/]+)/tree/main$"));
-    static const QRegularExpression resolve(QStringLiteral("^/([^/]+/[^/]+)/resolve/main/(.+)$"));
+    static const QRegularExpression resolve(QStringLiteral("^/([^/]+/[^/]+)/resolve/[^/]+/(.+)$"));
+    static const QRegularExpression project(QStringLiteral("^/pypi/([^/]+)/json$"));
+    static const QRegularExpression package(QStringLiteral("^/packages/([^/]+)$"));
     const QString path = QUrl::fromPercentEncoding(request.path);
     if (const auto m = tree.match(path); m.hasMatch()) return listing(socket, m.captured(1));
     if (const auto m = resolve.match(path); m.hasMatch()) return download(socket, request, m.captured(1), m.captured(2));
+    if (const auto m = project.match(path); m.hasMatch()) return pypiProject(socket, m.captured(1));
+    if (const auto m = package.match(path); m.hasMatch() && wheels_.contains(m.captured(1)))
+        return serveFile(socket, request, wheels_[m.captured(1)].file.data);
     reply(socket, 404, R"({"error":"Not Found"})");
 }
 
@@ -114,7 +131,28 @@ void FakeHub::download(QTcpSocket* socket, const Request& request, const QString
         if (auth == QByteArray("Bearer ") + kNoAccessToken) return reply(socket, 403, "Access to this repository is restricted");
         if (auth != QByteArray("Bearer ") + kGoodToken) return reply(socket, 401, "Access denied", {"X-Error-Code: GatedRepo"});
     }
-    const QByteArray& data = repos_[repository][path].data;
+    serveFile(socket, request, repos_[repository][path].data);
+}
+
+void FakeHub::pypiProject(QTcpSocket* socket, const QString& project) {
+    QJsonObject releases;
+    for (auto it = wheels_.cbegin(); it != wheels_.cend(); ++it) {
+        if (it->project != project) continue;
+        const QString sha = it->file.advertisedSha.isEmpty() ? sha256Of(it->file.data) : it->file.advertisedSha;
+        QJsonArray files = releases.value(it->version).toArray();
+        files.append(QJsonObject{{"filename", it.key()},
+                                 {"packagetype", "bdist_wheel"},
+                                 {"url", baseUrl().toString() + "/packages/" + it.key()},
+                                 {"digests", QJsonObject{{"md5", "0123"}, {"sha256", sha}}},
+                                 {"size", double(it->file.data.size())}});
+        releases[it->version] = files;
+    }
+    if (releases.isEmpty()) return reply(socket, 404, R"({"message":"Not Found"})");
+    const QJsonObject answer{{"info", QJsonObject{{"name", project}}}, {"releases", releases}, {"urls", QJsonArray{}}};
+    reply(socket, 200, QJsonDocument(answer).toJson(QJsonDocument::Compact), {"Content-Type: application/json"});
+}
+
+void FakeHub::serveFile(QTcpSocket* socket, const Request& request, const QByteArray& data) {
     const QByteArray etag = "\"" + sha256Of(data).toLatin1() + "\"";
     QList<QByteArray> headers{"ETag: " + etag, "Accept-Ranges: bytes"};
     static const QRegularExpression rangeSpec(QStringLiteral("^bytes=(\\d+)-$"));

@@ -2,6 +2,7 @@
 // a message each through the composer, both replies stream at the same time through the
 // one engine, both are stored, the window is saved as a PNG in the build directory, and
 // a restarted app brings both tabs back.
+#include "fake_hub.h"
 #include "test_support.h"
 #include "window_test_support.h"
 
@@ -319,16 +320,23 @@ void TestAppEndToEnd::modelThatFailsLeavesOldConversationsReadable() {
 }
 
 // A first start without the default model (a fresh package install): the window offers
-// the download; the button runs arbor-download-model (the copy beside this executable)
-// and the app loads the model once it reports success. The download itself is
-// test_default_model_download's; here the file is put in place before the click, so
-// the script finds it and checks it instead of fetching it.
+// the download and the library; the download comes from the pinned Hub file (a fake Hub
+// on loopback serving the real model), shows its progress and can be cancelled; tried
+// again, it lands under the models directory and the app loads it.
 void TestAppEndToEnd::missingDefaultModelIsFetchedFromTheWindow() {
     ARBOR_REQUIRE_MODEL();
-    const QString model = QString::fromStdString(arbor::test::model_path().string());
+    QFile model(QString::fromStdString(arbor::test::model_path().string()));
+    QVERIFY(model.open(QIODevice::ReadOnly));
+    const DefaultModelSource pinned = DefaultModelSource::pinned();
+    arbor::test::FakeHub hub;
+    hub.addFile(pinned.hubRepository, pinned.hubFile, model.readAll());
+    if (arbor::test::FakeHub::sha256Of(hub.fileData(pinned.hubRepository, pinned.hubFile)) != pinned.sha256)
+        QSKIP("ARBOR_MODEL is not the default model, whose sha256 the download checks");
+    hub.throttle(256 << 10, 10);  // about 25 MB/s: slow enough to cancel part-way
     QTemporaryDir data;
     const arbor::test::ScopedEnv noOverride("ARBOR_MODEL", std::nullopt);
     const arbor::test::ScopedEnv dataHome("XDG_DATA_HOME", data.path().toUtf8());
+    const arbor::test::ScopedEnv endpoint("HF_ENDPOINT", hub.baseUrl().toString().toUtf8());
     const QString expected = QString::fromStdString(arbor::default_model_path().string());
     QVERIFY(expected.startsWith(data.path()));
 
@@ -338,20 +346,36 @@ void TestAppEndToEnd::missingDefaultModelIsFetchedFromTheWindow() {
     QVERIFY(QTest::qWaitForWindowExposed(fresh.window));
     QTRY_COMPARE_WITH_TIMEOUT(fresh.app.model()->state(), QString("failed"), 30000);
     QVERIFY(fresh.app.model()->missingDefaultModel());
-    QVERIFY(fresh.app.defaultModelDownload()->available());
     QQuickItem* button = findItem(fresh.window, QStringLiteral("downloadModelButton"));
-    QVERIFY(button);
+    QQuickItem* browse = findItem(fresh.window, QStringLiteral("browseModelsButton"));
+    QQuickItem* cancel = findItem(fresh.window, QStringLiteral("cancelModelDownloadButton"));
+    QQuickItem* statusText = findItem(fresh.window, QStringLiteral("modelStatusText"));
+    QVERIFY(button && browse && cancel && statusText);
     QTRY_VERIFY(button->isVisible());
-    const QString status = findItem(fresh.window, QStringLiteral("modelStatusText"))->property("text").toString();
-    QVERIFY2(status.contains("not installed"), qPrintable(status));
+    QVERIFY(browse->isVisible());
+    QVERIFY2(statusText->property("text").toString().contains("not installed"), qPrintable(statusText->property("text").toString()));
 
-    QVERIFY(QDir().mkpath(QFileInfo(expected).path()));
-    QVERIFY(QFile::link(model, expected));
+    DefaultModelDownload* download = fresh.app.defaultModelDownload();
+    arbor::test::click(fresh.window, button);
+    QTRY_VERIFY_WITH_TIMEOUT(download->receivedBytes() > 0, 30000);
+    QTRY_VERIFY(statusText->property("text").toString().contains(" of 98 MB"));
+    QVERIFY2(statusText->property("text").toString().contains("Hugging Face"), qPrintable(statusText->property("text").toString()));
+    QVERIFY(cancel->isVisible());
+    QVERIFY(!button->isVisible());
+    arbor::test::click(fresh.window, cancel);
+    QTRY_VERIFY(!download->running());
+    QVERIFY2(statusText->property("text").toString().contains("cancelled"), qPrintable(statusText->property("text").toString()));
+    QVERIFY(!QFileInfo::exists(expected));
+    QCOMPARE(button->property("text").toString(), QString("Try again"));
+
+    hub.throttle(0);
     arbor::test::click(fresh.window, button);
     QTRY_VERIFY_WITH_TIMEOUT(fresh.app.model()->ready(), 60000);
-    QVERIFY2(fresh.app.defaultModelDownload()->error().isEmpty(), qPrintable(fresh.app.defaultModelDownload()->error()));
+    QVERIFY2(download->error().isEmpty(), qPrintable(download->error()));
     QCOMPARE(fresh.app.model()->path(), expected);
     QVERIFY(!button->isVisible());
+    QVERIFY(!browse->isVisible());
+    QVERIFY(hub.requestsUnder("/pypi/").isEmpty());
 }
 
 void TestAppEndToEnd::corruptDatabaseIsMovedAsideAndReported() {

@@ -11,7 +11,7 @@ inline constexpr std::string_view kDefaultModelFile = "SmolLM2-135M-Instruct.Q4_
 
 // Appended to "not found" errors for the default model: how a user installs it.
 inline constexpr std::string_view kDefaultModelInstallHint =
-    "install the default model with arbor-download-model (in a source tree: bash packaging/arbor-download-model)";
+    "install the default model with arbor-download-model (in a source tree: build/app/download/arbor-download-model)";
 
 // $XDG_DATA_HOME/arbor, or ~/.local/share/arbor.
 std::filesystem::path data_dir();
