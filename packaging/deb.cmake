@@ -1,6 +1,7 @@
 # The installable Debian package (cpack -G DEB in the build directory): the programs, the
-# desktop entry and icon, and arbor-download-model for the default model, which is not
-# packaged (it is a separate download of about 100 MB).
+# desktop entry and icon, arbor-download-model for the default model, which is not
+# packaged (it is a separate download of about 100 MB), and in a build with CUDA the CUDA
+# backend, /usr/lib/arbor/libarbor_cuda.so (installed by engine/model).
 install(PROGRAMS ${CMAKE_CURRENT_LIST_DIR}/arbor-download-model DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 set(CPACK_GENERATOR DEB)
@@ -28,4 +29,12 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS
 qml6-module-qtquick, qml6-module-qtquick-controls, qml6-module-qtquick-templates, \
 qml6-module-qtquick-layouts, qml6-module-qtquick-window, qml6-module-qtquick-dialogs, \
 qml6-module-qt-labs-folderlistmodel, fonts-dejavu-core, python3-venv, unzip, ca-certificates")
+# The CUDA backend links the CUDA runtime and cuBLAS, which the package does not depend
+# on: the programs open the backend only for a GPU and, without those libraries or a
+# driver, run on the CPU and say why. dpkg-shlibdeps must still find them to read the
+# library: in the toolkit the build used; libraries no Debian package installed there
+# add no dependency.
+if(ARBOR_HAVE_CUDA)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CUDAToolkit_LIBRARY_DIR})
+endif()
 include(CPack)
