@@ -29,12 +29,9 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS
 qml6-module-qtquick, qml6-module-qtquick-controls, qml6-module-qtquick-templates, \
 qml6-module-qtquick-layouts, qml6-module-qtquick-window, qml6-module-qtquick-dialogs, \
 qml6-module-qt-labs-folderlistmodel, fonts-dejavu-core, python3-venv, unzip, ca-certificates")
-# The CUDA backend links the CUDA runtime and cuBLAS, which the package does not depend
-# on: the programs open the backend only for a GPU and, without those libraries or a
-# driver, run on the CPU and say why. dpkg-shlibdeps must still find them to read the
-# library: in the toolkit the build used; libraries no Debian package installed there
-# add no dependency.
-if(ARBOR_HAVE_CUDA)
-  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CUDAToolkit_LIBRARY_DIR})
-endif()
+# The CUDA backend links the CUDA runtime and cuBLAS; the programs open it only for a
+# GPU and, without those libraries or a driver, run on the CPU and say why. dpkg-shlibdeps
+# finds them through the library's RUNPATH (the toolkit it was built with): a toolkit no
+# Debian package installed (NVIDIA's runfile) adds no dependency, one from NVIDIA's
+# Debian packages adds those packages.
 include(CPack)
