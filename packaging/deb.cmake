@@ -1,6 +1,7 @@
 # The installable Debian package (cpack -G DEB in the build directory): the programs, the
-# desktop entry and icon, and arbor-download-model for the default model, which is not
-# packaged (it is a separate download of about 100 MB).
+# desktop entry and icon, arbor-download-model for the default model, which is not
+# packaged (it is a separate download of about 100 MB), and in a build with CUDA the CUDA
+# backend, /usr/lib/arbor/libarbor_cuda.so (installed by engine/model).
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME arbor)
@@ -27,4 +28,9 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS
 qml6-module-qtquick, qml6-module-qtquick-controls, qml6-module-qtquick-templates, \
 qml6-module-qtquick-layouts, qml6-module-qtquick-window, qml6-module-qtquick-dialogs, \
 qml6-module-qt-labs-folderlistmodel, fonts-dejavu-core, libzip4, ca-certificates")
+# The CUDA backend links the CUDA runtime and cuBLAS; the programs open it only for a
+# GPU and, without those libraries or a driver, run on the CPU and say why. dpkg-shlibdeps
+# finds them through the library's RUNPATH (the toolkit it was built with): a toolkit no
+# Debian package installed (NVIDIA's runfile) adds no dependency, one from NVIDIA's
+# Debian packages adds those packages.
 include(CPack)

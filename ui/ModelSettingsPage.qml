@@ -12,6 +12,18 @@ SettingsPage {
 
     title: qsTr("Model")
 
+    // The free memory shown is of the moment the page is shown.
+    onVisibleChanged: if (visible) devices.refresh()
+
+    DeviceList {
+        id: devices
+        selected: page.app.settings.device
+    }
+    DeviceStatus {
+        id: deviceStatus
+        model: page.app.model
+    }
+
     SettingsGrid {
 
         SettingLabel { text: qsTr("Model file") }
@@ -52,6 +64,43 @@ SettingsPage {
         Item { implicitWidth: 1 }
         SettingHint { text: qsTr("0 uses one thread per core.") }
 
+        SettingLabel { text: qsTr("Device") }
+        ComboBox {
+            id: deviceBox
+            objectName: "deviceBox"
+            Layout.fillWidth: true
+            model: devices.choices
+            textRole: "label"
+            valueRole: "value"
+            currentIndex: devices.selectedIndex
+            Accessible.name: qsTr("Device that runs the model")
+            onActivated: index => deviceProblem.text = page.app.settings.setDevice(devices.choices[index].value)
+        }
+        Item { implicitWidth: 1 }
+        SettingHint {
+            objectName: "deviceHint"
+            text: devices.searching ? qsTr("Looking for GPUs…")
+                  : devices.gpuCount === 0 ? qsTr("No GPU: %1. The model runs on the CPU.").arg(devices.noneReason)
+                  : qsTr("Takes effect when the model is reloaded.")
+        }
+        Item { implicitWidth: 1; visible: deviceProblem.text.length > 0 }
+        SettingHint {
+            id: deviceProblem
+            objectName: "deviceProblem"
+            visible: text.length > 0
+            color: Theme.errorText(Material.theme === Material.Dark)
+        }
+        Item { implicitWidth: 1; visible: deviceInUse.visible }
+        SettingHint {
+            id: deviceInUse
+            objectName: "deviceInUse"
+            visible: page.app.model.ready
+            // The reason once: not again when the line above says it.
+            text: deviceStatus.fallback.length > 0 && deviceStatus.fallback !== devices.noneReason
+                  ? qsTr("In use: %1 (the GPU is not used: %2)").arg(page.app.model.device).arg(deviceStatus.fallback)
+                  : qsTr("In use: %1").arg(page.app.model.device)
+        }
+
         SettingLabel { text: qsTr("KV cache memory (MiB)") }
         SpinBox {
             from: 32
@@ -73,6 +122,7 @@ SettingsPage {
 
         Item { implicitWidth: 1 }
         Button {
+            objectName: "reloadModelButton"
             text: qsTr("Reload model with these settings")
             Accessible.name: qsTr("Reload model")
             onClicked: page.app.chooseModel(modelPath.text)

@@ -25,6 +25,12 @@ bool isKvType(const QString& type) {
     return arbor::kv_type_from_name(type.toStdString()).has_value();
 }
 
+// The stored form of a valid device name: "cuda" is "cuda:0", "cuda:07" is "cuda:7".
+QString canonicalDevice(const QString& device) {
+    if (!device.startsWith(QLatin1String("cuda"))) return device;
+    return QStringLiteral("cuda:%1").arg(device == QLatin1String("cuda") ? 0 : device.mid(5).toInt());
+}
+
 QMap<QString, QString> presetsFromJson(const QString& json) {
     QMap<QString, QString> out;
     for (const QJsonValue& v : QJsonDocument::fromJson(json.toUtf8()).array()) {
@@ -70,7 +76,7 @@ void AppSettings::load() {
         [](arbor::Store& s) {
             std::map<std::string, std::string> values;
             for (const char* key : {"model.path", "engine.threads", "engine.kv_mib", "engine.kv_disk_mib",
-                                    "engine.kv_type", "ui.theme", kDefaultSystemPromptKey, kPresetsKey,
+                                    "engine.kv_type", "engine.device", "ui.theme", kDefaultSystemPromptKey, kPresetsKey,
                                     kContextLengthsKey, kModelFoldersKey})
                 if (auto v = s.app_setting(key)) values[key] = *v;
             return values;
@@ -89,6 +95,9 @@ void AppSettings::load() {
             if (const int disk = get("engine.kv_disk_mib").toInt(&ok); ok && disk >= 0 && disk <= kMaxKvDiskMiB)
                 kvDiskMiB_ = disk;
             if (const QString type = get("engine.kv_type"); isKvType(type)) kvType_ = type;
+            if (const QString device = get("engine.device");
+                !device.isEmpty() && arbor::device_name_problem(device.toStdString()).empty())
+                device_ = canonicalDevice(device);
             if (const QString theme = get("ui.theme"); theme == "light" || theme == "dark" || theme == "system")
                 theme_ = theme;
             defaultSystemPrompt_ = get(kDefaultSystemPromptKey);
@@ -151,6 +160,17 @@ void AppSettings::setKvType(const QString& type) {
     kvType_ = type;
     persist("engine.kv_type", type);
     emit changed();
+}
+
+QString AppSettings::setDevice(const QString& device) {
+    if (device.isEmpty() || !arbor::device_name_problem(device.toStdString()).empty())
+        return tr("“%1” is no device: choose auto, cpu or cuda:N (N: the GPU's number)").arg(device);
+    const QString canonical = canonicalDevice(device);
+    if (canonical == device_) return {};
+    device_ = canonical;
+    persist("engine.device", canonical);
+    emit changed();
+    return {};
 }
 
 void AppSettings::setTheme(const QString& theme) {

@@ -4,6 +4,8 @@
 //   engine.kv_mib   KV cache memory budget in MiB (default 512)
 //   engine.kv_disk_mib  KV disk tier budget in MiB (default 4096, 0: off)
 //   engine.kv_type  KV element type: "f16" (default), "q8_0" or "f32"
+//   engine.device   where the model runs: "auto" (default: the first GPU when it can,
+//                   else the CPU), "cpu" or "cuda:N"
 //   ui.theme        "system", "light" or "dark" (default "system")
 //   chat.default_system_prompt   the system prompt of conversations that set none (default none)
 //   chat.system_prompt_presets   named system prompts, a JSON array of {"name", "text"}
@@ -33,6 +35,7 @@ class AppSettings : public QObject {
     Q_PROPERTY(int kvMemoryMiB READ kvMemoryMiB WRITE setKvMemoryMiB NOTIFY changed)
     Q_PROPERTY(int kvDiskMiB READ kvDiskMiB WRITE setKvDiskMiB NOTIFY changed)
     Q_PROPERTY(QString kvType READ kvType WRITE setKvType NOTIFY changed)
+    Q_PROPERTY(QString device READ device NOTIFY changed)
     Q_PROPERTY(int maxKvDiskMiB READ maxKvDiskMiB CONSTANT)
     Q_PROPERTY(QString kvDiskDirectory READ kvDiskDirectory CONSTANT)  // arbor::kv_disk_dir()
     Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY changed)
@@ -61,6 +64,7 @@ public:
     int kvMemoryMiB() const { return kvMiB_; }
     int kvDiskMiB() const { return kvDiskMiB_; }
     QString kvType() const { return kvType_; }
+    QString device() const { return device_; }
     int maxKvDiskMiB() const { return kMaxKvDiskMiB; }
     QString kvDiskDirectory() const;
     QString theme() const { return theme_; }
@@ -78,6 +82,9 @@ public:
     void setKvDiskMiB(int mib);            // clamped to 0..kMaxKvDiskMiB
     void setKvType(const QString& type);   // other values than f16, q8_0 and f32 are ignored
     void setTheme(const QString& theme);   // other values than the three are ignored
+    // Keeps `device` (auto, cpu, cuda or cuda:N; "cuda" is kept as "cuda:0") for the next
+    // model load; returns why it cannot ("" when it was kept).
+    Q_INVOKABLE QString setDevice(const QString& device);
     void setDefaultSystemPrompt(const QString& text);
 
     // Why `name` cannot name a preset (empty, too long), or "" when it can; an existing
@@ -120,6 +127,7 @@ private:
     int kvMiB_ = kDefaultKvMiB;
     int kvDiskMiB_ = kDefaultKvDiskMiB;
     QString kvType_ = QStringLiteral("f16");
+    QString device_ = QStringLiteral("auto");
     QString theme_ = QStringLiteral("system");
     QString defaultSystemPrompt_;
     QMap<QString, QString> presets_;  // name -> text

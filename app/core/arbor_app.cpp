@@ -156,7 +156,7 @@ void ArborApp::clearStartupMarker() {
 
 void ArborApp::reloadModel() {
     models_->load(settings_->modelPath(), settings_->threads(), settings_->kvMemoryMiB(), settings_->kvDiskMiB(),
-                  settings_->kvType(), settings_->contextLength(settings_->modelPath()));
+                  settings_->kvType(), settings_->contextLength(settings_->modelPath()), settings_->device());
 }
 
 void ArborApp::chooseModel(const QString& pathOrUrl) {

@@ -78,7 +78,7 @@ public:
     void start(const QString& modelOverride = {});
 
     // Reloads the model with the current settings (after a change of model, threads, KV
-    // budget, disk tier, KV type or the model's context length).
+    // budget, disk tier, KV type, device or the model's context length).
     Q_INVOKABLE void reloadModel();
     // Picks a GGUF file (a path or a file:// URL) as the model and loads it.
     Q_INVOKABLE void chooseModel(const QString& pathOrUrl);

@@ -82,7 +82,7 @@ void ModelService::setState(const QString& state) {
 }
 
 void ModelService::load(const QString& path, int threads, int kvMiB, int kvDiskMiB, const QString& kvType,
-                        int contextTokens) {
+                        int contextTokens, const QString& device) {
     const quint64 generation = ++generation_;
     if (current_) {
         emit aboutToUnload();
@@ -100,7 +100,7 @@ void ModelService::load(const QString& path, int threads, int kvMiB, int kvDiskM
     setState(QStringLiteral("loading"));
     emit modelChanged();
 
-    runInBackground([this, generation, path, threads, kvMiB, kvDiskMiB, kvType, contextTokens,
+    runInBackground([this, generation, path, threads, kvMiB, kvDiskMiB, kvType, contextTokens, device,
                      old = std::move(old)]() mutable {
         old.reset();
         auto report = [this, generation](double p) {
@@ -122,6 +122,8 @@ void ModelService::load(const QString& path, int threads, int kvMiB, int kvDiskM
             options.backend.kv_type = arbor::kv_type_from_name(kvType.toStdString()).value_or(arbor::KvType::F16);
             options.kv_disk_bytes = uint64_t(std::max(0, kvDiskMiB)) << 20;
             options.context_tokens = std::max(0, contextTokens);
+            options.backend.device = device.toStdString();
+            options.backend.cpu_fallback = true;
             loaded->engine = std::make_unique<arbor::Engine>(*loaded->model, options);
             loaded->formatter = std::make_unique<arbor::ChatFormatter>(
                 loaded->model->tokenizer(), arbor::detect_chat_template(loaded->model->chat_template_source()));

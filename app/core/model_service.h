@@ -58,10 +58,12 @@ public:
     // Unloads the current model (aboutToUnload first), then loads `path` with an engine
     // of `threads` threads (0: one per core), a KV budget of kvMiB, a KV disk tier of
     // kvDiskMiB (0: off; under arbor::kv_disk_dir()), KV elements of kvType (f16, q8_0
-    // or f32) and a context of contextTokens (0: the model's trained context). A newer
-    // call supersedes one still loading.
+    // or f32), a context of contextTokens (0: the model's trained context), on `device`
+    // (auto, cpu or cuda:N; a GPU that cannot be had runs it on the CPU, with the reason
+    // in Engine::device_fallback()). A newer call supersedes one still loading.
     Q_INVOKABLE void load(const QString& path, int threads, int kvMiB, int kvDiskMiB = 0,
-                          const QString& kvType = QStringLiteral("f16"), int contextTokens = 0);
+                          const QString& kvType = QStringLiteral("f16"), int contextTokens = 0,
+                          const QString& device = QStringLiteral("cpu"));
 
     std::shared_ptr<LoadedModel> current() const { return current_; }
 

@@ -49,7 +49,7 @@ struct Active {
 struct Engine::Impl {
     const Model& model;
     EngineOptions options;
-    std::string device_fallback;  // why options.backend.device "auto" runs on the CPU
+    std::string device_fallback;  // why the GPU options.backend.device asked for is not used
     std::unique_ptr<Backend> owned_backend;  // null when the caller lent one
     Backend* backend;
     kv::PageKey fingerprint;  // the model's weights, in the prefix cache and on disk

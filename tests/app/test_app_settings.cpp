@@ -1,6 +1,6 @@
 // The app-wide settings over a real database: defaults, clamping and rejection of bad
-// values, persistence across runs (checked in the file itself), and a model path given
-// for one run that is never saved.
+// values (the Device setting's with a message), persistence across runs (checked in the
+// file itself), and a model path given for one run that is never saved.
 #include "app_settings.h"
 
 #include "arbor/paths.h"
@@ -62,6 +62,7 @@ private slots:
             QCOMPARE(settings.kvMemoryMiB(), 512);
             QCOMPARE(settings.kvDiskMiB(), 4096);
             QCOMPARE(settings.kvType(), QString("f16"));
+            QCOMPARE(settings.device(), QString("auto"));
             QCOMPARE(settings.theme(), QString("system"));
             if (pass == 0) QVERIFY(loadInto(settings));
         }
@@ -165,6 +166,43 @@ private slots:
         QCOMPARE(settings.theme(), QString("dark"));
     }
 
+    // The Device setting: auto, cpu and cuda:N are kept (and read back on the next run);
+    // anything else is refused with a message that names it, and changes nothing.
+    void deviceIsCheckedAndKept() {
+        {
+            StoreService service(file_);
+            service.open();
+            AppSettings settings(service);
+            QVERIFY(loadInto(settings));
+            QSignalSpy changed(&settings, &AppSettings::changed);
+            for (const QString bad : {"gpu", "", "CPU", "cuda:", "cuda:x", "cuda:-1", " cpu", "cuda:0 "}) {
+                const QString problem = settings.setDevice(bad);
+                QVERIFY2(problem.contains(QStringLiteral("“%1” is no device").arg(bad)), qPrintable(bad + ": " + problem));
+                QVERIFY2(problem.contains("auto, cpu or cuda:N"), qPrintable(problem));
+            }
+            QCOMPARE(settings.device(), QString("auto"));
+            QCOMPARE(changed.size(), 0);
+            QCOMPARE(settings.setDevice("cpu"), QString());
+            QCOMPARE(settings.device(), QString("cpu"));
+            QCOMPARE(settings.setDevice("cuda"), QString());
+            QCOMPARE(settings.device(), QString("cuda:0"));  // "cuda" is device 0
+            QCOMPARE(settings.setDevice("cuda:0"), QString());
+            QCOMPARE(changed.size(), 2);
+            QCOMPARE(settings.setDevice("cuda:02"), QString());
+            QCOMPARE(settings.device(), QString("cuda:2"));
+        }
+        QCOMPARE(stored(file_, "engine.device"), std::optional<std::string>("cuda:2"));
+        StoreService service(file_);
+        service.open();
+        AppSettings settings(service);
+        QVERIFY(loadInto(settings));
+        QCOMPARE(settings.device(), QString("cuda:2"));
+        QCOMPARE(settings.setDevice("auto"), QString());
+        QVERIFY(!settings.setDevice("nvidia").isEmpty());
+        QCOMPARE(settings.device(), QString("auto"));
+        QTRY_COMPARE(stored(file_, "engine.device"), std::optional<std::string>("auto"));
+    }
+
     // The model library's extra folders: only existing folders, each once, kept as a JSON
     // array and read back on the next run.
     void modelFoldersAreCheckedAndKept() {
@@ -246,6 +284,7 @@ private slots:
             store.set_app_setting("model.path", "");
             store.set_app_setting("engine.kv_disk_mib", "-5");
             store.set_app_setting("engine.kv_type", "q4_0");
+            store.set_app_setting("engine.device", "gpu");
             store.set_app_setting("model.context_lengths", R"({"/a.gguf": 100, "/b.gguf": "x", "/c.gguf": 1024})");
         }
         StoreService service(file_);
@@ -258,6 +297,7 @@ private slots:
         QCOMPARE(settings.modelPath(), QString::fromStdString(arbor::default_model_path().string()));
         QCOMPARE(settings.kvDiskMiB(), AppSettings::kDefaultKvDiskMiB);
         QCOMPARE(settings.kvType(), QString("f16"));
+        QCOMPARE(settings.device(), QString("auto"));
         QCOMPARE(settings.contextLengths(), QVariantMap({{"/c.gguf", 1024}}));
 
         {

@@ -1,10 +1,12 @@
 // BackendOptions::device through make_backend and the engine: "cpu", "auto" falling back
 // to the CPU with its reason where no GPU can be used, "cuda" refused with the reason
-// there, and names that are no device refused. (On a GPU machine, "auto" and "cuda" give
-// the CUDA backend; tests/cuda covers it.)
+// there (or run on the CPU with cpu_fallback), KV types the GPU cannot keep, names that
+// are no device refused, and the list of GPUs with why it is empty. (On a GPU machine,
+// "auto" and "cuda" give the CUDA backend; tests/cuda covers it.)
 #include "test_support.h"
 
 #include "arbor/backend.h"
+#include "arbor/cuda_devices.h"
 #include "arbor/engine.h"
 #include "arbor/error.h"
 #include "arbor/model.h"
@@ -69,20 +71,77 @@ private slots:
         QVERIFY(refusal(*model_, "cuda:3").find("device cuda:3 unavailable") == 0);
     }
 
-    // The CUDA backend stores F16 pages only: a Q8_0 cache is refused on every machine,
-    // "auto" running on the CPU with that reason.
-    void q8KvRunsOnTheCpuWithItsReason() {
+    // The CUDA backend stores F16 pages only: a Q8_0 or F32 cache is refused on every
+    // machine, "auto" running on the CPU with that reason.
+    void kvTypesOtherThanF16RunOnTheCpuWithTheReason() {
+        QVERIFY(arbor::cuda_kv_type_refusal(arbor::KvType::F16).empty());
+        for (arbor::KvType type : {arbor::KvType::Q8_0, arbor::KvType::F32}) {
+            arbor::BackendOptions options;
+            options.device = "auto";
+            options.kv_tokens = 64;
+            options.kv_type = type;
+            std::string fallback;
+            const auto backend = arbor::make_backend(*model_, options, &fallback);
+            QCOMPARE(backend->name(), std::string("cpu"));
+            QCOMPARE(backend->kv_type(), type);
+            QCOMPARE(fallback, arbor::cuda_kv_type_refusal(type));
+            QVERIFY2(fallback.find(std::string("F16 only, not ") + arbor::kv_type_name(type)) != std::string::npos,
+                     fallback.c_str());
+            QCOMPARE(refusal(*model_, "cuda", type), "device cuda unavailable: " + fallback);
+        }
+    }
+
+    // The desktop app's choice: a named GPU that cannot be had runs on the CPU, with the
+    // same reason "cuda" alone is refused with.
+    void cpuFallbackTakesTheCpuForANamedGpu() {
+        arbor::BackendOptions options;
+        options.device = "cuda:0";
+        options.cpu_fallback = true;
+        options.kv_tokens = 64;
+        std::string fallback;
+        const auto backend = arbor::make_backend(*model_, options, &fallback);
+        if (backend->name() == "cuda") QSKIP("a CUDA device is present: cuda:0 took it");
+        QCOMPARE(backend->name(), std::string("cpu"));
+        QVERIFY(!fallback.empty());
+        QCOMPARE(refusal(*model_, "cuda:0"), "device cuda:0 unavailable: " + fallback);
+        options.device = "gpu";  // still no device name
+        QVERIFY_THROWS_EXCEPTION(arbor::Error, arbor::make_backend(*model_, options));
+    }
+
+    // The list the app's Device setting shows: here (no GPU, and in a build without CUDA
+    // no library either) empty with the reason, the same one "auto" falls back with.
+    void findingGpusWithoutOneGivesTheReason() {
+        const arbor::CudaDevices found = arbor::find_cuda_devices();
+        if (!found.devices.empty()) {
+            for (const auto& d : found.devices) {
+                QVERIFY(!d.name.empty() && d.total_bytes > 0);
+                QVERIFY(!d.free_bytes || *d.free_bytes <= d.total_bytes);
+            }
+            QVERIFY(found.none_reason.empty());
+            QSKIP("a CUDA device is present (its listing is checked above)");
+        }
+        QVERIFY(!found.none_reason.empty());
+        qInfo("no GPU: %s", found.none_reason.c_str());
+        // With the library (built here, or named by ARBOR_CUDA_LIBRARY) the reason is the
+        // runtime's: no driver, or no device.
+        bool library = !qEnvironmentVariableIsEmpty("ARBOR_CUDA_LIBRARY");
+#ifdef ARBOR_TEST_HAVE_CUDA
+        library = true;
+#endif
+        if (library)
+            QVERIFY2(found.none_reason.find("driver") != std::string::npos ||
+                         found.none_reason.find("device") != std::string::npos,
+                     found.none_reason.c_str());
+        else
+            QCOMPARE(found.none_reason, std::string("this build has no CUDA backend (libarbor_cuda.so not found)"));
         arbor::BackendOptions options;
         options.device = "auto";
         options.kv_tokens = 64;
-        options.kv_type = arbor::KvType::Q8_0;
         std::string fallback;
-        const auto backend = arbor::make_backend(*model_, options, &fallback);
-        QCOMPARE(backend->name(), std::string("cpu"));
-        QCOMPARE(backend->kv_type(), arbor::KvType::Q8_0);
-        QCOMPARE(fallback, arbor::cuda_q8_0_kv_refusal());
-        QVERIFY(fallback.find("Q8_0") != std::string::npos);
-        QCOMPARE(refusal(*model_, "cuda", arbor::KvType::Q8_0), "device cuda unavailable: " + fallback);
+        QCOMPARE(arbor::make_backend(*model_, options, &fallback)->name(), std::string("cpu"));
+        QCOMPARE(fallback, found.none_reason);
+        // Asked again, the answer is the same (the library is opened once).
+        QCOMPARE(arbor::find_cuda_devices().none_reason, found.none_reason);
     }
 
     void kvTypeNamesRoundTrip() {

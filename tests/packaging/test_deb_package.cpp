@@ -1,7 +1,8 @@
 // The .deb that `cpack -G DEB` makes from this build: its control fields (the libraries the
 // programs link and the QML modules and platform plugin they load at run time), its exact
-// contents, its desktop entry and icon, and its programs run from the unpacked package
-// (the app opens its window and loads the default model). Skips, saying why, where dpkg
+// contents (with CUDA, the CUDA backend library), its desktop entry and icon, and its
+// programs run from the unpacked package (the app opens its window and loads the default
+// model, on a machine without an NVIDIA driver too). Skips, saying why, where dpkg
 // is not available.
 #include "test_support.h"
 
@@ -129,9 +130,14 @@ private slots:
         for (const QString& line : r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts))
             if (!line.startsWith(QLatin1Char('d'))) files << line.section(QLatin1Char(' '), -1).remove(0, 1);
         files.sort();
-        QCOMPARE(files, (QStringList{"/usr/bin/arbor", "/usr/bin/arbor-cli", "/usr/bin/arbor-download-model",
-                                     "/usr/bin/arbor-server", "/usr/share/applications/arbor.desktop",
-                                     "/usr/share/icons/hicolor/scalable/apps/arbor.svg"}));
+        QStringList expected{"/usr/bin/arbor", "/usr/bin/arbor-cli", "/usr/bin/arbor-download-model",
+                             "/usr/bin/arbor-server", "/usr/share/applications/arbor.desktop",
+                             "/usr/share/icons/hicolor/scalable/apps/arbor.svg"};
+#ifdef ARBOR_TEST_HAVE_CUDA
+        expected << "/usr/lib/arbor/libarbor_cuda.so";  // where the programs look for it (../lib/arbor)
+        expected.sort();
+#endif
+        QCOMPARE(files, expected);
     }
 
     void desktopEntryStartsThePackagedAppWithItsIcon() {
@@ -203,6 +209,11 @@ private slots:
         QVERIFY2(running, qPrintable("the app exited: " + log));
         QVERIFY2(log.contains("packed"), qPrintable(log));
         QVERIFY2(!log.contains("QQmlApplicationEngine failed"), qPrintable(log));
+#ifdef ARBOR_TEST_HAVE_CUDA
+        // It found the packaged CUDA backend (the Device setting's default is "auto"): it
+        // runs on the GPU, or on the CPU for a reason other than a missing library.
+        QVERIFY2(!log.contains("libarbor_cuda.so not found") && !log.contains("could not be loaded"), qPrintable(log));
+#endif
         QVERIFY(QFileInfo::exists(home.filePath("data/arbor")));  // its database went to the fresh data dir
     }
 };

@@ -43,7 +43,7 @@ struct ForwardBatch {
 // exactly as computed (the fidelity reference data was made with an F32 cache); Q8_0
 // (GGUF's blocks of 32 int8 with a half-float scale) about halves F16's bytes again, at
 // a small cost in fidelity (tests/model/test_q8_kv_fidelity.cpp). The CPU backend alone
-// stores Q8_0.
+// stores Q8_0 and F32 (the CUDA backend refuses both: cuda_kv_type_refusal).
 enum class KvType { F16, F32, Q8_0 };
 
 // "f16", "f32", "q8_0": as --kv-type spells them.
@@ -82,6 +82,10 @@ struct BackendOptions {
     // first CUDA device when its driver, the CUDA backend library and enough device memory
     // are there, else the CPU). See make_backend.
     std::string device = "cpu";
+    // A CUDA device named in `device` that cannot be had runs the CPU backend instead,
+    // with the reason, as "auto" does (the desktop app: a model that runs slowly beats
+    // one that does not load). False: make_backend throws.
+    bool cpu_fallback = false;
 };
 
 class Backend {
@@ -122,14 +126,21 @@ std::unique_ptr<Backend> make_cpu_backend(const Model& model, const BackendOptio
 // The backend options.device names (backend_factory.cpp). The CUDA backend lives in a
 // library of its own, loaded only here, so that binaries built with CUDA start on
 // machines without its libraries. "cuda" that cannot be had throws arbor::Error with the
-// reason; "auto" then falls back to the CPU and, when fallback is given, puts the reason
-// there (empty when the GPU was taken or no CUDA was asked for).
+// reason (unless options.cpu_fallback); "auto" then falls back to the CPU and, when
+// fallback is given, puts the reason there (empty when the GPU was taken or no CUDA was
+// asked for). A name that is no device throws.
 std::unique_ptr<Backend> make_backend(const Model& model, const BackendOptions& options,
                                       std::string* fallback = nullptr);
 
-// Why the CUDA backend cannot take options.kv_type == Q8_0 (it stores F16 only).
-inline std::string cuda_q8_0_kv_refusal() {
-    return "the CUDA backend has no Q8_0 KV cache (its pages are F16; use --kv-type f16, or run on the CPU)";
+// Why `device` is no value of BackendOptions::device (auto, cpu, cuda, cuda:N), or "".
+std::string device_name_problem(std::string_view device);
+
+// Why the CUDA backend cannot keep a KV cache of `type` (its pages are F16 only), or ""
+// for F16.
+inline std::string cuda_kv_type_refusal(KvType type) {
+    if (type == KvType::F16) return {};
+    return std::string("the CUDA backend keeps its KV cache in F16 only, not ") + kv_type_name(type) +
+           " (use KV type f16 for the GPU, or run on the CPU)";
 }
 
 // Throws arbor::Error when batch is not a valid step for a pool of page_count pages of

@@ -138,7 +138,8 @@ public:
     const Model& model() const;
     int32_t context_size() const;   // longest sequence the engine accepts
     // What runs the forward pass (Backend::description), and why the CPU runs it when
-    // EngineOptions::backend.device was "auto" and no GPU could be used (else empty).
+    // EngineOptions::backend.device asked for a GPU ("auto", or "cuda:N" with
+    // cpu_fallback) and none could be used (else empty).
     std::string device() const;
     const std::string& device_fallback() const;
     KvType kv_type() const;  // the element type the backend keeps KV in

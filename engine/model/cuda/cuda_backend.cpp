@@ -121,7 +121,7 @@ CudaBackend::CudaBackend(const Model& model, const BackendOptions& options, int 
     // GELU or sliding windows): other architectures run on the CPU backend.
     if (cfg_.architecture != "llama" && cfg_.architecture != "qwen2")
         throw Error("the CUDA backend does not run the '" + cfg_.architecture + "' architecture (only llama and qwen2)");
-    if (options.kv_type == KvType::Q8_0) throw Error(cuda_q8_0_kv_refusal());
+    if (std::string refusal = cuda_kv_type_refusal(options.kv_type); !refusal.empty()) throw Error(refusal);
     check_cuda(cudaSetDevice(device), "selecting the device");
     cudaDeviceProp prop{};
     check_cuda(cudaGetDeviceProperties(&prop, device), "reading the device's properties");
@@ -492,7 +492,8 @@ void CudaBackend::copy_page_prefix(int32_t src, int32_t dst, int32_t n_positions
 } // namespace
 } // namespace arbor
 
-// The library's one entry point, looked up by backend_factory.cpp. Throws arbor::Error.
+// The library's backend entry point (cuda_entry_points.h), looked up by cuda_library.cpp.
+// Throws arbor::Error.
 extern "C" __attribute__((visibility("default"))) arbor::Backend* arbor_create_cuda_backend(
     const arbor::Model* model, const arbor::BackendOptions* options, int device) {
     return new arbor::CudaBackend(*model, *options, device);
