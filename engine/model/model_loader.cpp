@@ -6,16 +6,42 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string_view>
 
 namespace arbor {
 namespace {
 
-const char* const kSupported = "llama, qwen2, qwen3, gemma3";
+const char* const kSupported = "llama, qwen2, qwen3, gemma3, smollm3";
 
 bool supported(const std::string& arch) {
-    return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "gemma3";
+    return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "gemma3" || arch == "smollm3";
+}
+
+// YaRN's ramp bounds, as llama.cpp's defaults for these architectures (it reads
+// rope.scaling.yarn_beta_* for grok and mistral3 only).
+constexpr float kYarnBetaFast = 32.0f;
+constexpr float kYarnBetaSlow = 1.0f;
+
+// The rotated pair whose frequency turns n_rot times over n_ctx_orig positions
+// (ggml_rope_yarn_corr_dim).
+float yarn_corr_dim(int32_t n_dims, int32_t n_ctx_orig, float n_rot, float base) {
+    return float(n_dims) * std::log(float(n_ctx_orig) / (n_rot * 2.0f * float(M_PI))) / (2.0f * std::log(base));
+}
+
+// Per pair i: 1 below the ramp (the unscaled frequency), 0 above it (the scaled one),
+// linear between (ggml's rope_yarn_ramp with ggml_rope_yarn_corr_dims' bounds).
+std::vector<float> yarn_ramp(const ModelConfig& c) {
+    const int32_t n_dims = c.head_dim;
+    const float low = std::max(0.0f, std::floor(yarn_corr_dim(n_dims, c.rope_yarn_orig_ctx, kYarnBetaFast, c.rope_base)));
+    const float high = std::min(float(n_dims - 1), std::ceil(yarn_corr_dim(n_dims, c.rope_yarn_orig_ctx, kYarnBetaSlow, c.rope_base)));
+    std::vector<float> ramp(size_t(n_dims / 2));
+    for (size_t i = 0; i < ramp.size(); ++i) {
+        const float y = (float(i) - low) / std::max(0.001f, high - low);
+        ramp[i] = 1.0f - std::min(1.0f, std::max(0.0f, y));
+    }
+    return ramp;
 }
 
 class Binder {
@@ -146,7 +172,7 @@ ModelConfig read_model_config(const GgufFile& file) {
     // As in llama.cpp, the reference for GGUF semantics: an absent type means linear, the
     // factor may sit under the older key rope.scale_linear, and 0 means unscaled.
     const std::string scaling = file.get_string(a + "rope.scaling.type").value_or("linear");
-    if (scaling == "linear") {
+    if (scaling == "linear" || scaling == "yarn") {
         std::optional<double> factor = file.get_float(a + "rope.scaling.factor");
         if (!factor) factor = file.get_float(a + "rope.scale_linear");
         if (factor && *factor != 0.0) {
@@ -155,9 +181,21 @@ ModelConfig read_model_config(const GgufFile& file) {
             c.rope_freq_scale = float(1.0 / *factor);
         }
     } else if (scaling != "none") {
-        spdlog::warn("RoPE scaling type '{}' is not supported; positions are not scaled", scaling);
+        throw Error("RoPE scaling type '" + scaling + "' is not supported (supported: none, linear, yarn)");
     }
-    c.rope_neox = c.architecture != "llama";
+    if (scaling == "yarn") {
+        // Gemma 3's local layers would need YaRN's ramp at their own base; no such file is known.
+        if (c.architecture == "gemma3") throw Error("YaRN RoPE scaling is not supported for gemma3");
+        c.rope_yarn = true;
+        c.rope_yarn_orig_ctx = positive(file, a + "rope.scaling.original_context_length", uint64_t(c.n_ctx_train));
+    }
+    c.rope_attn_factor = float(file.get_float(a + "rope.scaling.attn_factor").value_or(1.0));
+    if (!(c.rope_attn_factor > 0.0f) || !std::isfinite(c.rope_attn_factor))
+        throw Error("invalid rope.scaling.attn_factor " + std::to_string(c.rope_attn_factor));
+    c.rope_neox = c.architecture != "llama" && c.architecture != "smollm3";
+    // GGUF files carry no key for it: llama.cpp fixes SmolLM3's NoPE interval at 4, as
+    // the model's config.json (no_rope_layer_interval) has it.
+    if (c.architecture == "smollm3") c.no_rope_interval = 4;
     if (!(c.rms_eps > 0.0f) || !(c.rope_base > 0.0f)) throw Error("invalid rms epsilon or rope base in metadata");
     if (c.architecture == "gemma3") read_gemma3(file, c);
     return c;
@@ -214,13 +252,25 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
     w.rope_freq_factors = bind.vector("rope_freqs.weight", c.head_dim / 2, false);
 
     // Sliding-window layers rotate with their own base and are never scaled (llama.cpp's
-    // rope_freq_scale_train_swa is 1).
+    // rope_freq_scale_train_swa is 1). YaRN blends each pair's scaled and unscaled
+    // frequency (ggml's rope_yarn with ext_factor 1) and scales cos/sin.
     const int32_t half = c.head_dim / 2;
+    const std::vector<float> ramp = c.rope_yarn ? yarn_ramp(c) : std::vector<float>(size_t(half), 0.0f);
     m->inv_freq_.resize(size_t(half));
     for (int32_t i = 0; i < half; ++i) {
-        double f = std::pow(double(c.rope_base), -2.0 * i / c.head_dim) * c.rope_freq_scale;
+        double f = std::pow(double(c.rope_base), -2.0 * i / c.head_dim);
         if (!w.rope_freq_factors.empty()) f /= w.rope_freq_factors[size_t(i)];
-        m->inv_freq_[size_t(i)] = float(f);
+        const double mix = ramp[size_t(i)];
+        m->inv_freq_[size_t(i)] = float(f * c.rope_freq_scale * (1.0 - mix) + f * mix);
+    }
+    m->mscale_ = m->mscale_local_ = c.rope_attn_factor;
+    if (c.rope_yarn) {
+        // llama.cpp's context sets its attention factor to get_mscale(factor) / (1 + 0.1
+        // ln factor) so that ggml's own 1 + 0.1 ln(factor) leaves cos/sin scaled once.
+        const float factor = 1.0f / c.rope_freq_scale;
+        const float get_mscale = factor <= 1.0f ? 1.0f : 0.1f * std::log(factor) + 1.0f;
+        m->mscale_ = c.rope_attn_factor * get_mscale / (1.0f + 0.1f * std::log(factor)) *
+                     (1.0f + 0.1f * std::log(1.0f / c.rope_freq_scale));
     }
     if (!c.local_layers.empty()) {
         m->inv_freq_local_.resize(size_t(half));
@@ -234,10 +284,11 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
 
 void Model::rope_table(int32_t pos, float* cos_sin, bool local) const {
     const std::vector<float>& inv_freq = rope_inv_freq(local);
+    const double mscale = rope_mscale(local);
     for (size_t i = 0; i < inv_freq.size(); ++i) {
         const double angle = double(pos) * double(inv_freq[i]);
-        cos_sin[2 * i] = float(std::cos(angle));
-        cos_sin[2 * i + 1] = float(std::sin(angle));
+        cos_sin[2 * i] = float(std::cos(angle) * mscale);
+        cos_sin[2 * i + 1] = float(std::sin(angle) * mscale);
     }
 }
 

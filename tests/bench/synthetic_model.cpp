@@ -141,7 +141,7 @@ void add_metadata(test::GgufWriter& w, const SyntheticSpec& spec) {
     w.add("general.name", str("synthetic " + s.name + " " + spec.types.name + " seed " + std::to_string(spec.seed)));
     w.add("general.file_type", u32(file_type));
     w.add(a + "block_count", u32(uint32_t(s.n_layer)));
-    w.add(a + "context_length", u32(uint32_t(s.n_ctx_train)));
+    w.add(a + "context_length", u32(uint32_t(s.n_ctx_train) * uint32_t(std::max(1, s.yarn_factor))));
     w.add(a + "embedding_length", u32(uint32_t(s.n_embd)));
     w.add(a + "feed_forward_length", u32(uint32_t(s.n_ff)));
     w.add(a + "attention.head_count", u32(uint32_t(s.n_head)));
@@ -156,6 +156,11 @@ void add_metadata(test::GgufWriter& w, const SyntheticSpec& spec) {
         w.add(a + "rope.scaling.type", str("linear"));
         w.add(a + "rope.scaling.factor", f32(8.0f));
         w.add(a + "attention.sliding_window", u32(uint32_t(s.sliding_window)));
+    }
+    if (s.yarn_factor > 0) {
+        w.add(a + "rope.scaling.type", str("yarn"));
+        w.add(a + "rope.scaling.factor", f32(float(s.yarn_factor)));
+        w.add(a + "rope.scaling.original_context_length", u32(uint32_t(s.n_ctx_train)));
     }
     add_vocabulary(w, s.n_vocab);
 }
@@ -228,7 +233,8 @@ std::vector<std::string> shape_names() {
 }
 
 constexpr std::pair<Arch, std::string_view> kArchNames[] = {
-    {Arch::Llama, "llama"}, {Arch::Qwen2, "qwen2"}, {Arch::Qwen3, "qwen3"}, {Arch::Gemma3, "gemma3"}};
+    {Arch::Llama, "llama"}, {Arch::Qwen2, "qwen2"}, {Arch::Qwen3, "qwen3"}, {Arch::Gemma3, "gemma3"},
+    {Arch::Smollm3, "smollm3"}};
 
 std::string_view arch_name(Arch arch) {
     for (const auto& [a, name] : kArchNames)
@@ -297,6 +303,7 @@ void validate(const SyntheticSpec& spec) {
              std::to_string(kMaxVocab));
     if (spec.threads < 0) fail("negative thread count");
     if (s.sliding_window < 1) fail("sliding window " + std::to_string(s.sliding_window) + " is not positive");
+    if (s.yarn_factor > 0 && spec.arch == Arch::Gemma3) fail("YaRN scaling on gemma3 (it scales linearly by 8)");
 }
 
 WriteResult write_synthetic_model(const SyntheticSpec& spec, const std::filesystem::path& path) {
