@@ -13,10 +13,11 @@
 namespace arbor {
 namespace {
 
-const char* const kSupported = "llama, qwen2, qwen3, gemma3, smollm3";
+const char* const kSupported = "llama, qwen2, qwen3, gemma3, smollm3, phi3";
 
 bool supported(const std::string& arch) {
-    return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "gemma3" || arch == "smollm3";
+    return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "gemma3" || arch == "smollm3" ||
+           arch == "phi3";
 }
 
 // YaRN's ramp bounds, as llama.cpp's defaults for these architectures (it reads
@@ -33,7 +34,7 @@ float yarn_corr_dim(int32_t n_dims, int32_t n_ctx_orig, float n_rot, float base)
 // Per pair i: 1 below the ramp (the unscaled frequency), 0 above it (the scaled one),
 // linear between (ggml's rope_yarn_ramp with ggml_rope_yarn_corr_dims' bounds).
 std::vector<float> yarn_ramp(const ModelConfig& c) {
-    const int32_t n_dims = c.head_dim;
+    const int32_t n_dims = c.n_rot;
     const float low = std::max(0.0f, std::floor(yarn_corr_dim(n_dims, c.rope_yarn_orig_ctx, kYarnBetaFast, c.rope_base)));
     const float high = std::min(float(n_dims - 1), std::ceil(yarn_corr_dim(n_dims, c.rope_yarn_orig_ctx, kYarnBetaSlow, c.rope_base)));
     std::vector<float> ramp(size_t(n_dims / 2));
@@ -89,6 +90,11 @@ private:
 
     const GgufFile& file_;
 };
+
+// Rows [first, first + n) of a matrix: a fused tensor's part.
+TensorView rows_of(const TensorView& t, int64_t first, int64_t n) {
+    return TensorView{t.type, t.cols, n, t.row(first), t.row_stride};
+}
 
 int32_t positive(const GgufFile& file, const std::string& key, std::optional<uint64_t> fallback = {}) {
     std::optional<uint64_t> v = file.get_uint(key);
@@ -162,10 +168,13 @@ ModelConfig read_model_config(const GgufFile& file) {
         throw Error("attention.head_count " + std::to_string(c.n_head) + " is not a multiple of head_count_kv " +
                     std::to_string(c.n_head_kv));
     c.head_dim = positive(file, a + "attention.key_length", uint64_t(c.n_embd / c.n_head));
-    const int32_t rope_dims = positive(file, a + "rope.dimension_count", uint64_t(c.head_dim));
-    if (rope_dims != c.head_dim || c.head_dim % 2 != 0)
-        throw Error("partial or odd rotary dimensions (" + std::to_string(rope_dims) + " of head size " +
-                    std::to_string(c.head_dim) + ") are not supported");
+    c.n_rot = positive(file, a + "rope.dimension_count", uint64_t(c.head_dim));
+    // Partial rotary (Phi-4-mini rotates 96 of 128) only where the architecture has it:
+    // the CUDA backend rotates whole heads.
+    const bool partial_ok = c.architecture == "phi3" && c.n_rot < c.head_dim;
+    if ((c.n_rot != c.head_dim && !partial_ok) || c.n_rot % 2 != 0 || c.head_dim % 2 != 0)
+        throw Error("partial or odd rotary dimensions (" + std::to_string(c.n_rot) + " of head size " +
+                    std::to_string(c.head_dim) + ") are not supported for " + c.architecture);
     c.n_ctx_train = positive(file, a + "context_length", 4096);
     c.rms_eps = float(file.get_float(a + "attention.layer_norm_rms_epsilon").value_or(1e-5));
     c.rope_base = float(file.get_float(a + "rope.freq_base").value_or(10000.0));
@@ -192,7 +201,7 @@ ModelConfig read_model_config(const GgufFile& file) {
     c.rope_attn_factor = float(file.get_float(a + "rope.scaling.attn_factor").value_or(1.0));
     if (!(c.rope_attn_factor > 0.0f) || !std::isfinite(c.rope_attn_factor))
         throw Error("invalid rope.scaling.attn_factor " + std::to_string(c.rope_attn_factor));
-    c.rope_neox = c.architecture != "llama" && c.architecture != "smollm3";
+    c.rope_neox = c.architecture != "llama" && c.architecture != "smollm3";  // phi3 rotates halves
     // GGUF files carry no key for it: llama.cpp fixes SmolLM3's NoPE interval at 4, as
     // the model's config.json (no_rope_layer_interval) has it.
     if (c.architecture == "smollm3") c.no_rope_interval = 4;
@@ -230,15 +239,30 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
         LayerWeights& l = w.layers[size_t(i)];
         l.attn_norm = bind.vector(p + "attn_norm.weight", c.n_embd);
         l.ffn_norm = bind.vector(p + "ffn_norm.weight", c.n_embd);
-        l.wq = bind.matrix(p + "attn_q.weight", c.n_embd, q_dim);
-        l.wk = bind.matrix(p + "attn_k.weight", c.n_embd, c.kv_dim());
-        l.wv = bind.matrix(p + "attn_v.weight", c.n_embd, c.kv_dim());
+        if (c.architecture == "phi3" && bind.find(p + "attn_qkv.weight")) {
+            // Phi-3's fused projection: Q's rows, then K's, then V's.
+            const TensorView qkv = bind.matrix(p + "attn_qkv.weight", c.n_embd, q_dim + 2 * c.kv_dim());
+            l.wq = rows_of(qkv, 0, q_dim);
+            l.wk = rows_of(qkv, q_dim, c.kv_dim());
+            l.wv = rows_of(qkv, q_dim + c.kv_dim(), c.kv_dim());
+        } else {
+            l.wq = bind.matrix(p + "attn_q.weight", c.n_embd, q_dim);
+            l.wk = bind.matrix(p + "attn_k.weight", c.n_embd, c.kv_dim());
+            l.wv = bind.matrix(p + "attn_v.weight", c.n_embd, c.kv_dim());
+        }
         l.wo = bind.matrix(p + "attn_output.weight", q_dim, c.n_embd);
         l.bq = bind.vector(p + "attn_q.bias", q_dim, false);
         l.bk = bind.vector(p + "attn_k.bias", c.kv_dim(), false);
         l.bv = bind.vector(p + "attn_v.bias", c.kv_dim(), false);
-        l.w_gate = bind.matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff);
-        l.w_up = bind.matrix(p + "ffn_up.weight", c.n_embd, c.n_ff);
+        if (c.architecture == "phi3") {
+            // Fused gate and up, gate's rows first (llama.cpp's swiglu: silu(first half) * second half).
+            const TensorView gate_up = bind.matrix(p + "ffn_up.weight", c.n_embd, 2 * int64_t(c.n_ff));
+            l.w_gate = rows_of(gate_up, 0, c.n_ff);
+            l.w_up = rows_of(gate_up, c.n_ff, c.n_ff);
+        } else {
+            l.w_gate = bind.matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff);
+            l.w_up = bind.matrix(p + "ffn_up.weight", c.n_embd, c.n_ff);
+        }
         l.w_down = bind.matrix(p + "ffn_down.weight", c.n_ff, c.n_embd);
         if (c.architecture == "qwen3" || c.architecture == "gemma3") {
             l.attn_q_norm = bind.vector(p + "attn_q_norm.weight", c.head_dim);
@@ -249,16 +273,21 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
             l.ffn_post_norm = bind.vector(p + "post_ffw_norm.weight", c.n_embd);
         }
     }
-    w.rope_freq_factors = bind.vector("rope_freqs.weight", c.head_dim / 2, false);
+    w.rope_freq_factors = bind.vector("rope_freqs.weight", c.n_rot / 2, false);
+    // Phi-3's LongRoPE: llama.cpp picks the long or short factors by the context it is
+    // given; Arbor's context is not known at load, so such files are refused.
+    for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"})
+        if (bind.find(name) || bind.find(std::string("blk.0.") + name))
+            throw Error(std::string("LongRoPE scaling (") + name + ") is not supported");
 
     // Sliding-window layers rotate with their own base and are never scaled (llama.cpp's
     // rope_freq_scale_train_swa is 1). YaRN blends each pair's scaled and unscaled
     // frequency (ggml's rope_yarn with ext_factor 1) and scales cos/sin.
-    const int32_t half = c.head_dim / 2;
+    const int32_t half = c.n_rot / 2;
     const std::vector<float> ramp = c.rope_yarn ? yarn_ramp(c) : std::vector<float>(size_t(half), 0.0f);
     m->inv_freq_.resize(size_t(half));
     for (int32_t i = 0; i < half; ++i) {
-        double f = std::pow(double(c.rope_base), -2.0 * i / c.head_dim);
+        double f = std::pow(double(c.rope_base), -2.0 * i / c.n_rot);
         if (!w.rope_freq_factors.empty()) f /= w.rope_freq_factors[size_t(i)];
         const double mix = ramp[size_t(i)];
         m->inv_freq_[size_t(i)] = float(f * c.rope_freq_scale * (1.0 - mix) + f * mix);
@@ -275,7 +304,7 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
     if (!c.local_layers.empty()) {
         m->inv_freq_local_.resize(size_t(half));
         for (int32_t i = 0; i < half; ++i)
-            m->inv_freq_local_[size_t(i)] = float(std::pow(double(c.rope_base_local), -2.0 * i / c.head_dim));
+            m->inv_freq_local_[size_t(i)] = float(std::pow(double(c.rope_base_local), -2.0 * i / c.n_rot));
     }
     spdlog::info("loaded {} ({}): {} layers, {} embd, {} heads ({} kv), vocab {}", c.name, c.architecture,
                  c.n_layer, c.n_embd, c.n_head, c.n_head_kv, c.n_vocab);

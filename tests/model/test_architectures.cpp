@@ -2,7 +2,8 @@
 // there): qwen2 (QKV bias, NEOX RoPE), llama with llama3-style rope_freqs and most weight
 // types, llama with linear RoPE scaling, qwen3 (Q/K norms) and gemma3 (Q/K norms,
 // post-norms, GELU, scaled embedding, sliding-window layers with their own RoPE base),
-// smollm3 (every fourth layer without RoPE) and qwen3 with YaRN RoPE scaling.
+// smollm3 (every fourth layer without RoPE), qwen3 with YaRN RoPE scaling and phi3 (fused
+// QKV and gate/up, partial rotary).
 // Last-position logits are compared with llama.cpp's. Model::load's errors are checked on
 // copies of a model broken in one way each.
 #include "test_support.h"
@@ -184,6 +185,14 @@ class TestArchitectures : public QObject {
             std::swap(t.dims[0], t.dims[1]);
         } else if (op == "halve") {
             halve(p.tensor(arg));
+        } else if (op == "longrope") {  // Phi-3 128k's factor tensors (12 pairs here)
+            for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"}) {
+                arbor::test::TestTensor t;
+                t.name = name;
+                t.dims = {12};
+                t.data.assign(12 * sizeof(float), 0);
+                p.tensors.push_back(std::move(t));
+            }
         } else if (op == "pattern") {
             std::vector<arbor::GgufValue> flags(size_t(std::stoi(arg)), arbor::test::gv::boolean(true));
             p.set("gemma3.attention.sliding_window_pattern", arbor::test::gv::arr(arbor::GgufType::Bool, flags));
@@ -208,13 +217,14 @@ class TestArchitectures : public QObject {
 private slots:
     void initTestCase() {
         QVERIFY(tmp_.isValid());
-        for (const char* name : {"reference.json", "reference-qwen3-gemma3.json", "reference-smollm3-yarn.json"}) {
+        for (const char* name : {"reference.json", "reference-qwen3-gemma3.json", "reference-smollm3-yarn.json",
+                                 "reference-phi3.json"}) {
             QFile f(QString::fromStdString((synthetic_dir() / name).string()));
             QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(QString("tests/data/synthetic/%1 missing").arg(name)));
             for (const auto& m : QJsonDocument::fromJson(f.readAll()).object().value("models").toArray())
                 models_.append(m);
         }
-        QCOMPARE(models_.size(), 7);
+        QCOMPARE(models_.size(), 8);
     }
 
     // The model files are the ones the reference was computed on.
@@ -300,6 +310,20 @@ private slots:
         const double mix8 = 1.0 - 3.0 / 7.0;  // pair 8: three of the ramp's seven steps
         QCOMPARE(yarn.rope_inv_freq()[8], float(base(8) * (0.25 * (1.0 - mix8) + mix8)));
         for (int i = 12; i < 16; ++i) QCOMPARE(yarn.rope_inv_freq()[size_t(i)], float(base(i) * 0.25));
+
+        // Phi-3: the fused tensors' parts are consecutive rows; 24 of 32 dimensions rotate.
+        const auto& phi3 = model("phi3-tiny.gguf");
+        const arbor::LayerWeights& l1 = phi3.weights().layers[1];
+        QVERIFY(phi3.config().rope_neox);
+        QCOMPARE(phi3.config().n_rot, 24);
+        QCOMPARE(phi3.rope_inv_freq().size(), size_t(12));
+        QCOMPARE(phi3.rope_inv_freq()[1], float(std::pow(1e4, -2.0 / 24)));
+        QCOMPARE(l1.wq.rows, int64_t(128));
+        QCOMPARE(l1.wk.rows, int64_t(64));
+        QVERIFY(l1.wk.data == l1.wq.data + 128 * l1.wq.row_stride);
+        QVERIFY(l1.wv.data == l1.wk.data + 64 * l1.wk.row_stride);
+        QCOMPARE(l1.w_gate.rows, int64_t(128));
+        QVERIFY(l1.w_up.data == l1.w_gate.data + 128 * l1.w_gate.row_stride);
     }
 
     void tokenizerMatchesReference() {
@@ -421,6 +445,20 @@ private slots:
                                                  << QStringList{"original_context_length", "invalid value 0"};
         QTest::newRow("yarn negative attn_factor") << "qwen3-yarn-tiny.gguf" << "f32:qwen3.rope.scaling.attn_factor=-1"
                                                    << QStringList{"attn_factor", "-1"};
+        QTest::newRow("phi3 missing qkv") << "phi3-tiny.gguf" << "drop:blk.1.attn_qkv.weight"
+                                          << QStringList{"missing", "'blk.1.attn_q.weight'"};
+        QTest::newRow("phi3 short qkv") << "phi3-tiny.gguf" << "halve:blk.0.attn_qkv.weight"
+                                        << QStringList{"'blk.0.attn_qkv.weight'", "shape", "[128, 128]", "[128, 256]"};
+        QTest::newRow("phi3 unfused gate/up") << "phi3-tiny.gguf" << "halve:blk.1.ffn_up.weight"
+                                              << QStringList{"'blk.1.ffn_up.weight'", "shape", "[128, 256]"};
+        QTest::newRow("phi3 odd rotary") << "phi3-tiny.gguf" << "u32:phi3.rope.dimension_count=23"
+                                         << QStringList{"rotary dimensions (23 of head size 32)", "not supported"};
+        QTest::newRow("phi3 rotary past head") << "phi3-tiny.gguf" << "u32:phi3.rope.dimension_count=40"
+                                               << QStringList{"rotary dimensions (40 of head size 32)"};
+        QTest::newRow("qwen3 partial rotary") << "qwen3-tiny.gguf" << "u32:qwen3.rope.dimension_count=16"
+                                              << QStringList{"rotary dimensions (16 of head size 32)", "qwen3"};
+        QTest::newRow("phi3 LongRoPE") << "phi3-tiny.gguf" << "longrope"
+                                       << QStringList{"LongRoPE", "rope_factors_long.weight", "not supported"};
         QTest::newRow("longrope") << "qwen3-yarn-tiny.gguf" << "set:qwen3.rope.scaling.type=longrope"
                                   << QStringList{"RoPE scaling type 'longrope'", "not supported"};
     }
@@ -463,6 +501,7 @@ private slots:
         QTest::addColumn<QString>("edit");
         QTest::newRow("gemma3 without window") << "gemma3-tiny.gguf" << "no-window";
         QTest::newRow("smollm3 as llama") << "smollm3-tiny.gguf" << "as-llama";
+        QTest::newRow("phi3 rotating whole heads") << "phi3-tiny.gguf" << "u32:phi3.rope.dimension_count=32";
         QTest::newRow("yarn as linear") << "qwen3-yarn-tiny.gguf" << "linear";
     }
 
@@ -478,6 +517,8 @@ private slots:
                 if (key.starts_with("smollm3.")) key = "llama." + key.substr(8);
         } else if (edit == "linear") {
             p.set("qwen3.rope.scaling.type", arbor::test::gv::str("linear"));
+        } else {
+            apply_edit(p, edit);
         }
         const auto path = std::filesystem::path(tmp_.path().toStdString()) / "without-feature.gguf";
         p.write(path);

@@ -1,6 +1,6 @@
 // A loaded model: configuration, weight views into the mapped GGUF file, tokenizer and
 // chat template. Supported architectures: llama (Llama 2/3.x, Mistral, SmolLM2,
-// TinyLlama), qwen2, qwen3, gemma3 and smollm3.
+// TinyLlama), qwen2, qwen3, gemma3, smollm3 and phi3.
 #pragma once
 
 #include "arbor/gguf.h"
@@ -23,6 +23,7 @@ struct ModelConfig {
     int32_t n_head = 0;
     int32_t n_head_kv = 0;
     int32_t head_dim = 0;
+    int32_t n_rot = 0;  // leading dimensions of each head that RoPE rotates (head_dim but for phi3's partial rotary)
     int32_t n_ff = 0;
     int32_t n_vocab = 0;
     int32_t n_ctx_train = 0;
@@ -100,10 +101,10 @@ public:
     // Jinja source of the chat template, empty when the file has none.
     const std::string& chat_template_source() const { return chat_template_; }
 
-    // cos/sin pairs (head_dim/2 of them) for position pos, of the global layers or (local)
+    // cos/sin pairs (n_rot/2 of them) for position pos, of the global layers or (local)
     // of the sliding-window layers, each times rope_mscale(local).
     void rope_table(int32_t pos, float* cos_sin, bool local = false) const;
-    // The angle per position of each rotated pair (head_dim/2), scaling factors included:
+    // The angle per position of each rotated pair (n_rot/2), scaling factors included:
     // rope_table's pair i is at pos * rope_inv_freq()[i].
     const std::vector<float>& rope_inv_freq(bool local = false) const { return local ? inv_freq_local_ : inv_freq_; }
     // The factor on cos and sin (YaRN's magnitude correction and rope.scaling.attn_factor);
