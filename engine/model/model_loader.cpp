@@ -205,6 +205,12 @@ ModelConfig read_model_config(const GgufFile& file) {
     // GGUF files carry no key for it: llama.cpp fixes SmolLM3's NoPE interval at 4, as
     // the model's config.json (no_rope_layer_interval) has it.
     if (c.architecture == "smollm3") c.no_rope_interval = 4;
+    // Phi-3's LongRoPE: llama.cpp picks the long or short factors by the context it is
+    // given; Arbor's context is not known here, so such files are refused (the library
+    // shows them as not runnable).
+    for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"})
+        if (file.find_tensor(name) || file.find_tensor(std::string("blk.0.") + name))
+            throw Error(std::string("LongRoPE scaling (") + name + ") is not supported");
     if (!(c.rms_eps > 0.0f) || !(c.rope_base > 0.0f)) throw Error("invalid rms epsilon or rope base in metadata");
     if (c.architecture == "gemma3") read_gemma3(file, c);
     return c;
@@ -274,11 +280,6 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
         }
     }
     w.rope_freq_factors = bind.vector("rope_freqs.weight", c.n_rot / 2, false);
-    // Phi-3's LongRoPE: llama.cpp picks the long or short factors by the context it is
-    // given; Arbor's context is not known at load, so such files are refused.
-    for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"})
-        if (bind.find(name) || bind.find(std::string("blk.0.") + name))
-            throw Error(std::string("LongRoPE scaling (") + name + ") is not supported");
 
     // Sliding-window layers rotate with their own base and are never scaled (llama.cpp's
     // rope_freq_scale_train_swa is 1). YaRN blends each pair's scaled and unscaled

@@ -62,8 +62,8 @@ struct ModelConfig {
     float query_scale() const { return attn_scale > 0.0f ? attn_scale : 1.0f / std::sqrt(float(head_dim)); }
 };
 
-// The configuration Model::load would use, read from the metadata alone (no tensor is
-// touched). Throws arbor::Error naming the problem: an unsupported architecture, a missing
+// The configuration Model::load would use, read from the metadata and the tensor list
+// alone (no tensor data is touched). Throws arbor::Error naming the problem: an unsupported architecture, a missing
 // or invalid key, a feature the engine does not run.
 ModelConfig read_model_config(const GgufFile& file);
 
