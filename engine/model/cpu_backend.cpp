@@ -1,5 +1,5 @@
 // The CPU backend: a batched forward pass of llama-family models (llama, qwen2, qwen3,
-// gemma3) over paged KV. forward() reads as the transformer it computes: embed the
+// gemma3, smollm3, phi3) over paged KV. forward() reads as the transformer it computes: embed the
 // tokens; for each layer an attention block and an FFN block, each
 //   xn = norm(x), x += [post_norm](branch(xn));
 // then the final norm and the logits. Every matrix product covers all rows of the batch
@@ -274,22 +274,23 @@ void CpuBackend::attention_block(const ForwardBatch& batch, int32_t layer) {
 }
 
 // Per-head RMSNorm of each row's query and key heads (qwen3, gemma3), RoPE at the row's
-// position, and the row's K and V into its sequence's page.
+// position (not in smollm3's NoPE layers), and the row's K and V into its sequence's page.
 void CpuBackend::position_and_store_kv(const ForwardBatch& batch, int32_t layer) {
     const LayerWeights& lw = model_.weights().layers[size_t(layer)];
     const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D, KV = cfg_.kv_dim();
     const AlignedFloats& rope = cfg_.is_local(layer) ? rope_local_ : rope_;
+    const bool rotate = cfg_.uses_rope(layer);
     for_rows([&](int64_t t) {
         const float* cs = &rope[size_t(t * D)];
         for (int32_t h = 0; h < cfg_.n_head; ++h) {
             float* q = &q_[size_t(t * QD + h * D)];
             if (!lw.attn_q_norm.empty()) rms_norm(q, lw.attn_q_norm.data(), q, D, cfg_.rms_eps);
-            rope_apply(q, cs, D, cfg_.rope_neox);
+            if (rotate) rope_apply(q, cs, cfg_.n_rot, cfg_.rope_neox);
         }
         for (int32_t h = 0; h < cfg_.n_head_kv; ++h) {
             float* k = &k_[size_t(t * KV + h * D)];
             if (!lw.attn_k_norm.empty()) rms_norm(k, lw.attn_k_norm.data(), k, D, cfg_.rms_eps);
-            rope_apply(k, cs, D, cfg_.rope_neox);
+            if (rotate) rope_apply(k, cs, cfg_.n_rot, cfg_.rope_neox);
         }
         const auto& seq = batch.sequences[size_t(row_seq_[size_t(t)])];
         kv_.store(layer, seq.block_table, row_pos_[size_t(t)], &k_[size_t(t * KV)], &v_[size_t(t * KV)]);

@@ -6,16 +6,43 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string_view>
 
 namespace arbor {
 namespace {
 
-const char* const kSupported = "llama, qwen2, qwen3, gemma3";
+const char* const kSupported = "llama, qwen2, qwen3, gemma3, smollm3, phi3";
 
 bool supported(const std::string& arch) {
-    return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "gemma3";
+    return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "gemma3" || arch == "smollm3" ||
+           arch == "phi3";
+}
+
+// YaRN's ramp bounds, as llama.cpp's defaults for these architectures (it reads
+// rope.scaling.yarn_beta_* for grok and mistral3 only).
+constexpr float kYarnBetaFast = 32.0f;
+constexpr float kYarnBetaSlow = 1.0f;
+
+// The rotated pair whose frequency turns n_rot times over n_ctx_orig positions
+// (ggml_rope_yarn_corr_dim).
+float yarn_corr_dim(int32_t n_dims, int32_t n_ctx_orig, float n_rot, float base) {
+    return float(n_dims) * std::log(float(n_ctx_orig) / (n_rot * 2.0f * float(M_PI))) / (2.0f * std::log(base));
+}
+
+// Per pair i: 1 below the ramp (the unscaled frequency), 0 above it (the scaled one),
+// linear between (ggml's rope_yarn_ramp with ggml_rope_yarn_corr_dims' bounds).
+std::vector<float> yarn_ramp(const ModelConfig& c) {
+    const int32_t n_dims = c.n_rot;
+    const float low = std::max(0.0f, std::floor(yarn_corr_dim(n_dims, c.rope_yarn_orig_ctx, kYarnBetaFast, c.rope_base)));
+    const float high = std::min(float(n_dims - 1), std::ceil(yarn_corr_dim(n_dims, c.rope_yarn_orig_ctx, kYarnBetaSlow, c.rope_base)));
+    std::vector<float> ramp(size_t(n_dims / 2));
+    for (size_t i = 0; i < ramp.size(); ++i) {
+        const float y = (float(i) - low) / std::max(0.001f, high - low);
+        ramp[i] = 1.0f - std::min(1.0f, std::max(0.0f, y));
+    }
+    return ramp;
 }
 
 class Binder {
@@ -63,6 +90,11 @@ private:
 
     const GgufFile& file_;
 };
+
+// Rows [first, first + n) of a matrix: a fused tensor's part.
+TensorView rows_of(const TensorView& t, int64_t first, int64_t n) {
+    return TensorView{t.type, t.cols, n, t.row(first), t.row_stride};
+}
 
 int32_t positive(const GgufFile& file, const std::string& key, std::optional<uint64_t> fallback = {}) {
     std::optional<uint64_t> v = file.get_uint(key);
@@ -136,17 +168,20 @@ ModelConfig read_model_config(const GgufFile& file) {
         throw Error("attention.head_count " + std::to_string(c.n_head) + " is not a multiple of head_count_kv " +
                     std::to_string(c.n_head_kv));
     c.head_dim = positive(file, a + "attention.key_length", uint64_t(c.n_embd / c.n_head));
-    const int32_t rope_dims = positive(file, a + "rope.dimension_count", uint64_t(c.head_dim));
-    if (rope_dims != c.head_dim || c.head_dim % 2 != 0)
-        throw Error("partial or odd rotary dimensions (" + std::to_string(rope_dims) + " of head size " +
-                    std::to_string(c.head_dim) + ") are not supported");
+    c.n_rot = positive(file, a + "rope.dimension_count", uint64_t(c.head_dim));
+    // Partial rotary (Phi-4-mini rotates 96 of 128) only where the architecture has it:
+    // the CUDA backend rotates whole heads.
+    const bool partial_ok = c.architecture == "phi3" && c.n_rot < c.head_dim;
+    if ((c.n_rot != c.head_dim && !partial_ok) || c.n_rot % 2 != 0 || c.head_dim % 2 != 0)
+        throw Error("partial or odd rotary dimensions (" + std::to_string(c.n_rot) + " of head size " +
+                    std::to_string(c.head_dim) + ") are not supported for " + c.architecture);
     c.n_ctx_train = positive(file, a + "context_length", 4096);
     c.rms_eps = float(file.get_float(a + "attention.layer_norm_rms_epsilon").value_or(1e-5));
     c.rope_base = float(file.get_float(a + "rope.freq_base").value_or(10000.0));
     // As in llama.cpp, the reference for GGUF semantics: an absent type means linear, the
     // factor may sit under the older key rope.scale_linear, and 0 means unscaled.
     const std::string scaling = file.get_string(a + "rope.scaling.type").value_or("linear");
-    if (scaling == "linear") {
+    if (scaling == "linear" || scaling == "yarn") {
         std::optional<double> factor = file.get_float(a + "rope.scaling.factor");
         if (!factor) factor = file.get_float(a + "rope.scale_linear");
         if (factor && *factor != 0.0) {
@@ -155,9 +190,27 @@ ModelConfig read_model_config(const GgufFile& file) {
             c.rope_freq_scale = float(1.0 / *factor);
         }
     } else if (scaling != "none") {
-        spdlog::warn("RoPE scaling type '{}' is not supported; positions are not scaled", scaling);
+        throw Error("RoPE scaling type '" + scaling + "' is not supported (supported: none, linear, yarn)");
     }
-    c.rope_neox = c.architecture != "llama";
+    if (scaling == "yarn") {
+        // Gemma 3's local layers would need YaRN's ramp at their own base; no such file is known.
+        if (c.architecture == "gemma3") throw Error("YaRN RoPE scaling is not supported for gemma3");
+        c.rope_yarn = true;
+        c.rope_yarn_orig_ctx = positive(file, a + "rope.scaling.original_context_length", uint64_t(c.n_ctx_train));
+    }
+    c.rope_attn_factor = float(file.get_float(a + "rope.scaling.attn_factor").value_or(1.0));
+    if (!(c.rope_attn_factor > 0.0f) || !std::isfinite(c.rope_attn_factor))
+        throw Error("invalid rope.scaling.attn_factor " + std::to_string(c.rope_attn_factor));
+    c.rope_neox = c.architecture != "llama" && c.architecture != "smollm3";  // phi3 rotates halves
+    // GGUF files carry no key for it: llama.cpp fixes SmolLM3's NoPE interval at 4, as
+    // the model's config.json (no_rope_layer_interval) has it.
+    if (c.architecture == "smollm3") c.no_rope_interval = 4;
+    // Phi-3's LongRoPE: llama.cpp picks the long or short factors by the context it is
+    // given; Arbor's context is not known here, so such files are refused (the library
+    // shows them as not runnable).
+    for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"})
+        if (file.find_tensor(name) || file.find_tensor(std::string("blk.0.") + name))
+            throw Error(std::string("LongRoPE scaling (") + name + ") is not supported");
     if (!(c.rms_eps > 0.0f) || !(c.rope_base > 0.0f)) throw Error("invalid rms epsilon or rope base in metadata");
     if (c.architecture == "gemma3") read_gemma3(file, c);
     return c;
@@ -192,15 +245,30 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
         LayerWeights& l = w.layers[size_t(i)];
         l.attn_norm = bind.vector(p + "attn_norm.weight", c.n_embd);
         l.ffn_norm = bind.vector(p + "ffn_norm.weight", c.n_embd);
-        l.wq = bind.matrix(p + "attn_q.weight", c.n_embd, q_dim);
-        l.wk = bind.matrix(p + "attn_k.weight", c.n_embd, c.kv_dim());
-        l.wv = bind.matrix(p + "attn_v.weight", c.n_embd, c.kv_dim());
+        if (c.architecture == "phi3" && bind.find(p + "attn_qkv.weight")) {
+            // Phi-3's fused projection: Q's rows, then K's, then V's.
+            const TensorView qkv = bind.matrix(p + "attn_qkv.weight", c.n_embd, q_dim + 2 * c.kv_dim());
+            l.wq = rows_of(qkv, 0, q_dim);
+            l.wk = rows_of(qkv, q_dim, c.kv_dim());
+            l.wv = rows_of(qkv, q_dim + c.kv_dim(), c.kv_dim());
+        } else {
+            l.wq = bind.matrix(p + "attn_q.weight", c.n_embd, q_dim);
+            l.wk = bind.matrix(p + "attn_k.weight", c.n_embd, c.kv_dim());
+            l.wv = bind.matrix(p + "attn_v.weight", c.n_embd, c.kv_dim());
+        }
         l.wo = bind.matrix(p + "attn_output.weight", q_dim, c.n_embd);
         l.bq = bind.vector(p + "attn_q.bias", q_dim, false);
         l.bk = bind.vector(p + "attn_k.bias", c.kv_dim(), false);
         l.bv = bind.vector(p + "attn_v.bias", c.kv_dim(), false);
-        l.w_gate = bind.matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff);
-        l.w_up = bind.matrix(p + "ffn_up.weight", c.n_embd, c.n_ff);
+        if (c.architecture == "phi3") {
+            // Fused gate and up, gate's rows first (llama.cpp's swiglu: silu(first half) * second half).
+            const TensorView gate_up = bind.matrix(p + "ffn_up.weight", c.n_embd, 2 * int64_t(c.n_ff));
+            l.w_gate = rows_of(gate_up, 0, c.n_ff);
+            l.w_up = rows_of(gate_up, c.n_ff, c.n_ff);
+        } else {
+            l.w_gate = bind.matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff);
+            l.w_up = bind.matrix(p + "ffn_up.weight", c.n_embd, c.n_ff);
+        }
         l.w_down = bind.matrix(p + "ffn_down.weight", c.n_ff, c.n_embd);
         if (c.architecture == "qwen3" || c.architecture == "gemma3") {
             l.attn_q_norm = bind.vector(p + "attn_q_norm.weight", c.head_dim);
@@ -211,21 +279,33 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
             l.ffn_post_norm = bind.vector(p + "post_ffw_norm.weight", c.n_embd);
         }
     }
-    w.rope_freq_factors = bind.vector("rope_freqs.weight", c.head_dim / 2, false);
+    w.rope_freq_factors = bind.vector("rope_freqs.weight", c.n_rot / 2, false);
 
     // Sliding-window layers rotate with their own base and are never scaled (llama.cpp's
-    // rope_freq_scale_train_swa is 1).
-    const int32_t half = c.head_dim / 2;
+    // rope_freq_scale_train_swa is 1). YaRN blends each pair's scaled and unscaled
+    // frequency (ggml's rope_yarn with ext_factor 1) and scales cos/sin.
+    const int32_t half = c.n_rot / 2;
+    const std::vector<float> ramp = c.rope_yarn ? yarn_ramp(c) : std::vector<float>(size_t(half), 0.0f);
     m->inv_freq_.resize(size_t(half));
     for (int32_t i = 0; i < half; ++i) {
-        double f = std::pow(double(c.rope_base), -2.0 * i / c.head_dim) * c.rope_freq_scale;
+        double f = std::pow(double(c.rope_base), -2.0 * i / c.n_rot);
         if (!w.rope_freq_factors.empty()) f /= w.rope_freq_factors[size_t(i)];
-        m->inv_freq_[size_t(i)] = float(f);
+        const double mix = ramp[size_t(i)];
+        m->inv_freq_[size_t(i)] = float(f * c.rope_freq_scale * (1.0 - mix) + f * mix);
+    }
+    m->mscale_ = m->mscale_local_ = c.rope_attn_factor;
+    if (c.rope_yarn) {
+        // llama.cpp's context sets its attention factor to get_mscale(factor) / (1 + 0.1
+        // ln factor) so that ggml's own 1 + 0.1 ln(factor) leaves cos/sin scaled once.
+        const float factor = 1.0f / c.rope_freq_scale;
+        const float get_mscale = factor <= 1.0f ? 1.0f : 0.1f * std::log(factor) + 1.0f;
+        m->mscale_ = c.rope_attn_factor * get_mscale / (1.0f + 0.1f * std::log(factor)) *
+                     (1.0f + 0.1f * std::log(1.0f / c.rope_freq_scale));
     }
     if (!c.local_layers.empty()) {
         m->inv_freq_local_.resize(size_t(half));
         for (int32_t i = 0; i < half; ++i)
-            m->inv_freq_local_[size_t(i)] = float(std::pow(double(c.rope_base_local), -2.0 * i / c.head_dim));
+            m->inv_freq_local_[size_t(i)] = float(std::pow(double(c.rope_base_local), -2.0 * i / c.n_rot));
     }
     spdlog::info("loaded {} ({}): {} layers, {} embd, {} heads ({} kv), vocab {}", c.name, c.architecture,
                  c.n_layer, c.n_embd, c.n_head, c.n_head_kv, c.n_vocab);
@@ -234,10 +314,11 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
 
 void Model::rope_table(int32_t pos, float* cos_sin, bool local) const {
     const std::vector<float>& inv_freq = rope_inv_freq(local);
+    const double mscale = rope_mscale(local);
     for (size_t i = 0; i < inv_freq.size(); ++i) {
         const double angle = double(pos) * double(inv_freq[i]);
-        cos_sin[2 * i] = float(std::cos(angle));
-        cos_sin[2 * i + 1] = float(std::sin(angle));
+        cos_sin[2 * i] = float(std::cos(angle) * mscale);
+        cos_sin[2 * i + 1] = float(std::sin(angle) * mscale);
     }
 }
 

@@ -24,9 +24,11 @@ std::string joined(const std::vector<std::string>& names) {
 void usage() {
     std::fprintf(stderr,
                  "usage: arbor-synth --shape %s --type %s --out FILE.gguf\n"
-                 "                   [--arch llama|qwen2|qwen3|gemma3] [--seed N] [--tied|--untied] [--threads N]\n"
-                 "                   [--layers N] [--embd N] [--heads N] [--kv-heads N] [--head-dim N] [--ff N]\n"
-                 "                   [--vocab N] [--window N (gemma3's sliding window)]\n",
+                 "                   [--arch llama|qwen2|qwen3|gemma3|smollm3|phi3] [--seed N] [--tied|--untied]\n"
+                 "                   [--threads N] [--layers N] [--embd N] [--heads N] [--kv-heads N] [--head-dim N]\n"
+                 "                   [--ff N] [--vocab N] [--window N (gemma3's sliding window)]\n"
+                 "                   [--yarn FACTOR (YaRN RoPE scaling beyond the shape's context)]\n"
+                 "                   [--rope-dims N (phi3: rotate the first N of each head)]\n",
                  joined(arbor::synth::shape_names()).c_str(), joined(arbor::synth::weight_type_names()).c_str());
 }
 
@@ -36,6 +38,7 @@ const std::pair<std::string_view, int arbor::synth::Shape::*> kSizeOptions[] = {
     {"--heads", &arbor::synth::Shape::n_head},   {"--kv-heads", &arbor::synth::Shape::n_head_kv},
     {"--head-dim", &arbor::synth::Shape::head_dim}, {"--ff", &arbor::synth::Shape::n_ff},
     {"--vocab", &arbor::synth::Shape::n_vocab},     {"--window", &arbor::synth::Shape::sliding_window},
+    {"--yarn", &arbor::synth::Shape::yarn_factor},  {"--rope-dims", &arbor::synth::Shape::rope_dims},
 };
 
 // Returns an empty string on success, else what was wrong.

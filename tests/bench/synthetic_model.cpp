@@ -107,9 +107,13 @@ std::vector<Plan> plan_tensors(const SyntheticSpec& spec) {
     for (int i = 0; i < s.n_layer; ++i) {
         const std::string p = "blk." + std::to_string(i) + ".";
         vector(p + "attn_norm.weight", embd, 1.0, 0.05);
-        matrix(p + "attn_q.weight", i, embd, q_dim, unit);
-        matrix(p + "attn_k.weight", i, embd, kv_dim, unit);
-        matrix(p + "attn_v.weight", i, embd, kv_dim, unit);
+        if (spec.arch == Arch::Phi3) {
+            matrix(p + "attn_qkv.weight", i, embd, q_dim + 2 * kv_dim, unit);
+        } else {
+            matrix(p + "attn_q.weight", i, embd, q_dim, unit);
+            matrix(p + "attn_k.weight", i, embd, kv_dim, unit);
+            matrix(p + "attn_v.weight", i, embd, kv_dim, unit);
+        }
         if (spec.arch == Arch::Qwen2) {
             vector(p + "attn_q.bias", q_dim, 0.0, 0.1);
             vector(p + "attn_k.bias", kv_dim, 0.0, 0.1);
@@ -122,8 +126,12 @@ std::vector<Plan> plan_tensors(const SyntheticSpec& spec) {
         matrix(p + "attn_output.weight", i, q_dim, embd, 0.5 / std::sqrt(double(q_dim)));
         if (spec.arch == Arch::Gemma3) vector(p + "post_attention_norm.weight", embd, 1.0, 0.05);
         vector(p + "ffn_norm.weight", embd, 1.0, 0.05);
-        matrix(p + "ffn_gate.weight", i, embd, ff, unit);
-        matrix(p + "ffn_up.weight", i, embd, ff, unit);
+        if (spec.arch == Arch::Phi3) {
+            matrix(p + "ffn_up.weight", i, embd, 2 * ff, unit);
+        } else {
+            matrix(p + "ffn_gate.weight", i, embd, ff, unit);
+            matrix(p + "ffn_up.weight", i, embd, ff, unit);
+        }
         matrix(p + "ffn_down.weight", i, ff, embd, 0.5 / std::sqrt(double(ff)));
         if (spec.arch == Arch::Gemma3) vector(p + "post_ffw_norm.weight", embd, 1.0, 0.05);
     }
@@ -141,14 +149,14 @@ void add_metadata(test::GgufWriter& w, const SyntheticSpec& spec) {
     w.add("general.name", str("synthetic " + s.name + " " + spec.types.name + " seed " + std::to_string(spec.seed)));
     w.add("general.file_type", u32(file_type));
     w.add(a + "block_count", u32(uint32_t(s.n_layer)));
-    w.add(a + "context_length", u32(uint32_t(s.n_ctx_train)));
+    w.add(a + "context_length", u32(uint32_t(s.n_ctx_train) * uint32_t(std::max(1, s.yarn_factor))));
     w.add(a + "embedding_length", u32(uint32_t(s.n_embd)));
     w.add(a + "feed_forward_length", u32(uint32_t(s.n_ff)));
     w.add(a + "attention.head_count", u32(uint32_t(s.n_head)));
     w.add(a + "attention.head_count_kv", u32(uint32_t(s.n_head_kv)));
     w.add(a + "attention.key_length", u32(uint32_t(s.head_dim)));
     w.add(a + "attention.value_length", u32(uint32_t(s.head_dim)));
-    w.add(a + "rope.dimension_count", u32(uint32_t(s.head_dim)));
+    w.add(a + "rope.dimension_count", u32(uint32_t(s.rope_dims > 0 ? s.rope_dims : s.head_dim)));
     w.add(a + "rope.freq_base", f32(spec.arch == Arch::Gemma3 ? 1e6f : float(s.rope_base)));
     w.add(a + "attention.layer_norm_rms_epsilon", f32(spec.arch == Arch::Llama ? 1e-5f : 1e-6f));
     if (spec.arch == Arch::Gemma3) {
@@ -156,6 +164,11 @@ void add_metadata(test::GgufWriter& w, const SyntheticSpec& spec) {
         w.add(a + "rope.scaling.type", str("linear"));
         w.add(a + "rope.scaling.factor", f32(8.0f));
         w.add(a + "attention.sliding_window", u32(uint32_t(s.sliding_window)));
+    }
+    if (s.yarn_factor > 0) {
+        w.add(a + "rope.scaling.type", str("yarn"));
+        w.add(a + "rope.scaling.factor", f32(float(s.yarn_factor)));
+        w.add(a + "rope.scaling.original_context_length", u32(uint32_t(s.n_ctx_train)));
     }
     add_vocabulary(w, s.n_vocab);
 }
@@ -228,7 +241,8 @@ std::vector<std::string> shape_names() {
 }
 
 constexpr std::pair<Arch, std::string_view> kArchNames[] = {
-    {Arch::Llama, "llama"}, {Arch::Qwen2, "qwen2"}, {Arch::Qwen3, "qwen3"}, {Arch::Gemma3, "gemma3"}};
+    {Arch::Llama, "llama"}, {Arch::Qwen2, "qwen2"}, {Arch::Qwen3, "qwen3"}, {Arch::Gemma3, "gemma3"},
+    {Arch::Smollm3, "smollm3"}, {Arch::Phi3, "phi3"}};
 
 std::string_view arch_name(Arch arch) {
     for (const auto& [a, name] : kArchNames)
@@ -297,6 +311,10 @@ void validate(const SyntheticSpec& spec) {
              std::to_string(kMaxVocab));
     if (spec.threads < 0) fail("negative thread count");
     if (s.sliding_window < 1) fail("sliding window " + std::to_string(s.sliding_window) + " is not positive");
+    if (s.yarn_factor > 0 && spec.arch == Arch::Gemma3) fail("YaRN scaling on gemma3 (it scales linearly by 8)");
+    if (s.rope_dims > 0 && (spec.arch != Arch::Phi3 || s.rope_dims > s.head_dim || s.rope_dims % 2 != 0))
+        fail("rotary dimensions " + std::to_string(s.rope_dims) + ": only phi3 rotates part of a head (an even part)");
+    if (spec.arch == Arch::Phi3 && q_dim != s.n_embd) fail("phi3 needs heads x head size = embedding size");
 }
 
 WriteResult write_synthetic_model(const SyntheticSpec& spec, const std::filesystem::path& path) {

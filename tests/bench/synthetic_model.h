@@ -33,6 +33,10 @@ struct Shape {
     int n_ctx_train = 4096;
     double rope_base = 10000.0;
     int sliding_window = 512;  // gemma3's local layers only
+    // YaRN RoPE scaling by this factor over the n_ctx_train positions trained (the file's
+    // context_length is n_ctx_train times it, as a YaRN-extended Qwen3's); 0: none.
+    int yarn_factor = 0;
+    int rope_dims = 0;  // rotated dimensions of a head (phi3 may rotate part of it); 0: head_dim
 };
 
 // The named shapes: tiny (2 layers, 256 embd, for tests), 135m (SmolLM2-135M), 135m-32k
@@ -44,7 +48,9 @@ std::vector<std::string> shape_names();
 // qwen2: Q/K/V biases, NEOX RoPE. qwen3: per-head Q/K norms, NEOX RoPE. gemma3: Q/K
 // norms, post-attention and post-FFN norms, GELU, sliding window on five layers of every
 // six, global RoPE base 1e6 with linear scaling by 8 (as Gemma 3 4B and larger), local 1e4.
-enum class Arch { Llama, Qwen2, Qwen3, Gemma3 };
+// smollm3: llama's tensors, every fourth layer without RoPE (llama.cpp fixes the interval).
+// phi3: fused attn_qkv and fused gate/up in ffn_up (gate's rows first), NEOX RoPE.
+enum class Arch { Llama, Qwen2, Qwen3, Gemma3, Smollm3, Phi3 };
 std::string_view arch_name(Arch arch);
 std::optional<Arch> arch_named(std::string_view name);
 

@@ -1,6 +1,6 @@
 // A loaded model: configuration, weight views into the mapped GGUF file, tokenizer and
 // chat template. Supported architectures: llama (Llama 2/3.x, Mistral, SmolLM2,
-// TinyLlama), qwen2, qwen3 and gemma3.
+// TinyLlama), qwen2, qwen3, gemma3, smollm3 and phi3.
 #pragma once
 
 #include "arbor/gguf.h"
@@ -23,13 +23,25 @@ struct ModelConfig {
     int32_t n_head = 0;
     int32_t n_head_kv = 0;
     int32_t head_dim = 0;
+    int32_t n_rot = 0;  // leading dimensions of each head that RoPE rotates (head_dim but for phi3's partial rotary)
     int32_t n_ff = 0;
     int32_t n_vocab = 0;
     int32_t n_ctx_train = 0;
     float rms_eps = 1e-5f;
     float rope_base = 10000.0f;
     float rope_freq_scale = 1.0f;  // linear position scaling (1 / scaling factor)
-    bool rope_neox = false;        // rotate halves (qwen2, qwen3, gemma3) instead of adjacent pairs (llama)
+    bool rope_neox = false;        // rotate halves (qwen2, qwen3, gemma3) instead of adjacent pairs (llama, smollm3)
+    // YaRN (rope.scaling.type "yarn", llama.cpp's reading): each pair's frequency blends
+    // the scaled and unscaled one along a ramp between the pairs that turn beta_fast (32)
+    // and beta_slow (1) times over rope_yarn_orig_ctx positions, and cos/sin grow by
+    // 1 + 0.1 ln(factor). rope_attn_factor (rope.scaling.attn_factor) multiplies cos/sin
+    // whatever the scaling type.
+    bool rope_yarn = false;
+    int32_t rope_yarn_orig_ctx = 0;
+    float rope_attn_factor = 1.0f;
+    // SmolLM3: every no_rope_interval-th layer (layers interval-1, 2*interval-1, ...)
+    // attends without positions (NoPE); 0: every layer rotates.
+    int32_t no_rope_interval = 0;
     // Gemma 3's steps (1 / none for the others): the token embedding times embd_scale,
     // queries times attn_scale (else 1 / sqrt(head_dim)), GELU-tanh instead of SiLU in the
     // gated FFN, and final logits soft-capped as cap * tanh(logit / cap) when cap > 0.
@@ -46,11 +58,12 @@ struct ModelConfig {
 
     int32_t kv_dim() const { return n_head_kv * head_dim; }
     bool is_local(int32_t layer) const { return !local_layers.empty() && local_layers[size_t(layer)]; }
+    bool uses_rope(int32_t layer) const { return no_rope_interval == 0 || (layer + 1) % no_rope_interval != 0; }
     float query_scale() const { return attn_scale > 0.0f ? attn_scale : 1.0f / std::sqrt(float(head_dim)); }
 };
 
-// The configuration Model::load would use, read from the metadata alone (no tensor is
-// touched). Throws arbor::Error naming the problem: an unsupported architecture, a missing
+// The configuration Model::load would use, read from the metadata and the tensor list
+// alone (no tensor data is touched). Throws arbor::Error naming the problem: an unsupported architecture, a missing
 // or invalid key, a feature the engine does not run.
 ModelConfig read_model_config(const GgufFile& file);
 
@@ -88,12 +101,15 @@ public:
     // Jinja source of the chat template, empty when the file has none.
     const std::string& chat_template_source() const { return chat_template_; }
 
-    // cos/sin pairs (head_dim/2 of them) for position pos, of the global layers or (local)
-    // of the sliding-window layers.
+    // cos/sin pairs (n_rot/2 of them) for position pos, of the global layers or (local)
+    // of the sliding-window layers, each times rope_mscale(local).
     void rope_table(int32_t pos, float* cos_sin, bool local = false) const;
-    // The angle per position of each rotated pair (head_dim/2), scaling factors included:
+    // The angle per position of each rotated pair (n_rot/2), scaling factors included:
     // rope_table's pair i is at pos * rope_inv_freq()[i].
     const std::vector<float>& rope_inv_freq(bool local = false) const { return local ? inv_freq_local_ : inv_freq_; }
+    // The factor on cos and sin (YaRN's magnitude correction and rope.scaling.attn_factor);
+    // 1 for most models.
+    float rope_mscale(bool local = false) const { return local ? mscale_local_ : mscale_; }
 
 private:
     Model() = default;
@@ -104,6 +120,7 @@ private:
     std::string chat_template_;
     std::vector<float> inv_freq_;  // per rotated pair, including scaling factors
     std::vector<float> inv_freq_local_;  // likewise for sliding-window layers; empty without them
+    float mscale_ = 1.0f, mscale_local_ = 1.0f;
 };
 
 } // namespace arbor

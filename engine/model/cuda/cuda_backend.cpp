@@ -121,6 +121,9 @@ CudaBackend::CudaBackend(const Model& model, const BackendOptions& options, int 
     // GELU or sliding windows): other architectures run on the CPU backend.
     if (cfg_.architecture != "llama" && cfg_.architecture != "qwen2")
         throw Error("the CUDA backend does not run the '" + cfg_.architecture + "' architecture (only llama and qwen2)");
+    // Its RoPE kernel takes the frequencies (YaRN's ramp included) but not a factor on cos/sin.
+    if (model.rope_mscale() != 1.0f)
+        throw Error("the CUDA backend does not scale RoPE's cos/sin (YaRN or rope.scaling.attn_factor)");
     if (std::string refusal = cuda_kv_type_refusal(options.kv_type); !refusal.empty()) throw Error(refusal);
     check_cuda(cudaSetDevice(device), "selecting the device");
     cudaDeviceProp prop{};
