@@ -79,24 +79,9 @@ SettingsPage {
         }
     }
 
-    Dialog {
+    ModelLibraryDialog {
         id: libraryDialog
-        objectName: "modelLibraryDialog"
-        title: qsTr("Models")
-        modal: true
-        standardButtons: Dialog.Close
-        parent: Overlay.overlay
-        width: parent ? parent.width - 40 : 760
-        height: parent ? parent.height - 40 : 600
-        anchors.centerIn: parent
-        // As in the settings window: no shader-drawn shadow under the software renderer.
-        Material.elevation: contentItem.GraphicsInfo.api === GraphicsInfo.Software ? 0 : 24
-
-        ModelLibraryPage {
-            objectName: "modelLibraryPage"
-            anchors.fill: parent
-            app: page.app
-        }
+        app: page.app
     }
 
     FileDialog {
