@@ -59,9 +59,9 @@ ToolButton {
         id: list
         y: picker.height
         focus: true  // so that Escape closes it
-        width: Math.min(440, (picker.Window.window ? picker.Window.window.width : 440) - picker.mapToItem(null, 0, 0).x - 8)
-        height: Math.min(models.contentHeight + topPadding + bottomPadding,
-                         (picker.Window.window ? picker.Window.window.height : 600) * 0.7)
+        // As wide as the window leaves right of the button, 440 at most.
+        width: Math.min(440, picker.Window.width - picker.mapToItem(null, 0, 0).x - 8)
+        height: Math.min(models.contentHeight + topPadding + bottomPadding, picker.Window.height * 0.7)
         padding: 0
         topPadding: 6
         bottomPadding: 6
