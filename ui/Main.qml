@@ -157,12 +157,29 @@ ApplicationWindow {
                 onDismissed: window.app.dismissNotice()
             }
 
-            ModelStatus {
+            // The model in use, to switch from (the picker), and its state.
+            RowLayout {
                 Layout.fillWidth: true
-                model: window.app.model
-                download: window.app.defaultModelDownload
-                onSettingsRequested: settingsDialog.open()
-                onLibraryRequested: firstStartLibrary.active = true
+                spacing: 0
+                ModelPickerButton {
+                    app: window.app
+                    Layout.leftMargin: 4
+                    Layout.maximumWidth: Math.max(180, window.width * 0.45)
+                    onLibraryRequested: libraryDialog.open()
+                }
+                ModelStatus {
+                    Layout.fillWidth: true
+                    model: window.app.model
+                    download: window.app.defaultModelDownload
+                    onSettingsRequested: settingsDialog.open()
+                    onLibraryRequested: firstStartLibrary.active = true
+                }
+            }
+            NoticeBar {
+                objectName: "modelPickerError"
+                Layout.fillWidth: true
+                text: window.app.picker.error
+                onDismissed: window.app.picker.dismissError()
             }
 
             // The sidebar switch, the open conversations, new conversation and the
@@ -246,5 +263,16 @@ ApplicationWindow {
         id: settingsDialog
         app: window.app
         anchors.centerIn: parent
+    }
+
+    ModelLibraryDialog {
+        id: libraryDialog
+        objectName: "headerModelLibraryDialog"
+        app: window.app
+    }
+
+    ModelPickerPrompt {
+        picker: window.app.picker
+        model: window.app.model
     }
 }

@@ -3,11 +3,14 @@ import QtQuick.Controls
 import QtQuick.Controls.Material
 import Arbor.Core
 
-// The model library and its downloads over the window: opened from the Model settings
-// page, and from the model bar while the default model is missing.
+// The model library (ModelLibraryPage) and its downloads over the whole window: from the
+// Model settings page, the model picker in the header, and the model bar while the
+// default model is missing.
 Dialog {
     id: dialog
+    objectName: "modelLibraryDialog"
     required property ArborApp app
+
     title: qsTr("Models")
     modal: true
     standardButtons: Dialog.Close

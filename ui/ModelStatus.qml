@@ -4,10 +4,10 @@ import QtQuick.Controls.Material
 import QtQuick.Layouts
 import Arbor.Core
 
-// The model's state above the chat: loading progress, the error of a failed load, or
-// the loaded model's name and details. When the default model is not installed (a first
-// start) it offers to download it, with progress, speed and Cancel, or to pick another
-// model from the library's catalogue.
+// The model's state beside the model picker: loading progress, the error of a failed
+// load, or the loaded model's details (the picker shows its name). When the default model
+// is not installed (a first start) it offers to download it, with progress, speed and
+// Cancel, or to pick another model from the library's catalogue.
 Pane {
     id: status
     required property ModelService model
@@ -58,7 +58,7 @@ Pane {
                     return qsTr("The default model (SmolLM2-135M-Instruct, about 98 MB) is not installed yet.")
                 switch (status.model.state) {
                 case "loading": return qsTr("Loading %1…").arg(status.model.name)
-                case "ready": return status.model.name + "  ·  " + status.model.details
+                case "ready": return status.model.details
                 case "failed": return qsTr("Could not load %1: %2").arg(status.model.path).arg(status.model.error)
                 default: return qsTr("No model loaded")
                 }

@@ -4,7 +4,6 @@
 
 #include <QClipboard>
 #include <QGuiApplication>
-#include <QUrl>
 
 #include <memory>
 #include <utility>
@@ -27,7 +26,8 @@ ArborApp::ArborApp(std::filesystem::path database, QObject* parent)
           QString::fromStdString((arbor::models_dir() / arbor::kDefaultModelFile).string()))),
       library_(std::make_unique<ModelLibrary>(QString::fromStdString(arbor::models_dir().string()))),
       downloads_(std::make_unique<ModelDownloadList>(QString::fromStdString(arbor::models_dir().string()), secrets_.get(),
-                                                     HfHubClient::defaultBaseUrl())) {
+                                                     HfHubClient::defaultBaseUrl())),
+      picker_(std::make_unique<ModelPicker>(*models_, *tabs_, [this](const QString& path) { useModel(path); })) {
     StoreWorker* w = store_->worker();
     connect(w, &StoreWorker::failed, this, &ArborApp::setNotice, Qt::QueuedConnection);
     connect(w, &StoreWorker::opened, this, [this](const QString& problem) {
@@ -71,6 +71,7 @@ ArborApp::~ArborApp() {
     // Closing normally means the start did finish.
     clearStartupMarker();
     commitPendingDeletion();
+    picker_.reset();
     download_.reset();
     downloads_.reset();
     library_.reset();
@@ -159,10 +160,9 @@ void ArborApp::reloadModel() {
                   settings_->kvType(), settings_->contextLength(settings_->modelPath()), settings_->device());
 }
 
-void ArborApp::chooseModel(const QString& pathOrUrl) {
-    const QUrl url(pathOrUrl);
-    const QString path = url.isLocalFile() ? url.toLocalFile() : pathOrUrl;
-    if (path.isEmpty()) return;
+void ArborApp::chooseModel(const QString& pathOrUrl) { picker_->choose(pathOrUrl); }
+
+void ArborApp::useModel(const QString& path) {
     settings_->setModelPath(path);
     reloadModel();
 }

@@ -11,6 +11,7 @@
 #include "default_model_download.h"
 #include "model_download_list.h"
 #include "model_library.h"
+#include "model_picker.h"
 #include "model_service.h"
 #include "tab_list_model.h"
 #include "tab_warmer.h"
@@ -42,6 +43,7 @@ class ArborApp : public QObject {
     Q_PROPERTY(arbor::app::DefaultModelDownload* defaultModelDownload READ defaultModelDownload CONSTANT)
     Q_PROPERTY(arbor::app::ModelLibrary* library READ library CONSTANT)
     Q_PROPERTY(arbor::app::ModelDownloadList* downloads READ downloads CONSTANT)
+    Q_PROPERTY(arbor::app::ModelPicker* picker READ picker CONSTANT)
     Q_PROPERTY(bool started READ started NOTIFY startedChanged)  // store open, tabs restored
     // Something the user must be told (a database moved aside, a failed write); cleared
     // by dismissNotice().
@@ -67,6 +69,7 @@ public:
     DefaultModelDownload* defaultModelDownload() const { return download_.get(); }
     ModelLibrary* library() const { return library_.get(); }
     ModelDownloadList* downloads() const { return downloads_.get(); }
+    ModelPicker* picker() const { return picker_.get(); }
     TabWarmer* warmer() const { return warmer_.get(); }
     bool started() const { return started_; }
     QString notice() const { return notice_; }
@@ -80,7 +83,8 @@ public:
     // Reloads the model with the current settings (after a change of model, threads, KV
     // budget, disk tier, KV type, device or the model's context length).
     Q_INVOKABLE void reloadModel();
-    // Picks a GGUF file (a path or a file:// URL) as the model and loads it.
+    // Picks a GGUF file (a path or a file:// URL) as the model and loads it, keeping the
+    // model in use when it cannot be loaded (ModelPicker::choose).
     Q_INVOKABLE void chooseModel(const QString& pathOrUrl);
     Q_INVOKABLE void renameConversation(qint64 id, const QString& title);
     Q_INVOKABLE void deleteConversation(qint64 id);  // closes its tab first
@@ -99,6 +103,7 @@ signals:
 
 private:
     void setNotice(const QString& notice);
+    void useModel(const QString& path);  // as the setting, and loads it
     // Restores the tabs, or, when the last start never finished, skips them.
     void restoreTabsUnlessLastStartFailed();
     // Warms the restored tabs once every one has shown its messages, and clears the
@@ -122,6 +127,7 @@ private:
     std::unique_ptr<DefaultModelDownload> download_;
     std::unique_ptr<ModelLibrary> library_;
     std::unique_ptr<ModelDownloadList> downloads_;  // keeps its token in secrets_
+    std::unique_ptr<ModelPicker> picker_;
     bool started_ = false;
     bool startupMarked_ = false;  // the marker is set and not yet cleared
     QString notice_;

@@ -81,6 +81,7 @@ void ChatSession::open(qint64 leaf) {
             setTitle(QString::fromStdString(c.title));
             // Settings saved while this was read are newer than what it read.
             if (saves == settingsSaves_) applySettings(c.settings);
+            if (!modelRecorded_) setModelPath(QString::fromStdString(c.model));
             emit opened();
         },
         [this](const QString& message) { setError(message); });
@@ -154,6 +155,7 @@ bool ChatSession::startTurn(qint64 parent, const QString& userText, qint64 conti
         return false;
     }
     setError({});
+    recordModel(model->path);
     stopRequested_ = false;
     setPhase(Phase::composing);
     const int context = model->engine->context_size();
@@ -358,6 +360,22 @@ QString ChatSession::saveSettings(const QVariantMap& fields) {
         this, [id, settings](arbor::Store& s) { s.set_conversation_settings(id, settings); }, [] {},
         [this](const QString& message) { setError(message); });
     return {};
+}
+
+void ChatSession::setModelPath(const QString& path) {
+    if (path == modelPath_) return;
+    modelPath_ = path;
+    emit modelPathChanged();
+}
+
+void ChatSession::recordModel(const QString& path) {
+    modelRecorded_ = true;
+    if (path == modelPath_) return;
+    setModelPath(path);
+    const qint64 id = conversation_;
+    store_.call(
+        this, [id, model = path.toStdString()](arbor::Store& s) { s.set_conversation_model(id, model); }, [] {},
+        [this](const QString& message) { setError(message); });
 }
 
 void ChatSession::applySettings(const arbor::ConversationSettings& settings) {

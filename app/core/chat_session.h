@@ -54,6 +54,9 @@ class ChatSession : public QObject {
     // How many of the oldest messages shown the last reply's prompt left out because the
     // whole branch did not fit the model's context (see context_window.h); 0 when none.
     Q_PROPERTY(int omittedMessages READ omittedMessages NOTIFY omittedMessagesChanged)
+    // The model file the conversation last generated with (stored with it; each turn
+    // started records the model then loaded); empty when none is recorded.
+    Q_PROPERTY(QString modelPath READ modelPath NOTIFY modelPathChanged)
 public:
     // Defaults for what a conversation leaves unset.
     static constexpr double kDefaultTemperature = 0.7;
@@ -86,6 +89,7 @@ public:
     int prefillTotal() const { return prefillTotal_; }
     int contextTokens() const { return contextTokens_; }
     int omittedMessages() const { return omittedMessages_; }
+    QString modelPath() const { return modelPath_; }
 
     // Loads the conversation (title, settings) and shows the branch ending at leaf (0:
     // the latest leaf).
@@ -121,6 +125,7 @@ signals:
     void prefillChanged();
     void contextTokensChanged();
     void omittedMessagesChanged();
+    void modelPathChanged();
     void opened();
     // The engine request of a reply was submitted: its Reply, for observers of its events
     // besides this session (the engine's stats of it, the order of its tokens).
@@ -138,6 +143,8 @@ private:
     void setContextTokens(int tokens);
     void setOmittedMessages(int omitted);
     void applySettings(const arbor::ConversationSettings& settings);
+    void setModelPath(const QString& path);
+    void recordModel(const QString& path);  // and store it
     void onComposed(qint64 parent, qint64 continued, const ComposedTurn& turn);
     void onToken(int tokenId, const QString& text);
     void onFinished(const ReplyStats& stats);
@@ -164,6 +171,8 @@ private:
     int prefillDone_ = 0, prefillTotal_ = 0;
     int contextTokens_ = 0;
     int omittedMessages_ = 0;
+    QString modelPath_;
+    bool modelRecorded_ = false;  // recordModel() ran: a read of the conversation is older
 
     Phase phase_ = Phase::idle;
     bool stopRequested_ = false;  // stop() while the turn was still being composed

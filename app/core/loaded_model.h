@@ -20,6 +20,8 @@ struct LoadedModel {
     std::unique_ptr<arbor::ChatFormatter> formatter;  // the model's chat template
     QString path;
     QString name;  // file name without .gguf
+    QString displayName;  // general.name, else `name`
+    QString quantType;    // "Q4_K_M", "F16": see ModelFileInfo::quantType
 
     ~LoadedModel() {
         // The engine and the formatter borrow the model.

@@ -1,5 +1,7 @@
 #include "model_service.h"
 
+#include "model_file_info.h"
+
 #include "arbor/chat_template.h"
 #include "arbor/paths.h"
 
@@ -115,6 +117,9 @@ void ModelService::load(const QString& path, int threads, int kvMiB, int kvDiskM
             auto loaded = std::make_shared<LoadedModel>();
             loaded->path = path;
             loaded->name = QFileInfo(path).completeBaseName();
+            const ModelFileInfo header = readModelFileInfo(path.toStdString());  // the header only
+            loaded->displayName = QString::fromStdString(header.name);
+            loaded->quantType = QString::fromStdString(header.quantType);
             loaded->model = arbor::Model::load(path.toStdString());
             arbor::EngineOptions options;
             options.backend.threads = std::max(0, threads);

@@ -29,6 +29,10 @@ class ModelService : public QObject {
     Q_PROPERTY(QString path READ path NOTIFY stateChanged)
     Q_PROPERTY(QString name READ name NOTIFY stateChanged)
     Q_PROPERTY(QString details READ details NOTIFY stateChanged)  // architecture, size, context
+    // What the model calls itself (general.name, else the file name) and its quantization
+    // ("Q4_K_M"); empty until a model is ready.
+    Q_PROPERTY(QString displayName READ displayName NOTIFY stateChanged)
+    Q_PROPERTY(QString quantType READ quantType NOTIFY stateChanged)
     Q_PROPERTY(QString error READ error NOTIFY stateChanged)
     // What runs the model (Engine::device(), e.g. "CPU (AVX2, 8 threads)"), and the longest
     // sequence it takes in tokens; empty and 0 until a model is ready.
@@ -49,6 +53,8 @@ public:
     QString path() const { return path_; }
     QString name() const;
     QString details() const { return details_; }
+    QString displayName() const { return current_ ? current_->displayName : QString(); }
+    QString quantType() const { return current_ ? current_->quantType : QString(); }
     QString error() const { return error_; }
     QString device() const;
     int contextSize() const;

@@ -76,6 +76,10 @@ ALTER TABLE messages ADD COLUMN disk_tokens INTEGER;
     R"sql(
 ALTER TABLE messages ADD COLUMN omitted_messages INTEGER;
 )sql",
+    // 6: the model each conversation last used (a local model file's path; '': unknown).
+    R"sql(
+ALTER TABLE conversations ADD COLUMN model TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 constexpr int kLatest = static_cast<int>(std::size(kMigrations));

@@ -11,6 +11,10 @@ namespace {
 
 constexpr char kStopStringSeparator = '\x1f';
 
+// What read_conversation reads, in its order.
+#define ARBOR_CONVERSATION_COLUMNS                                                              \
+    "id, title, created_at, updated_at, system_prompt, temperature, top_p, top_k, max_tokens," \
+    " repetition_penalty, min_p, seed, stop_strings, model"
 
 std::vector<std::string> split_stop_strings(const std::string& joined) {
     std::vector<std::string> out;
@@ -33,8 +37,7 @@ std::string join_stop_strings(const std::vector<std::string>& strings) {
     return out;
 }
 
-// Columns: id, title, created_at, updated_at, system_prompt, temperature, top_p, top_k,
-// max_tokens, repetition_penalty, min_p, seed, stop_strings.
+// Columns: ARBOR_CONVERSATION_COLUMNS.
 Conversation read_conversation(const store::Query& q) {
     Conversation c;
     c.id = q.int64(0);
@@ -50,6 +53,7 @@ Conversation read_conversation(const store::Query& q) {
     c.settings.min_p = q.opt_real(10);
     c.settings.seed = q.opt_int64(11);
     c.settings.stop_strings = split_stop_strings(q.text(12));
+    c.model = q.text(13);
     return c;
 }
 
@@ -155,9 +159,7 @@ void Store::delete_conversation(ConversationId id) {
 
 Conversation Store::conversation(ConversationId id) const {
     Call call(*impl_, "read the conversation");
-    auto q = call.db.query("SELECT id, title, created_at, updated_at, system_prompt, temperature, top_p,"
-                           " top_k, max_tokens, repetition_penalty, min_p, seed, stop_strings"
-                           " FROM conversations WHERE id = ?1");
+    auto q = call.db.query("SELECT " ARBOR_CONVERSATION_COLUMNS " FROM conversations WHERE id = ?1");
     q.bind(1, id);
     if (!q.step())
         store::fail(call.db, StoreError::Kind::not_found, "no conversation " + std::to_string(id));
@@ -166,8 +168,7 @@ Conversation Store::conversation(ConversationId id) const {
 
 std::vector<Conversation> Store::list_conversations() const {
     Call call(*impl_, "list the conversations");
-    auto q = call.db.query("SELECT id, title, created_at, updated_at, system_prompt, temperature, top_p,"
-                           " top_k, max_tokens, repetition_penalty, min_p, seed, stop_strings"
+    auto q = call.db.query("SELECT " ARBOR_CONVERSATION_COLUMNS
                            " FROM conversations ORDER BY updated_at DESC, id DESC");
     std::vector<Conversation> out;
     while (q.step()) out.push_back(read_conversation(q));
@@ -189,6 +190,15 @@ void Store::set_conversation_settings(ConversationId id, const ConversationSetti
     q.bind(4, settings.top_p).bind(5, settings.top_k).bind(6, settings.max_tokens);
     q.bind(7, settings.repetition_penalty).bind(8, settings.min_p).bind(9, settings.seed);
     q.bind(10, join_stop_strings(settings.stop_strings)).run();
+    if (call.db.changes() == 0)
+        store::fail(call.db, StoreError::Kind::not_found, "no conversation " + std::to_string(id));
+    tx.commit();
+}
+
+void Store::set_conversation_model(ConversationId id, std::string_view model) {
+    Call call(*impl_, "record the conversation's model");
+    store::Transaction tx(call.db);
+    call.db.query("UPDATE conversations SET model = ?2 WHERE id = ?1").bind(1, id).bind(2, model).run();
     if (call.db.changes() == 0)
         store::fail(call.db, StoreError::Kind::not_found, "no conversation " + std::to_string(id));
     tx.commit();

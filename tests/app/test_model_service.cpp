@@ -233,6 +233,49 @@ private slots:
         QVERIFY(readyWhenTold);  // told while the old model was still there
     }
 
+    // Switching models never serves one model's KV cache to another, from memory or from
+    // the disk tier they share; switching back to the first reads its own pages again.
+    void cacheIsNeverSharedBetweenModels() {
+        const arbor::test::PrivateCacheHome cache;  // the disk tier starts empty
+        const QString first = QString::fromStdString((arbor::test::test_data_dir() / "synthetic" / "qwen2-tiny.gguf").string());
+        const QString second = QString::fromStdString((arbor::test::test_data_dir() / "synthetic" / "qwen3-tiny.gguf").string());
+        // Ids both vocabularies have (300 and 307 tokens), long enough for the disk tier's
+        // least read (4 pages).
+        std::vector<arbor::TokenId> prompt;
+        for (int i = 0; i < 160; ++i) prompt.push_back(arbor::TokenId(1 + (i * 37) % 250));
+        constexpr int kDiskMiB = 64;
+        ModelService s;
+        auto run = [&](const QString& path) -> ReplyStats {
+            s.load(path, kThreads, kKvMiB, kDiskMiB);
+            if (!QTest::qWaitFor([&] { return s.state() != "loading"; }, kLoadMs) || !s.ready()) {
+                qWarning("%s did not load: %s", qPrintable(path), qPrintable(s.error()));
+                return {};
+            }
+            arbor::Request request{prompt, {}};
+            request.options.max_tokens = 2;
+            request.options.stop_at_end_of_generation = false;
+            Reply* reply = s.start(request);
+            if (!reply) return {};
+            QSignalSpy finished(reply, &Reply::finished);
+            if (!finished.wait(kLoadMs)) return {};
+            return finished.at(0).at(0).value<ReplyStats>();
+        };
+        const ReplyStats a = run(first);
+        QCOMPARE(a.finishReason, ReplyStats::FinishReason::Length);
+        QCOMPARE(a.cachedTokens, 0);
+        // The first model's pages go to disk when its engine closes, before the second loads.
+        const ReplyStats b = run(second);
+        QCOMPARE(b.finishReason, ReplyStats::FinishReason::Length);
+        QCOMPARE(b.promptTokens, int(prompt.size()));
+        QCOMPARE(b.cachedTokens, 0);
+        QCOMPARE(b.diskTokens, 0);
+        // The same pages do serve the model that wrote them: the check above could fail.
+        const ReplyStats again = run(first);
+        QCOMPARE(again.finishReason, ReplyStats::FinishReason::Length);
+        QVERIFY2(again.diskTokens > 0, qPrintable(QString::number(again.diskTokens)));
+        QCOMPARE(again.cachedTokens, again.diskTokens);
+    }
+
     void newerLoadSupersedesOneInProgress() {
         // The first (good) load is still running when the second (missing file) starts:
         // the outcome is the second's, and the first's late success is dropped.

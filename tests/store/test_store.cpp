@@ -288,6 +288,32 @@ private slots:
         QVERIFY(store.conversation_settings(c) == ConversationSettings{});
     }
 
+    void modelRoundTrip() {
+        arbor::ConversationId a = 0, b = 0;
+        std::int64_t updated = 0;
+        {
+            Store store(file());
+            a = store.create_conversation("A");
+            b = store.create_conversation("B");
+            QCOMPARE(store.conversation(a).model, std::string());
+            updated = store.conversation(a).updated_at;
+            store.set_conversation_model(a, "/models/first.gguf");
+            store.set_conversation_model(a, "/models/ünïcode second.gguf");
+            ARBOR_EXPECT_STORE_ERROR(store.set_conversation_model(424242, "/models/x.gguf"), Kind::not_found);
+        }
+        Store store(file());
+        QCOMPARE(store.conversation(a).model, std::string("/models/ünïcode second.gguf"));
+        QCOMPARE(store.conversation(b).model, std::string());
+        // Recording the model is no activity: the list keeps its order.
+        QCOMPARE(store.conversation(a).updated_at, updated);
+        const auto list = store.list_conversations();
+        QCOMPARE(list.size(), std::size_t(2));
+        QCOMPARE(list[0].id, b);
+        QCOMPARE(list[1].model, std::string("/models/ünïcode second.gguf"));
+        store.set_conversation_model(a, "");
+        QCOMPARE(store.conversation(a).model, std::string());
+    }
+
     void tabsRoundTrip() {
         std::vector<OpenTab> tabs;
         arbor::ConversationId a = 0, b = 0;

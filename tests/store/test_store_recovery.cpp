@@ -100,6 +100,14 @@ class TestStoreRecovery : public QObject {
         return out;
     }
 
+    // Puts tests/data/store/`name`, a database at schema `version`, in place as file().
+    void copyOldDatabase(const char* name, int version) {
+        const fs::path old = arbor::test::test_data_dir() / "store" / name;
+        QVERIFY2(fs::exists(old), old.c_str());
+        fs::copy_file(old, file());
+        QCOMPARE(arbor::test::raw_scalar(file(), "PRAGMA user_version"), std::to_string(version));
+    }
+
 private slots:
     void init() {
         QVERIFY(dir_.isValid());
@@ -107,10 +115,8 @@ private slots:
     }
 
     void migratesVersion1() {
-        const fs::path v1 = arbor::test::test_data_dir() / "store" / "arbor-v1.db";
-        QVERIFY2(fs::exists(v1), v1.c_str());
-        fs::copy_file(v1, file());
-        QCOMPARE(arbor::test::raw_scalar(file(), "PRAGMA user_version"), std::string("1"));
+        copyOldDatabase("arbor-v1.db", 1);
+        if (QTest::currentTestFailed()) return;
 
         Store store(file());
         QCOMPARE(store.open_report().found_version, 1);
@@ -166,6 +172,37 @@ private slots:
         store.set_conversation_settings(1, more);
         QVERIFY(store.conversation_settings(1) == more);
         QCOMPARE(store.conversation_settings(1).system_prompt, std::string("You are a baker."));
+    }
+
+    void migratesVersion5() {
+        copyOldDatabase("arbor-v5.db", 5);
+        if (QTest::currentTestFailed()) return;
+
+        Store store(file());
+        QCOMPARE(store.open_report().found_version, 5);
+        QVERIFY(store.open_report().problem.empty());
+        QCOMPARE(store.open_report().interrupted_replies, 0);
+        QCOMPARE(arbor::test::raw_scalar(file(), "PRAGMA user_version"), std::to_string(Store::kSchemaVersion));
+
+        const auto list = store.list_conversations();
+        QCOMPARE(list.size(), std::size_t(2));
+        QCOMPARE(list[1].title, std::string("Tide tables"));
+        QVERIFY(list[1].settings ==
+                (arbor::ConversationSettings{"Answer briefly.", 0.5, 0.9, std::nullopt, 256, 1.1, 0.05, 42, {"END"}}));
+        // Nothing says which model the old conversations used.
+        QCOMPARE(list[0].model, std::string());
+        QCOMPARE(list[1].model, std::string());
+        const auto path = store.path(2);
+        QCOMPARE(ids_of(path), (std::vector<arbor::MessageId>{1, 2}));
+        QCOMPARE(path[1].token_ids, (std::vector<std::int32_t>{21, 22, 2}));
+        QVERIFY(path[1].stats == (arbor::MessageStats{12, 0, 80.5, 31.25, "stop", 0, 0}));
+        QCOMPARE(store.app_setting("model.path"), std::optional<std::string>("/models/tides.gguf"));
+        QVERIFY(store.open_tabs() == (std::vector<arbor::OpenTab>{{1, 2, true}, {2, std::nullopt, false}}));
+
+        store.set_conversation_model(1, "/models/tides.gguf");
+        QCOMPARE(store.conversation(1).model, std::string("/models/tides.gguf"));
+        QCOMPARE(store.conversation(1).updated_at, std::int64_t(1750000004000));
+        QCOMPARE(store.conversation(2).model, std::string());
     }
 
     void refusesNewerSchema() {

@@ -59,6 +59,9 @@ struct Conversation {
     std::int64_t created_at = 0;
     std::int64_t updated_at = 0;  // last activity: a message added or finished
     ConversationSettings settings;
+    // The model the conversation last generated with: a local model file's path; empty
+    // when not recorded (a conversation of an older Arbor, or one never answered).
+    std::string model;
 };
 
 enum class MessageState { complete, streaming, stopped, error };
@@ -128,7 +131,7 @@ struct StoreOptions {
 
 class Store {
 public:
-    static constexpr int kSchemaVersion = 5;
+    static constexpr int kSchemaVersion = 6;
     static constexpr std::string_view kDefaultFileName = "arbor.db";
 
     // data_dir()/arbor.db
@@ -158,6 +161,9 @@ public:
     std::vector<Conversation> list_conversations() const;  // newest activity first
     ConversationSettings conversation_settings(ConversationId id) const;
     void set_conversation_settings(ConversationId id, const ConversationSettings& settings);
+    // Records the model the conversation generated with (see Conversation::model); its
+    // place in the list (updated_at) does not change.
+    void set_conversation_model(ConversationId id, std::string_view model);
 
     // Conversations whose title, or one of whose finished messages, contains every word
     // of `query` (as word prefixes with FTS5, as substrings otherwise); one hit per

@@ -1,0 +1,167 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Controls.Material
+import QtQuick.Layouts
+import Arbor.Core
+
+// The model in use, at the head of the window: its name and quantization, with a busy
+// indicator while a model loads. A click lists what can be switched to, in sections:
+// the models on this computer (the library's; those the engine cannot load are greyed,
+// with the reason), then the way to the model library. Remote servers, once Arbor has
+// them, are a section of their own after the local one.
+ToolButton {
+    id: picker
+    objectName: "modelPicker"
+    required property ArborApp app
+    signal libraryRequested()
+
+    readonly property ModelService model: app.model
+    readonly property bool dark: Material.theme === Material.Dark
+    readonly property string label: {
+        if (picker.model.state === "loading") return qsTr("Loading %1…").arg(picker.model.name)
+        if (!picker.model.ready) return qsTr("Choose a model")
+        return picker.model.quantType.length > 0 ? picker.model.displayName + " · " + picker.model.quantType
+                                                 : picker.model.displayName
+    }
+
+    text: label
+    Accessible.name: qsTr("Model: %1. Choose another").arg(label)
+    ToolTip.visible: hovered && !list.visible && picker.model.path.length > 0
+    ToolTip.delay: 500
+    ToolTip.text: picker.model.path
+    onClicked: list.opened ? list.close() : list.open()
+
+    contentItem: RowLayout {
+        spacing: 6
+        BusyIndicator {
+            objectName: "modelPickerBusy"
+            visible: picker.app.picker.busy
+            running: visible
+            Layout.preferredWidth: Theme.iconSize
+            Layout.preferredHeight: Theme.iconSize
+            padding: 0
+        }
+        Label {
+            objectName: "modelPickerText"
+            text: picker.label
+            elide: Text.ElideRight
+            font.bold: picker.model.ready
+            Layout.fillWidth: true
+            Layout.maximumWidth: implicitWidth
+        }
+        Label {
+            text: "\u25be"  // a small down-pointing triangle: the button opens a list
+            color: Theme.secondaryText(picker.dark)
+        }
+    }
+
+    Popup {
+        id: list
+        y: picker.height
+        focus: true  // so that Escape closes it
+        // As wide as the window leaves right of the button, 440 at most.
+        width: Math.min(440, picker.Window.width - picker.mapToItem(null, 0, 0).x - 8)
+        height: Math.min(models.contentHeight + topPadding + bottomPadding, picker.Window.height * 0.7)
+        padding: 0
+        topPadding: 6
+        bottomPadding: 6
+        background: Rectangle {
+            color: picker.dark ? "#303030" : "#ffffff"
+            border.color: Theme.outline(picker.dark)
+            radius: 4
+        }
+
+        ListView {
+            id: models
+            objectName: "modelPickerModels"
+            anchors.fill: parent
+            clip: true
+            boundsBehavior: Flickable.StopAtBounds
+            model: picker.app.library
+            Accessible.name: qsTr("Models")
+            ScrollIndicator.vertical: ScrollIndicator {}
+
+            header: Column {
+                width: models.width
+                Label {
+                    text: qsTr("On this computer")
+                    font.pixelSize: Theme.captionSize
+                    font.bold: true
+                    color: Theme.secondaryText(picker.dark)
+                    leftPadding: 16
+                    topPadding: 4
+                    bottomPadding: 4
+                }
+                Label {
+                    visible: picker.app.library.count === 0
+                    width: parent.width
+                    wrapMode: Text.Wrap
+                    leftPadding: 16
+                    rightPadding: 16
+                    bottomPadding: 6
+                    text: qsTr("No models in the library yet.")
+                }
+            }
+
+            delegate: ItemDelegate {
+                id: row
+                objectName: "modelPickerEntry"
+                required property string path
+                required property string fileName
+                required property string name
+                required property string quantType
+                required property string sizeText
+                required property bool supported
+                required property string problem
+                readonly property bool inUse: path === picker.model.path
+
+                width: models.width
+                enabled: supported
+                highlighted: inUse
+                Accessible.name: supported ? qsTr("Use %1 (%2)").arg(name).arg(fileName)
+                                           : qsTr("%1 cannot be used: %2").arg(fileName).arg(problem)
+                onClicked: {
+                    list.close()
+                    if (!row.inUse || picker.model.state === "failed") picker.app.picker.choose(row.path)
+                }
+
+                contentItem: ColumnLayout {
+                    spacing: 2
+                    Label {
+                        Layout.fillWidth: true
+                        elide: Text.ElideRight
+                        text: (row.quantType.length > 0 ? row.name + " · " + row.quantType : row.name)
+                              + (row.inUse ? qsTr("  (in use)") : "")
+                        color: row.supported ? Material.foreground : Theme.secondaryText(picker.dark)
+                        font.bold: row.inUse
+                    }
+                    Label {
+                        objectName: "modelPickerEntryDetails"
+                        Layout.fillWidth: true
+                        wrapMode: row.supported ? Text.NoWrap : Text.Wrap
+                        elide: Text.ElideRight
+                        font.pixelSize: Theme.captionSize
+                        text: row.supported ? row.fileName + " · " + row.sizeText
+                                            : qsTr("%1: not supported: %2").arg(row.fileName).arg(row.problem)
+                        color: Theme.secondaryText(picker.dark)
+                    }
+                }
+            }
+
+            footer: Column {
+                width: models.width
+                MenuSeparator { width: parent.width }
+                ItemDelegate {
+                    objectName: "modelPickerLibrary"
+                    width: parent.width
+                    text: qsTr("Model library…")
+                    Accessible.name: qsTr("Open the model library")
+                    onClicked: {
+                        list.close()
+                        picker.libraryRequested()
+                    }
+                }
+            }
+        }
+    }
+}
