@@ -10,6 +10,7 @@
 // near-ties, so there agreement is only reported). Exits as skipped without a device or
 // model.
 #include "arbor/backend.h"
+#include "arbor/cuda_devices.h"
 #include "arbor/engine.h"
 #include "arbor/error.h"
 #include "arbor/generator.h"
@@ -245,6 +246,23 @@ void test_engine(Checks& c, const Model& m, const std::string& name, bool assert
     if (assert_same) c.expect(matching == finished, name + ": preempted requests still give their solo tokens");
 }
 
+// The list the app's Device setting shows (through NVML where it can): the device the
+// runtime counts, with a name and a plausible free memory.
+void test_device_list(Checks& c) {
+    const CudaDevices found = find_cuda_devices();
+    c.expect(found.devices.size() == size_t(cuda::device_count(nullptr)) && found.none_reason.empty(),
+             "the device list has every device (" + std::to_string(found.devices.size()) + ", reason '" +
+                 found.none_reason + "')");
+    for (const CudaDevice& d : found.devices) {
+        std::printf("  cuda:%d: %s, %.1f GiB, %s free\n", d.ordinal, d.name.c_str(), double(d.total_bytes) / (1 << 30),
+                    d.free_bytes ? std::to_string(*d.free_bytes >> 20).append(" MiB").c_str() : "unknown");
+        c.expect(!d.name.empty() && d.total_bytes > (uint64_t(1) << 30), "cuda:" + std::to_string(d.ordinal) +
+                                                                              " has a name and its memory");
+        c.expect(d.free_bytes && *d.free_bytes > 0 && *d.free_bytes <= d.total_bytes,
+                 "cuda:" + std::to_string(d.ordinal) + " says how much memory is free");
+    }
+}
+
 void test_errors(Checks& c, const Model& m, const std::string& name) {
     BackendOptions bo;
     bo.device = "cuda";
@@ -279,6 +297,7 @@ int main(int argc, char** argv) {
         assert_greedy = true;  // the default model is a trained one
     }
     Checks c;
+    test_device_list(c);
     for (const std::string& path : models) {
         const std::string name = std::filesystem::path(path).filename().string();
         try {
