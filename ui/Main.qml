@@ -157,10 +157,13 @@ ApplicationWindow {
                 onDismissed: window.app.dismissNotice()
             }
 
-            // The model in use, to switch from (the picker), and its state.
-            RowLayout {
+            // The model in use, to switch from (the picker), and its state; the first-start
+            // offer (a sentence and three buttons) gets a row of its own below the picker.
+            GridLayout {
                 Layout.fillWidth: true
-                spacing: 0
+                columns: modelStatus.offerDownload ? 1 : 2
+                rowSpacing: 0
+                columnSpacing: 0
                 ModelPickerButton {
                     app: window.app
                     Layout.leftMargin: 4
@@ -168,6 +171,7 @@ ApplicationWindow {
                     onLibraryRequested: libraryDialog.open()
                 }
                 ModelStatus {
+                    id: modelStatus
                     Layout.fillWidth: true
                     model: window.app.model
                     download: window.app.defaultModelDownload
