@@ -1,7 +1,8 @@
 // Engine: the loop thread around the scheduler. Per step: take new requests and
 // cancellations, schedule, run one forward pass over the batch, sample for the
-// sequences whose last row ran, and let the scheduler's postprocess append the ids and
-// retire the sequences that ended (the engine decides which, streaming their text).
+// sequences whose last row ran (or keep the logits a prefill-only request asked for), and
+// let the scheduler's postprocess append the ids and retire the sequences that ended (the
+// engine decides which, streaming their text).
 #include "arbor/engine.h"
 
 #include "arbor/error.h"
@@ -42,6 +43,10 @@ struct Active {
     RequestStats stats;
     bool finished = false;  // its Finished event was sent
     std::string sink_error;  // what the sink threw, when it did (the request then ends)
+    // Request::logits: what the Finished event carries, by position from logits_from.
+    SequenceRows::Logits logits_wanted = SequenceRows::Logits::None;
+    std::vector<float> logits;
+    int32_t logits_from = -1;
 };
 
 } // namespace
@@ -152,6 +157,7 @@ struct Engine::Impl {
         e.finish = reason;
         e.error = std::move(error);
         e.stats = a.stats;
+        if (reason != FinishReason::Cancelled && reason != FinishReason::Error) e.logits = std::move(a.logits);
         emit(a, std::move(e));
     }
 
@@ -177,6 +183,8 @@ struct Engine::Impl {
             const RequestId id = a->seq.id;
             std::string problem;
             if (a->seq.tokens.empty()) problem = "the prompt is empty";
+            else if (!a->seq.prefill_only && a->logits_wanted != SequenceRows::Logits::None)
+                problem = "only a prefill-only request returns logits";
             else if (!a->seq.prefill_only && a->options.max_tokens < 1)
                 problem = "max_tokens is " + std::to_string(a->options.max_tokens) + "; a reply needs at least 1";
             else if (int32_t(a->seq.tokens.size()) >= context)
@@ -206,6 +214,31 @@ struct Engine::Impl {
     }
 
     static bool prefill_only(const sched::Sequence& seq) { return seq.prefill_only; }
+
+    // The logits the forward pass returns for a step item: the sampled row of a reply, the
+    // rows a prefill-only request asked for (Request::logits), or none.
+    SequenceRows::Logits logits_for(const sched::StepItem& it) const {
+        using L = SequenceRows::Logits;
+        if (!prefill_only(*it.seq)) return it.sample ? L::Last : L::None;
+        const L wanted = active.at(it.seq->id)->logits_wanted;
+        return wanted == L::All || (wanted == L::Last && it.sample) ? wanted : L::None;
+    }
+
+    // Keeps a prefill-only request's logits for its Finished event, by position: rows
+    // computed again after a preemption replace the earlier ones.
+    void keep_logits(Active& a, const sched::StepItem& it, const float* rows, SequenceRows::Logits which) {
+        const size_t V = size_t(model.config().n_vocab);
+        if (which == SequenceRows::Logits::Last) {
+            a.logits.assign(rows, rows + V);
+            return;
+        }
+        if (a.logits_from < 0) a.logits_from = it.start;
+        const int32_t skip = std::max(0, a.logits_from - it.start);
+        if (skip >= it.count) return;
+        const size_t at = size_t(it.start + skip - a.logits_from) * V;
+        a.logits.resize(std::max(a.logits.size(), at + size_t(it.count - skip) * V));
+        std::copy(rows + size_t(skip) * V, rows + size_t(it.count) * V, a.logits.begin() + ptrdiff_t(at));
+    }
 
     // The next id of a sequence whose last known token just ran.
     TokenId sample(Active& a, const float* row) {
@@ -274,18 +307,23 @@ struct Engine::Impl {
                 rows.n_rows = it.count;
                 rows.start_pos = it.start;
                 rows.block_table = it.seq->table.pages;
-                rows.logits =
-                    it.sample && !prefill_only(*it.seq) ? SequenceRows::Logits::Last : SequenceRows::Logits::None;
+                rows.logits = logits_for(it);
                 batch.tokens.insert(batch.tokens.end(), it.seq->tokens.begin() + it.start,
                                     it.seq->tokens.begin() + it.start + it.count);
                 batch.sequences.push_back(rows);
             }
             backend->forward(batch, logits);
+            // The logits come in item order: one row for Last, the item's rows for All.
+            const size_t V = size_t(model.config().n_vocab);
             size_t row = 0;
-            for (size_t i = 0; i < items.size(); ++i)
-                if (items[i].sample && !prefill_only(*items[i].seq))
-                    sampled[i] = sample(*active.at(items[i].seq->id),
-                                        logits.data() + row++ * size_t(model.config().n_vocab));
+            for (size_t i = 0; i < items.size(); ++i) {
+                const SequenceRows::Logits which = batch.sequences[i].logits;
+                if (which == SequenceRows::Logits::None) continue;
+                Active& a = *active.at(items[i].seq->id);
+                if (prefill_only(a.seq)) keep_logits(a, items[i], logits.data() + row * V, which);
+                else sampled[i] = sample(a, logits.data() + row * V);
+                row += which == SequenceRows::Logits::All ? size_t(items[i].count) : 1;
+            }
         }
         const auto retired =
             scheduler.postprocess(plan, sampled, [&](sched::Sequence* seq) { return stream(*active.at(seq->id)); });
@@ -407,6 +445,7 @@ RequestId Engine::submit(Request request, EventSink sink) {
     a->seq.cache_namespace = request.cache_namespace;
     a->seq.prefill_only = request.kind == RequestKind::PrefillOnly;
     a->seq.priority = a->seq.prefill_only ? std::max(request.priority, Priority::Background) : request.priority;
+    a->logits_wanted = request.logits;
     a->options = std::move(request.options);
     a->sink = std::move(sink);
     a->submitted = Clock::now();

@@ -209,6 +209,53 @@ private slots:
         QVERIFY(std::equal(in_prefill.begin(), in_prefill.end(), mixed_logits.begin() + vocab_));
     }
 
+    // A prefill-only request asking for logits gets those of every position it computed:
+    // after a cached prefix, the rows from the prefix's end on; they match one forward
+    // pass over the whole sequence. Only a prefill-only request may ask.
+    void engineReturnsTheLogitsOfEveryComputedPosition() {
+        const auto ids = sample_ids(*model_, 2);
+        const int32_t n = int32_t(ids.size()), half = n / 2;
+        std::vector<int32_t> table;
+        for (int32_t i = 0; i * backend_->page_size() < n; ++i) table.push_back(i);
+        arbor::ForwardBatch batch;
+        batch.tokens = ids;
+        batch.sequences.push_back({0, n, 0, table, arbor::SequenceRows::Logits::All});
+        std::vector<float> want;
+        backend_->forward(batch, want);
+        const auto rows_of = [&](int32_t from) { return want.data() + size_t(from) * size_t(vocab_); };
+
+        arbor::Engine engine(*model_, *backend_);
+        const auto probe = [&](std::span<const arbor::TokenId> prompt, arbor::SequenceRows::Logits which,
+                               arbor::RequestKind kind = arbor::RequestKind::PrefillOnly) {
+            arbor::Request r;
+            r.prompt.assign(prompt.begin(), prompt.end());
+            r.kind = kind;
+            r.logits = which;
+            r.options.max_tokens = 1;
+            return arbor::generate(engine, std::move(r));
+        };
+        const auto first = probe(std::span(ids).first(size_t(half)), arbor::SequenceRows::Logits::All);
+        QCOMPARE(first.finish, arbor::FinishReason::Length);
+        QCOMPARE(first.stats.cached_tokens, 0);
+        QCOMPARE(first.logits.size(), size_t(half) * size_t(vocab_));
+        QVERIFY(max_abs_diff(first.logits.data(), rows_of(0), first.logits.size()) < 2e-3f);
+
+        const auto rest = probe(ids, arbor::SequenceRows::Logits::All);
+        QCOMPARE(rest.stats.cached_tokens, half);
+        QCOMPARE(rest.logits.size(), size_t(n - half) * size_t(vocab_));
+        QVERIFY(max_abs_diff(rest.logits.data(), rows_of(half), rest.logits.size()) < 2e-3f);
+
+        const auto last = probe(ids, arbor::SequenceRows::Logits::Last);
+        QCOMPARE(last.stats.cached_tokens, n - 1);
+        QCOMPARE(last.logits.size(), size_t(vocab_));
+        QVERIFY(max_abs_diff(last.logits.data(), rows_of(n - 1), last.logits.size()) < 2e-3f);
+
+        const auto refused = probe(ids, arbor::SequenceRows::Logits::Last, arbor::RequestKind::Generate);
+        QCOMPARE(refused.finish, arbor::FinishReason::Error);
+        QVERIFY2(refused.error.find("prefill-only") != std::string::npos, refused.error.c_str());
+        QVERIFY(refused.logits.empty() && refused.tokens.empty());
+    }
+
     void invalidBatchesAreRejected() {
         std::vector<float> logits;
         const std::vector<int32_t> table = {0};

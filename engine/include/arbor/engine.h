@@ -44,6 +44,11 @@ struct Request {
     uint64_t cache_namespace = 0;
     Priority priority = Priority::Normal;
     RequestKind kind = RequestKind::Generate;
+    // For a PrefillOnly request (an error with any other kind): its Finished event carries
+    // logits (Event::logits), Last: after the prompt's last position; All: after every
+    // position it computed, from stats.cached_tokens to the prompt's end. How the
+    // numerical tests read the forward pass through the engine (arbor::Generator).
+    SequenceRows::Logits logits = SequenceRows::Logits::None;
 };
 
 struct RequestStats {
@@ -69,6 +74,7 @@ struct Event {
     FinishReason finish = FinishReason::Stop;  // Finished
     std::string error;        // Finished with FinishReason::Error
     RequestStats stats;       // Finished: final; Token: prompt and cache figures
+    std::vector<float> logits;  // Finished (not cancelled or failed), as Request::logits asked: n_vocab per position
 };
 
 // Called on the engine thread, in order, for one request; it must return quickly (hand

@@ -1,7 +1,7 @@
 // Generation as a client of the Engine, the one serving path: generate() runs one request
 // to its end (the command line, the benchmark). Generator adds, for the numerical tests,
-// a single sequence on a backend of their own: logits after a prefill or a decode step,
-// and replies generated through an Engine on that backend.
+// one sequence probed through an Engine of its own on their backend: logits after a
+// prefill or a decode step (prefill-only requests returning logits), and replies.
 #pragma once
 
 #include "arbor/backend.h"
@@ -23,6 +23,7 @@ struct GenerateResult {
     FinishReason finish = FinishReason::Length;
     std::string error;               // with FinishReason::Error
     RequestStats stats;              // the engine's figures for the request
+    std::vector<float> logits;       // what Request::logits asked for (Event::logits)
     // Prompt tokens computed (not from the cache) per second until the first token.
     double prefill_tokens_per_second() const;
 };
@@ -35,34 +36,33 @@ GenerateResult generate(Engine& engine, Request request,
 
 class Generator {
 public:
-    // Takes the sequence's pages 0..page_count-1 of the backend in order.
+    // Runs an Engine on `backend`, which nothing else may use while the generator works
+    // (it keeps the engine's cached pages there), in steps of up to prefill_chunk rows.
     Generator(const Model& model, Backend& backend, int32_t prefill_chunk = 512);
 
-    int32_t context_size() const;
-    const std::vector<TokenId>& tokens() const { return tokens_; }
-    void reset() { tokens_.clear(); }
+    int32_t context_size() const { return engine_.context_size(); }
+    // Forgets the sequence and every cached prefix: the next prefill computes all its ids.
+    void reset();
 
-    // Makes the sequence hold exactly `ids`, reusing the KV of the longest common prefix
-    // (at least the last id is recomputed) and returns the logits after the last id.
-    // Throws arbor::Error when ids is empty or exceeds the context.
+    // Makes the sequence hold exactly `ids` and returns the logits after the last id.
+    // The engine's prefix cache serves what earlier calls since reset() computed of ids
+    // (all but at least the last id; `reused` receives how many). Throws arbor::Error
+    // when the engine refuses ids (empty, not shorter than the context).
     const std::vector<float>& prefill(std::span<const TokenId> ids, int32_t* reused = nullptr);
     // Appends one id and returns its logits.
     const std::vector<float>& decode(TokenId id);
-    // Logits after every id of `ids` computed from an empty sequence (n x n_vocab).
+    // Logits after every id of `ids` computed from an empty cache (n x n_vocab).
     std::vector<float> logits_for_all(std::span<const TokenId> ids);
 
-    // Generates a reply to `prompt` through an Engine running on this backend (see
-    // arbor::generate); the sequence is empty afterwards (the engine used its pages).
+    // Generates a reply to `prompt` through the generator's engine (see arbor::generate).
     GenerateResult generate(std::span<const TokenId> prompt, const GenerateOptions& options,
                             const std::function<bool(std::string_view)>& on_text = {});
 
 private:
-    const std::vector<float>& run(std::span<const TokenId> ids, int32_t start_pos, SequenceRows::Logits mode);
+    // Computes `ids` as a prefill-only request returning `which` logits; throws on error.
+    GenerateResult probe(std::span<const TokenId> ids, SequenceRows::Logits which);
 
-    const Model& model_;
-    Backend& backend_;
-    int32_t prefill_chunk_;
-    std::vector<int32_t> block_table_;
+    Engine engine_;
     std::vector<TokenId> tokens_;
     std::vector<float> logits_;
 };
