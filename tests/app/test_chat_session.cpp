@@ -3,178 +3,18 @@
 // wrote, as another process would. Replies are kept short (maxTokens 24) except where a
 // reply must stream for a while. QAbstractItemModelTester watches the messages model of
 // every session throughout.
-#include "chat_session.h"
-#include "test_support.h"
+// Ending a turn early and the GUI thread's share are in test_chat_session_ending.cpp.
+#include "chat_session_fixture.h"
 
-#include <QAbstractItemModelTester>
-#include <QElapsedTimer>
-#include <QSignalSpy>
-#include <QTemporaryDir>
-#include <QThread>
-#include <QTimer>
-#include <QtTest>
-
-#include <functional>
 #include <limits>
-#include <memory>
-#include <optional>
-#include <tuple>
 
-#include <time.h>
-
-using arbor::app::ChatSession;
-using arbor::app::MessageListModel;
-using arbor::app::ModelService;
-using arbor::app::StoreService;
-
-namespace {
-
-constexpr int kWaitMs = 60000;
-// A prompt the default model answers at length (it runs to 400 tokens here at any
-// temperature), for replies that must still be streaming when the test acts.
-const QString kLongAnswer = QStringLiteral("Write a very long essay about the history of Rome.");
-const QVariantMap kLongSettings{{"maxTokens", 1000}, {"temperature", 0.0}};
-constexpr int kShortReply = 24;
-
-std::vector<arbor::TokenId> ids(const std::vector<std::int32_t>& v) { return {v.begin(), v.end()}; }
-
-// CPU time the calling thread has used, in ms (time spent waiting for a core excluded).
-double threadCpuMs() {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
-}
-
-// A session with a tester on its messages model; the tester goes first.
-struct Watched {
-    std::unique_ptr<ChatSession> session;
-    std::unique_ptr<QAbstractItemModelTester> tester;
-
-    ChatSession* operator->() const { return session.get(); }
-    ChatSession& operator*() const { return *session; }
-    ChatSession* get() const { return session.get(); }
-    explicit operator bool() const { return bool(session); }
-    void reset() {
-        tester.reset();
-        session.reset();
-    }
-};
-
-} // namespace
-
-class TestChatSession : public QObject {
+class TestChatSession : public ChatSessionFixture {
     Q_OBJECT
-    QTemporaryDir dir_;
-    ModelService models_;
-    int n_ = 0;
-    std::filesystem::path file_;
-    qint64 conv_ = 0;
-    std::unique_ptr<StoreService> service_;
-
-    // A session on conv_, opened, its messages model under a tester.
-    Watched session(ModelService& models) {
-        Watched s;
-        s.session = std::make_unique<ChatSession>(conv_, *service_, models);
-        s.tester = std::make_unique<QAbstractItemModelTester>(s->messages(),
-                                                              QAbstractItemModelTester::FailureReportingMode::Fatal);
-        QSignalSpy opened(s.get(), &ChatSession::opened);
-        QSignalSpy loaded(s->messages(), &MessageListModel::loaded);
-        s->open();
-        if (!opened.wait(kWaitMs) || !(loaded.size() > 0 || loaded.wait(kWaitMs))) s.reset();
-        return s;
-    }
-    Watched session() { return session(models_); }
-
-    // A second connection to the database file.
-    std::unique_ptr<arbor::Store> reader() const { return std::make_unique<arbor::Store>(file_); }
-
-    const arbor::ChatFormatter& formatter() const { return *models_.current()->formatter; }
-
-    // Sends (or runs `start`) and waits until the reply is finished and stored.
-    static qint64 reply(ChatSession& s, const std::function<bool()>& start) {
-        QSignalSpy finished(&s, &ChatSession::replyFinished);
-        if (!start()) return 0;
-        if (!finished.wait(kWaitMs)) return 0;
-        return finished.at(0).at(0).toLongLong();
-    }
-
-    static void saveSmall(ChatSession& s) {
-        QCOMPARE(s.saveSettings({{"maxTokens", kShortReply}}), QString());
-    }
-
-    // The model's row shows what the store holds for the message.
-    static void compareRow(const MessageListModel& model, int row, const arbor::Message& m) {
-        const auto& r = model.row(row);
-        QCOMPARE(r.id, m.id);
-        QCOMPARE(r.parentId, m.parent_id.value_or(0));
-        QCOMPARE(r.role, m.role);
-        QCOMPARE(r.text, QString::fromStdString(m.text));
-        QCOMPARE(r.state, m.state);
-        QCOMPARE(r.stats.toMessage(), m.stats);
-    }
-
-    // A finished short reply as stored: ids, text and every measured figure.
-    void checkReply(const arbor::Message& m, int promptTokens) {
-        QCOMPARE(m.role, arbor::Role::Assistant);
-        QCOMPARE(m.state, arbor::MessageState::complete);
-        QVERIFY(!m.token_ids.empty());
-        QVERIFY(int(m.token_ids.size()) <= kShortReply);
-        QVERIFY(!m.text.empty());
-        const auto& stop = formatter().stop_tokens();
-        auto content = ids(m.token_ids);
-        if (m.stats.finish_reason == "stop") {
-            QVERIFY(std::find(stop.begin(), stop.end(), content.back()) != stop.end());
-            content.pop_back();
-        } else {
-            QCOMPARE(m.stats.finish_reason, std::string("length"));
-            QCOMPARE(int(m.token_ids.size()), kShortReply);
-        }
-        QCOMPARE(models_.current()->model->tokenizer().decode(content), m.text);
-        QCOMPARE(m.stats.prompt_tokens, std::optional<int>(promptTokens));
-        QVERIFY(m.stats.cached_tokens.has_value());
-        QVERIFY(*m.stats.cached_tokens >= 0 && *m.stats.cached_tokens < promptTokens);
-        QVERIFY(m.stats.ttft_ms.has_value() && *m.stats.ttft_ms > 0.0);
-        if (m.token_ids.size() > 1) QVERIFY(m.stats.tokens_per_second.has_value() && *m.stats.tokens_per_second > 0.0);
-    }
-
-    // The prompt the session must have composed for a reply below `leaf`, from the ids
-    // stored along the path (and the system prompt, when set).
-    // The path's first `omitted` messages left out (they did not fit the context).
-    std::vector<arbor::TokenId> expectedPrompt(arbor::Store& store, arbor::MessageId leaf, int omitted = 0) const {
-        std::vector<arbor::ChatMessage> chat;
-        const auto settings = store.conversation_settings(conv_);
-        if (!settings.system_prompt.empty())
-            chat.push_back({arbor::Role::System, formatter().encode_content(settings.system_prompt)});
-        const auto path = store.path(leaf);
-        for (size_t i = size_t(omitted); i < path.size(); ++i) chat.push_back({path[i].role, ids(path[i].token_ids)});
-        return formatter().compose(chat);
-    }
-
-    // Waits until the streaming reply (last row) shows some text.
-    static bool replyStreaming(ChatSession& s) {
-        return QTest::qWaitFor([&] {
-            const auto* m = s.messages();
-            return s.generating() && m->rowCount() > 0 && m->row(m->rowCount() - 1).role == arbor::Role::Assistant &&
-                   m->row(m->rowCount() - 1).text.size() > 0;
-        }, kWaitMs);
-    }
 
 private slots:
-    void initTestCase() {
-        ARBOR_REQUIRE_MODEL();
-        QVERIFY(dir_.isValid());
-        models_.load(QString::fromStdString(arbor::test::model_path().string()), 2, 64);
-        QTRY_COMPARE_WITH_TIMEOUT(models_.state(), QString("ready"), kWaitMs);
-    }
-
-    void init() {
-        file_ = std::filesystem::path(dir_.path().toStdString()) / ("db" + std::to_string(++n_)) / "arbor.db";
-        conv_ = arbor::Store(file_).create_conversation("");
-        service_ = std::make_unique<StoreService>(file_);
-        service_->open();
-    }
-
-    void cleanup() { service_.reset(); }
+    void initTestCase() { initFixture(); }
+    void init() { initDatabase(); }
+    void cleanup() { closeDatabase(); }
 
     void sendStoresTheTurnAndTitlesTheConversation() {
         auto s = session();
@@ -354,48 +194,6 @@ private slots:
         QCOMPARE(int(reader()->roots(conv_).size()), 2);
     }
 
-    void stopKeepsWhatWasGenerated() {
-        auto s = session();
-        QVERIFY(s);
-        QCOMPARE(s->saveSettings(kLongSettings), QString());
-        QSignalSpy finished(s.get(), &ChatSession::replyFinished);
-        QVERIFY(s->send(kLongAnswer));
-        QVERIFY(replyStreaming(*s));
-        s->stop();
-        QVERIFY(finished.wait(kWaitMs));
-        QVERIFY(!s->generating());
-        const auto m = reader()->message(finished.at(0).at(0).toLongLong());
-        QCOMPARE(m.state, arbor::MessageState::stopped);
-        QCOMPARE(m.stats.finish_reason, std::string("cancelled"));
-        QVERIFY(!m.text.empty());
-        QVERIFY(!m.token_ids.empty() && m.token_ids.size() < 1000);
-        compareRow(*s->messages(), 1, m);
-        s->stop();  // idle: nothing happens
-        QVERIFY(!s->generating());
-    }
-
-    void stopWhileComposing() {
-        auto s = session();
-        QVERIFY(s);
-        saveSmall(*s);
-        QSignalSpy finished(s.get(), &ChatSession::replyFinished);
-        QVERIFY(s->send("Hello there"));
-        s->stop();  // before the store has composed the turn: nothing is submitted
-        QVERIFY(finished.wait(kWaitMs));
-        QVERIFY(!s->generating());
-        const auto m = reader()->message(finished.at(0).at(0).toLongLong());
-        QCOMPARE(m.state, arbor::MessageState::stopped);
-        QVERIFY(m.text.empty());
-        QVERIFY(m.token_ids.empty());
-        QTRY_COMPARE_WITH_TIMEOUT(s->messages()->rowCount(), 2, kWaitMs);
-        QTest::qWait(100);
-        const auto& row = s->messages()->row(1);
-        QCOMPARE(row.id, m.id);
-        QVERIFY(row.text.isEmpty());
-        QCOMPARE(row.state, arbor::MessageState::stopped);
-        QCOMPARE(row.stats.toMessage(), m.stats);
-    }
-
     void readersSeeTheReplyGrowWhileItStreams() {
         auto s = session();
         QVERIFY(s);
@@ -451,111 +249,6 @@ private slots:
         const auto m = store->message(id);
         QVERIFY(m.state != arbor::MessageState::streaming);
         compareRow(*s->messages(), 1, m);
-    }
-
-    void closingASessionMidReplyStoresIt() {
-        auto s = session();
-        QVERIFY(s);
-        QCOMPARE(s->saveSettings(kLongSettings), QString());
-        QVERIFY(s->send(kLongAnswer));
-        QVERIFY(replyStreaming(*s));
-        const qint64 id = s->messages()->row(1).id;
-        s.reset();  // cancels and writes what it had
-        auto store = reader();
-        QTRY_COMPARE_WITH_TIMEOUT(store->message(id).state, arbor::MessageState::stopped, kWaitMs);
-        const auto m = store->message(id);
-        QVERIFY(!m.text.empty());
-        QVERIFY(!m.token_ids.empty());
-        QCOMPARE(m.stats.finish_reason, std::string("cancelled"));
-    }
-
-    void closingASessionWhileComposing() {
-        auto s = session();
-        QVERIFY(s);
-        saveSmall(*s);
-        QVERIFY(s->send("Hello?"));
-        s.reset();  // before the turn was composed: the message is still being tokenized
-        auto store = reader();
-        // The user message is kept; no reply row is added for a session that is gone.
-        QTRY_VERIFY_WITH_TIMEOUT(store->latest_leaf(conv_).has_value(), kWaitMs);
-        QTest::qWait(300);
-        const auto m = store->message(*store->latest_leaf(conv_));
-        QCOMPARE(m.role, arbor::Role::User);
-        QCOMPARE(m.text, std::string("Hello?"));
-        QVERIFY(!m.token_ids.empty());
-    }
-
-    // The session goes once the store has added the reply row, before (or just after) the
-    // composed turn reached it: the row ends stopped, not 'streaming' with nothing
-    // generating it (until the next start of the app marks it).
-    void closingASessionOnceItsTurnIsSaved() {
-        auto s = session();
-        QVERIFY(s);
-        saveSmall(*s);
-        auto store = reader();
-        QVERIFY(s->send(QString("Tell me about trees. ").repeated(200)));
-        // Events are processed one batch at a time, so the session is closed before the
-        // composed turn's next hop after the save has run.
-        std::optional<arbor::Message> replyRow;
-        QElapsedTimer waited;
-        waited.start();
-        while (!replyRow && waited.elapsed() < kWaitMs) {
-            QCoreApplication::processEvents();
-            if (const auto leaf = store->latest_leaf(conv_); leaf && store->message(*leaf).role == arbor::Role::Assistant)
-                replyRow = store->message(*leaf);
-            else
-                QThread::msleep(1);
-        }
-        QVERIFY(replyRow);
-        s.reset();
-        QTRY_COMPARE_WITH_TIMEOUT(store->message(replyRow->id).state, arbor::MessageState::stopped, kWaitMs);
-        QCOMPARE(store->message(replyRow->id).stats.finish_reason, std::string("cancelled"));
-        QCOMPARE(store->message(*replyRow->parent_id).role, arbor::Role::User);
-    }
-
-    // A 65,000-character paste is tokenized on a pool thread: composing its turn costs
-    // the GUI thread far less CPU time than tokenizing the text there does (both measured
-    // here with the thread's own CPU clock, so a busy machine does not blur them; a
-    // comparison, not a speed figure). The event loop's longest pause is reported.
-    void longPasteIsTokenizedOffTheGuiThread() {
-        auto s = session();
-        QVERIFY(s);
-        saveSmall(*s);
-        QString text;
-        for (int i = 0; text.size() < 65000; ++i)
-            text += QString("Line %1 of the log: request %2 took %3 ms, status ok; retrying the next one.\n")
-                        .arg(i)
-                        .arg(i * 7919 % 100003)
-                        .arg(i % 97);
-        text.truncate(65000);
-        double tokenizeMs = std::numeric_limits<double>::max();
-        for (int i = 0; i < 2; ++i) {
-            const double start = threadCpuMs();
-            const auto tokens = formatter().encode_content(text.toStdString());
-            tokenizeMs = std::min(tokenizeMs, threadCpuMs() - start);
-            QVERIFY(tokens.size() > 10000);
-        }
-        QSignalSpy finished(s.get(), &ChatSession::replyFinished);
-        QElapsedTimer clock;
-        qint64 longestPause = 0;
-        QTimer tick;
-        tick.setInterval(5);
-        connect(&tick, &QTimer::timeout, this, [&] { longestPause = std::max(longestPause, clock.restart()); });
-        clock.start();
-        tick.start();
-        const double start = threadCpuMs();
-        QVERIFY(s->send(text));
-        QVERIFY(finished.wait(kWaitMs));  // an error: far longer than the context
-        const double composeMs = threadCpuMs() - start;
-        tick.stop();
-        qInfo("GUI thread CPU: tokenizing there %.1f ms, composing the turn %.1f ms; longest pause %lld ms",
-              tokenizeMs, composeMs, longestPause);
-        QVERIFY2(composeMs * 2 < tokenizeMs,
-                 qPrintable(QString("composing took %1 ms of the GUI thread, tokenizing %2 ms").arg(composeMs).arg(tokenizeMs)));
-        auto store = reader();
-        const auto m = store->message(*store->message(finished.at(0).at(0).toLongLong()).parent_id);
-        QCOMPARE(m.text, text.toStdString());
-        QVERIFY(ids(m.token_ids) == formatter().encode_content(text.toStdString()));
     }
 
     void twoSessionsGenerateAtOnce() {
@@ -669,27 +362,6 @@ private slots:
         auto again = session(small);
         QVERIFY(again);
         QCOMPARE(again->omittedMessages(), lastOmitted);
-    }
-
-    void unloadingTheModelStopsTheReply() {
-        ModelService own;
-        const QString path = QString::fromStdString(arbor::test::model_path().string());
-        own.load(path, 2, 64);
-        QTRY_COMPARE_WITH_TIMEOUT(own.state(), QString("ready"), kWaitMs);
-        auto s = session(own);
-        QVERIFY(s);
-        QCOMPARE(s->saveSettings(kLongSettings), QString());
-        QSignalSpy finished(s.get(), &ChatSession::replyFinished);
-        QVERIFY(s->send(kLongAnswer));
-        QVERIFY(replyStreaming(*s));
-        own.load(path, 2, 64);  // the same file again: the running reply ends first
-        QVERIFY(!s->generating());
-        QVERIFY(finished.wait(kWaitMs));
-        const auto m = reader()->message(finished.at(0).at(0).toLongLong());
-        QCOMPARE(m.state, arbor::MessageState::stopped);
-        QCOMPARE(m.stats.finish_reason, std::string("model unloaded"));
-        compareRow(*s->messages(), 1, m);
-        QTRY_COMPARE_WITH_TIMEOUT(own.state(), QString("ready"), kWaitMs);
     }
 
     void refusesWhatItCannotStart() {

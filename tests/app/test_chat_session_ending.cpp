@@ -1,0 +1,201 @@
+// How a chat session's turn ends early (Stop, closing the tab, unloading the model) and
+// what it costs the GUI thread: the real default model, a real database, and a second
+// connection reading what the session wrote (chat_session_fixture.h).
+#include "chat_session_fixture.h"
+
+#include <QElapsedTimer>
+#include <QThread>
+#include <QTimer>
+
+#include <limits>
+
+#include <time.h>
+
+namespace {
+// CPU time the calling thread has used, in ms (time spent waiting for a core excluded).
+double threadCpuMs() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+}
+} // namespace
+
+class TestChatSessionEnding : public ChatSessionFixture {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { initFixture(); }
+    void init() { initDatabase(); }
+    void cleanup() { closeDatabase(); }
+
+    void stopKeepsWhatWasGenerated() {
+        auto s = session();
+        QVERIFY(s);
+        QCOMPARE(s->saveSettings(kLongSettings), QString());
+        QSignalSpy finished(s.get(), &ChatSession::replyFinished);
+        QVERIFY(s->send(kLongAnswer));
+        QVERIFY(replyStreaming(*s));
+        s->stop();
+        QVERIFY(finished.wait(kWaitMs));
+        QVERIFY(!s->generating());
+        const auto m = reader()->message(finished.at(0).at(0).toLongLong());
+        QCOMPARE(m.state, arbor::MessageState::stopped);
+        QCOMPARE(m.stats.finish_reason, std::string("cancelled"));
+        QVERIFY(!m.text.empty());
+        QVERIFY(!m.token_ids.empty() && m.token_ids.size() < 1000);
+        compareRow(*s->messages(), 1, m);
+        s->stop();  // idle: nothing happens
+        QVERIFY(!s->generating());
+    }
+
+    void stopWhileComposing() {
+        auto s = session();
+        QVERIFY(s);
+        saveSmall(*s);
+        QSignalSpy finished(s.get(), &ChatSession::replyFinished);
+        QVERIFY(s->send("Hello there"));
+        s->stop();  // before the store has composed the turn: nothing is submitted
+        QVERIFY(finished.wait(kWaitMs));
+        QVERIFY(!s->generating());
+        const auto m = reader()->message(finished.at(0).at(0).toLongLong());
+        QCOMPARE(m.state, arbor::MessageState::stopped);
+        QVERIFY(m.text.empty());
+        QVERIFY(m.token_ids.empty());
+        QTRY_COMPARE_WITH_TIMEOUT(s->messages()->rowCount(), 2, kWaitMs);
+        QTest::qWait(100);
+        const auto& row = s->messages()->row(1);
+        QCOMPARE(row.id, m.id);
+        QVERIFY(row.text.isEmpty());
+        QCOMPARE(row.state, arbor::MessageState::stopped);
+        QCOMPARE(row.stats.toMessage(), m.stats);
+    }
+
+    void closingASessionMidReplyStoresIt() {
+        auto s = session();
+        QVERIFY(s);
+        QCOMPARE(s->saveSettings(kLongSettings), QString());
+        QVERIFY(s->send(kLongAnswer));
+        QVERIFY(replyStreaming(*s));
+        const qint64 id = s->messages()->row(1).id;
+        s.reset();  // cancels and writes what it had
+        auto store = reader();
+        QTRY_COMPARE_WITH_TIMEOUT(store->message(id).state, arbor::MessageState::stopped, kWaitMs);
+        const auto m = store->message(id);
+        QVERIFY(!m.text.empty());
+        QVERIFY(!m.token_ids.empty());
+        QCOMPARE(m.stats.finish_reason, std::string("cancelled"));
+    }
+
+    void closingASessionWhileComposing() {
+        auto s = session();
+        QVERIFY(s);
+        saveSmall(*s);
+        QVERIFY(s->send("Hello?"));
+        s.reset();  // before the turn was composed: the message is still being tokenized
+        auto store = reader();
+        // The user message is kept; no reply row is added for a session that is gone.
+        QTRY_VERIFY_WITH_TIMEOUT(store->latest_leaf(conv_).has_value(), kWaitMs);
+        QTest::qWait(300);
+        const auto m = store->message(*store->latest_leaf(conv_));
+        QCOMPARE(m.role, arbor::Role::User);
+        QCOMPARE(m.text, std::string("Hello?"));
+        QVERIFY(!m.token_ids.empty());
+    }
+
+    // The session goes once the store has added the reply row, before (or just after) the
+    // composed turn reached it: the row ends stopped, not 'streaming' with nothing
+    // generating it (until the next start of the app marks it).
+    void closingASessionOnceItsTurnIsSaved() {
+        auto s = session();
+        QVERIFY(s);
+        saveSmall(*s);
+        auto store = reader();
+        QVERIFY(s->send(QString("Tell me about trees. ").repeated(200)));
+        // Events are processed one batch at a time, so the session is closed before the
+        // composed turn's next hop after the save has run.
+        std::optional<arbor::Message> replyRow;
+        QElapsedTimer waited;
+        waited.start();
+        while (!replyRow && waited.elapsed() < kWaitMs) {
+            QCoreApplication::processEvents();
+            if (const auto leaf = store->latest_leaf(conv_); leaf && store->message(*leaf).role == arbor::Role::Assistant)
+                replyRow = store->message(*leaf);
+            else
+                QThread::msleep(1);
+        }
+        QVERIFY(replyRow);
+        s.reset();
+        QTRY_COMPARE_WITH_TIMEOUT(store->message(replyRow->id).state, arbor::MessageState::stopped, kWaitMs);
+        QCOMPARE(store->message(replyRow->id).stats.finish_reason, std::string("cancelled"));
+        QCOMPARE(store->message(*replyRow->parent_id).role, arbor::Role::User);
+    }
+
+    void unloadingTheModelStopsTheReply() {
+        ModelService own;
+        const QString path = QString::fromStdString(arbor::test::model_path().string());
+        own.load(path, 2, 64);
+        QTRY_COMPARE_WITH_TIMEOUT(own.state(), QString("ready"), kWaitMs);
+        auto s = session(own);
+        QVERIFY(s);
+        QCOMPARE(s->saveSettings(kLongSettings), QString());
+        QSignalSpy finished(s.get(), &ChatSession::replyFinished);
+        QVERIFY(s->send(kLongAnswer));
+        QVERIFY(replyStreaming(*s));
+        own.load(path, 2, 64);  // the same file again: the running reply ends first
+        QVERIFY(!s->generating());
+        QVERIFY(finished.wait(kWaitMs));
+        const auto m = reader()->message(finished.at(0).at(0).toLongLong());
+        QCOMPARE(m.state, arbor::MessageState::stopped);
+        QCOMPARE(m.stats.finish_reason, std::string("model unloaded"));
+        compareRow(*s->messages(), 1, m);
+        QTRY_COMPARE_WITH_TIMEOUT(own.state(), QString("ready"), kWaitMs);
+    }
+
+    // A 65,000-character paste is tokenized on a pool thread: composing its turn costs
+    // the GUI thread far less CPU time than tokenizing the text there does (both measured
+    // here with the thread's own CPU clock, so a busy machine does not blur them; a
+    // comparison, not a speed figure). The event loop's longest pause is reported.
+    void longPasteIsTokenizedOffTheGuiThread() {
+        auto s = session();
+        QVERIFY(s);
+        saveSmall(*s);
+        QString text;
+        for (int i = 0; text.size() < 65000; ++i)
+            text += QString("Line %1 of the log: request %2 took %3 ms, status ok; retrying the next one.\n")
+                        .arg(i)
+                        .arg(i * 7919 % 100003)
+                        .arg(i % 97);
+        text.truncate(65000);
+        double tokenizeMs = std::numeric_limits<double>::max();
+        for (int i = 0; i < 2; ++i) {
+            const double start = threadCpuMs();
+            const auto tokens = formatter().encode_content(text.toStdString());
+            tokenizeMs = std::min(tokenizeMs, threadCpuMs() - start);
+            QVERIFY(tokens.size() > 10000);
+        }
+        QSignalSpy finished(s.get(), &ChatSession::replyFinished);
+        QElapsedTimer clock;
+        qint64 longestPause = 0;
+        QTimer tick;
+        tick.setInterval(5);
+        connect(&tick, &QTimer::timeout, this, [&] { longestPause = std::max(longestPause, clock.restart()); });
+        clock.start();
+        tick.start();
+        const double start = threadCpuMs();
+        QVERIFY(s->send(text));
+        QVERIFY(finished.wait(kWaitMs));  // an error: far longer than the context
+        const double composeMs = threadCpuMs() - start;
+        tick.stop();
+        qInfo("GUI thread CPU: tokenizing there %.1f ms, composing the turn %.1f ms; longest pause %lld ms",
+              tokenizeMs, composeMs, longestPause);
+        QVERIFY2(composeMs * 2 < tokenizeMs,
+                 qPrintable(QString("composing took %1 ms of the GUI thread, tokenizing %2 ms").arg(composeMs).arg(tokenizeMs)));
+        auto store = reader();
+        const auto m = store->message(*store->message(finished.at(0).at(0).toLongLong()).parent_id);
+        QCOMPARE(m.text, text.toStdString());
+        QVERIFY(ids(m.token_ids) == formatter().encode_content(text.toStdString()));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestChatSessionEnding)
+#include "test_chat_session_ending.moc"
