@@ -78,12 +78,21 @@ Item {
             function scrollToEnd() {
                 contentY = Math.max(originY - topMargin, originY + contentHeight + bottomMargin - height)
             }
+            // Scroll anchoring: a reply's block measured above the view (scrolling up makes
+            // them a screen ahead) moved what is in sight by `by`; scrolling as much keeps it
+            // still. Not while following the end, which places the view itself, nor for the
+            // first message wholly above the view, which the list moves up itself.
+            function keepStill(bubble, by) {
+                if (followEnd || (bubble.index === 0 && bubble.y + bubble.height <= contentY)) return
+                contentY += by
+            }
 
             delegate: MessageBubble {
                 width: messageList.width - messageList.leftMargin - messageList.rightMargin
                 isLast: index === messageList.count - 1
                 app: view.app
                 session: view.shown
+                onShiftedInSight: by => messageList.keepStill(this, by)
                 expanded: view.expandedMessages[model.id] === true
                 onExpandedChanged: {
                     if ((view.expandedMessages[model.id] === true) === expanded) return

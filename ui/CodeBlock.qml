@@ -14,6 +14,7 @@ Rectangle {
     // What codeText holds: a streaming block grows at its end, and only the new end is
     // inserted (laid out and coloured), not the whole block again.
     property string shownCode
+    readonly property alias selectedText: codeText.selectedText
 
     function showCode() {
         if (code.length > shownCode.length && shownCode.length > 0 && code.startsWith(shownCode))

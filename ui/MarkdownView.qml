@@ -11,8 +11,13 @@ import Arbor.Core
 //
 // The text comes either as `markdown` (the whole text) or as the message `messageId` of
 // `messages`, whose streamed pieces the model takes from C++ as they come.
+//
+// A block measured above what is in sight moves what is in sight: shiftedInSight says by
+// how much, for the scrolling view to keep it still. A block holding a selection keeps its
+// item out of sight, so the selection is still there to copy.
 Item {
     id: view
+    signal shiftedInSight(real by)
     required property ArborApp app
     property alias markdown: blocks.markdown
     property alias messages: blocks.messages
@@ -51,6 +56,7 @@ Item {
         codeLineHeight: codeMetrics.lineSpacing
         codeCharWidth: codeMetrics.averageCharacterWidth
         codeChrome: 62  // CodeBlock: padding, the language and copy button row, margins
+        onShiftedInSight: by => view.shiftedInSight(by)
 
         delegate: Loader {
             id: block
@@ -58,6 +64,8 @@ Item {
             required property string kind
             required property string text
             required property string language
+            // The list keeps the item while the user has part of its text selected.
+            readonly property bool keep: item !== null && item.selectedText.length > 0
             sourceComponent: kind === "code" ? codeComponent : textComponent
 
             Component {

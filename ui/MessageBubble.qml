@@ -6,8 +6,14 @@ import Arbor.Core
 
 // One message: the text (a reply as markdown with code blocks), branch navigation when
 // it has siblings, copy / edit / regenerate, and under a reply its stats.
+//
+// Nothing here binds to a streaming reply's whole text (`model.text` changes with every
+// token): the markdown view takes the pieces, and the rest reads the text once the reply
+// is finished or when asked (Copy).
 Item {
     id: bubble
+    // What is in sight of a reply moved by `by` pixels (MarkdownView.shiftedInSight).
+    signal shiftedInSight(real by)
     required property int index
     required property var model
     required property ArborApp app
@@ -29,13 +35,14 @@ Item {
     readonly property int collapsedAt: isReply ? -1 : cutOf(model.text)
     readonly property bool collapsible: collapsedAt >= 0
     property bool expanded: false
-    readonly property string shortText: collapsible ? model.text.slice(0, collapsedAt) + "…" : model.text
+    readonly property string shortText: isReply ? "" : collapsible ? model.text.slice(0, collapsedAt) + "…" : model.text
 
     // The first message the model still sees, the ones above it left out of its context.
     readonly property bool firstInContext: session.omittedMessages > 0 && index === session.omittedMessages
     implicitHeight: card.y + card.implicitHeight
     Accessible.role: Accessible.ListItem
-    Accessible.name: (isUser ? qsTr("You") : qsTr("Assistant")) + ": " + (isReply ? model.text : shortText)
+    Accessible.name: (isUser ? qsTr("You") : qsTr("Assistant")) + ": "
+                     + (!isReply ? shortText : streaming ? qsTr("writing a reply") : model.text)
 
     // Where a long text is cut for its collapsed view, -1 when it is short enough.
     function cutOf(text) {
@@ -118,11 +125,13 @@ Item {
                 objectName: "showMoreButton"
                 visible: bubble.collapsible && !bubble.editing
                 flat: true
-                text: bubble.expanded ? qsTr("Show less") : qsTr("Show more (%1 characters)").arg(bubble.model.text.length)
+                text: !bubble.collapsible ? ""
+                    : bubble.expanded ? qsTr("Show less") : qsTr("Show more (%1 characters)").arg(bubble.model.text.length)
                 Accessible.name: bubble.expanded ? qsTr("Show less of the message") : qsTr("Show all of the message")
                 onClicked: bubble.expanded = !bubble.expanded
             }
             Loader {
+                id: replyText
                 // Only a reply is markdown: a user's text is never parsed as such.
                 active: bubble.isReply
                 visible: active
@@ -132,11 +141,13 @@ Item {
                         app: bubble.app
                         messages: bubble.session.messages
                         messageId: bubble.model.id
+                        onShiftedInSight: by => bubble.shiftedInSight(by)
                     }
                 }
             }
             BusyIndicator {
-                visible: bubble.streaming && bubble.model.text.length === 0
+                // Until the reply's first block shows.
+                visible: bubble.streaming && (!replyText.item || replyText.item.blockCount === 0)
                 running: visible
                 Layout.preferredHeight: 28
                 Layout.preferredWidth: 28
@@ -200,6 +211,7 @@ Item {
                     }
                 }
                 IconButton {
+                    objectName: "copyMessageButton"
                     text: qsTr("Copy")
                     iconName: "copy"
                     Accessible.name: qsTr("Copy message")

@@ -2,6 +2,7 @@
 
 #include <QQmlContext>
 #include <QQmlEngine>
+#include <QQmlProperty>
 #include <QQuickWindow>
 
 #include <algorithm>
@@ -212,13 +213,21 @@ QQuickItem* MarkdownBlockList::create(int row) {
         for (const Placed& p : items_)
             if (p.item == item) measure(p.row, item);
     });
+    const QQmlProperty keep(item, QStringLiteral("keep"));
+    if (keep.hasNotifySignal()) keep.connectNotifySignal(this, SLOT(keepChanged()));
     return item;
 }
 
 void MarkdownBlockList::measure(int row, QQuickItem* item) {
-    if (model_->measuredHeight(row, width()) == item->height()) return;
-    model_->setMeasuredHeight(row, width(), item->height());
+    const qreal height = item->height();
+    if (model_->measuredHeight(row, width()) == height) return;
+    updateTops();
+    const qreal before = heightOf(row);  // what the blocks below are placed by
+    const QRectF area = sight();
+    const bool above = !area.isEmpty() && tops_[row] + before <= area.top();
+    model_->setMeasuredHeight(row, width(), height);
     relayoutFrom(row + 1);
+    if (above && height != before) emit shiftedInSight(height - before);
 }
 
 void MarkdownBlockList::release(QQuickItem* item) {
@@ -254,9 +263,10 @@ void MarkdownBlockList::updatePolish() {
                 last = rowAt(std::min(bottom, total));
             }
         }
+        // Kept: the items in sight and those asked to stay; items_ stays in row order.
         std::vector<Placed> placed;
         for (const Placed& p : items_) {
-            if (p.row >= first && p.row <= last) {
+            if ((p.row >= first && p.row <= last) || p.item->property("keep").toBool()) {
                 placed.push_back(p);
             } else {
                 release(p.item);
@@ -265,6 +275,7 @@ void MarkdownBlockList::updatePolish() {
         items_.clear();
         size_t next = 0;
         for (int row = first; row <= last; ++row) {
+            for (; next < placed.size() && placed[next].row < row; ++next) items_.push_back(placed[next]);
             if (next < placed.size() && placed[next].row == row) {
                 items_.push_back(placed[next++]);
             } else if (QQuickItem* item = create(row)) {
@@ -272,6 +283,7 @@ void MarkdownBlockList::updatePolish() {
                 measure(row, item);
             }
         }
+        items_.insert(items_.end(), placed.begin() + qsizetype(next), placed.end());
         const bool moved = dirtyFrom_ <= n;  // a new item's height differed from its estimate
         updateTops();
         setImplicitHeight(n ? tops_[n] - spacing_ : 0);

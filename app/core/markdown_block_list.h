@@ -11,6 +11,12 @@
 //
 // The list follows every ancestor's geometry (scrolling moves a flickable's content item,
 // a list moves its delegates), so it recomputes what is in sight when any of them moves.
+//
+// A block measured above what is in sight (scrolling up through a long reply makes its
+// items a margin ahead) moves the blocks in sight by the difference from its estimate:
+// shiftedInSight tells a view that scrolls the list, which scrolls as much to keep them
+// still. An item whose `keep` property is true (a block holding the user's selection)
+// stays out of sight too.
 #pragma once
 
 #include "markdown_block_model.h"
@@ -67,12 +73,19 @@ signals:
     void delegateChanged();
     void layoutChanged();
     void itemCountChanged();
+    // The blocks in sight moved down by `by` pixels (up when negative): a block above
+    // them changed height.
+    void shiftedInSight(qreal by);
 
 protected:
     void updatePolish() override;
     void geometryChange(const QRectF& newGeometry, const QRectF& oldGeometry) override;
     void itemChange(ItemChange change, const ItemChangeData& value) override;
     void componentComplete() override;
+
+private slots:
+    // An item's `keep` changed: it may go now.
+    void keepChanged() { polish(); }
 
 private:
     struct Placed {

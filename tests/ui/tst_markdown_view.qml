@@ -181,6 +181,27 @@ TestCase {
                "something in sight in the middle")
     }
 
+    // A code block holding a selection keeps its item far out of sight, and lets it go
+    // once the selection is gone.
+    function test_selectedCodeBlockStaysOutOfSight() {
+        const flick = createTemporaryObject(scrolledComponent, test)
+        const view = flick.view
+        view.markdown = "```python\nselected = 1\n```\n\n" + "A paragraph of words to scroll past.\n\n".repeat(400)
+        waitForRendering(flick)
+        const code = collect(view, "codeText", [])
+        compare(code.length, 1)
+        code[0].select(0, 8)
+        const block = view.blockItem(0)
+        flick.contentY = flick.contentHeight - flick.height
+        waitForRendering(flick)
+        view.forceLayout()
+        verify(view.blockItem(0) === block, "the selected block's item is kept")
+        compare(code[0].selectedText, "selected")
+        code[0].deselect()
+        view.forceLayout()
+        compare(view.blockItem(0), null)
+    }
+
     function test_proseOnly() {
         const view = createTemporaryObject(viewComponent, test, { markdown: "Just **words**." })
         waitForRendering(view)

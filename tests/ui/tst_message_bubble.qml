@@ -16,6 +16,19 @@ TestCase {
         MessageBubble { width: 600; app: testApp }
     }
 
+    // The chat's list of bubbles over a real conversation, as ChatView has it.
+    Component {
+        id: chatComponent
+        ListView {
+            id: chatList
+            property ChatSession chat
+            width: 600
+            height: 400
+            model: chat ? chat.messages : null
+            delegate: MessageBubble { width: 600; app: testApp; session: chatList.chat }
+        }
+    }
+
     function collect(item, name, out) {
         if (item.objectName === name) out.push(item)
         for (let i = 0; i < item.children.length; ++i) collect(item.children[i], name, out)
@@ -145,5 +158,35 @@ TestCase {
         compare(more[0].text, "Show less")
         mouseClick(more[0])
         compare(text.text, data.shown)
+    }
+
+    // A reply streamed by the model: the bubble's markdown takes the pieces, and nothing
+    // else in it follows the whole text per token. Its accessible name (the one thing that
+    // showed the whole text) says a reply is being written, then is the text once finished.
+    function test_streamingReplyIsNotReadWholePerToken() {
+        tryVerify(() => testApp.model.ready, 60000)
+        testApp.tabs.newConversation()
+        tryVerify(() => testApp.tabs.current !== null && testApp.tabs.current !== test.session, 10000)
+        const chat = testApp.tabs.current
+        const list = createTemporaryObject(chatComponent, test, { chat: chat })
+        verify(chat.send("Write a long story about a river, its boats and the mills along it."))
+        tryVerify(() => list.count === 2 && list.itemAtIndex(1) !== null, 10000)
+        const bubble = list.itemAtIndex(1)
+        verify(bubble.streaming)
+        let pieces = 0, names = 0
+        const countPiece = () => ++pieces
+        const countName = () => ++names
+        chat.messages.textAppended.connect(countPiece)
+        bubble.Accessible.nameChanged.connect(countName)
+        tryVerify(() => pieces >= 30 || !chat.generating, 120000)
+        const namesWhileStreaming = names
+        chat.stop()
+        tryVerify(() => !chat.generating, 30000)
+        chat.messages.textAppended.disconnect(countPiece)
+        bubble.Accessible.nameChanged.disconnect(countName)
+        verify(pieces >= 10, "the model streamed only " + pieces + " pieces")
+        compare(namesWhileStreaming, 0, "accessible name changes over " + pieces + " pieces")
+        verify(bubble.model.text.length > 0)
+        compare(bubble.Accessible.name, "Assistant: " + bubble.model.text)
     }
 }
