@@ -13,12 +13,15 @@
 namespace arbor {
 namespace {
 
-const char* const kSupported = "llama, qwen2, qwen3, gemma3, smollm3, phi3";
+const char* const kSupported = "llama, qwen2, qwen3, qwen3moe, gemma3, smollm3, phi3";
 
 bool supported(const std::string& arch) {
-    return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "gemma3" || arch == "smollm3" ||
-           arch == "phi3";
+    return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "qwen3moe" || arch == "gemma3" ||
+           arch == "smollm3" || arch == "phi3";
 }
+
+// llama.cpp's LLAMA_MAX_EXPERTS.
+constexpr uint64_t kMaxExperts = 1024;
 
 // YaRN's ramp bounds, as llama.cpp's defaults for these architectures (it reads
 // rope.scaling.yarn_beta_* for grok and mistral3 only).
@@ -67,9 +70,17 @@ public:
     TensorView matrix(const std::string& name, int64_t cols, int64_t rows) const {
         const GgufTensor& t = require(name);
         check_shape(t, cols, rows);
-        if (!dtype_info(t.type).weight_type)
-            throw Error("tensor '" + name + "' has unsupported type " + std::string(dtype_name(t.type)));
-        return TensorView{t.type, cols, rows, t.data, row_bytes(t.type, cols)};
+        return weight_view(t);
+    }
+
+    // n matrices of rows x cols stacked in one [cols, rows, n] tensor (llama.cpp's
+    // ffn_*_exps), viewed as one matrix of n * rows rows.
+    TensorView stack(const std::string& name, int64_t cols, int64_t rows, int64_t n) const {
+        const GgufTensor& t = require(name);
+        if (t.dims != std::vector<int64_t>{cols, rows, n})
+            throw Error("tensor '" + name + "' has shape [" + dims_text(t) + "], expected [" + std::to_string(cols) +
+                        ", " + std::to_string(rows) + ", " + std::to_string(n) + "]");
+        return weight_view(t);
     }
 
     std::vector<float> vector(const std::string& name, int64_t n, bool required = true) const {
@@ -82,6 +93,12 @@ public:
     }
 
 private:
+    static TensorView weight_view(const GgufTensor& t) {
+        if (!dtype_info(t.type).weight_type)
+            throw Error("tensor '" + t.name + "' has unsupported type " + std::string(dtype_name(t.type)));
+        return TensorView{t.type, t.cols(), t.rows(), t.data, row_bytes(t.type, t.cols())};
+    }
+
     static std::string dims_text(const GgufTensor& t) {
         std::string s;
         for (size_t i = 0; i < t.dims.size(); ++i) s += (i ? ", " : "") + std::to_string(t.dims[i]);
@@ -150,6 +167,35 @@ void read_gemma3(const GgufFile& file, ModelConfig& c) {
     if (!(c.rope_base_local > 0.0f)) throw Error("invalid rope.freq_base_swa in metadata");
 }
 
+// Qwen3-MoE's routing, as llama.cpp runs it (src/models/qwen3moe.cpp): softmax over all
+// experts, the top expert_used_count, their weights normalised to sum 1 whatever
+// expert_weights_norm says, no expert groups or shared experts. Keys that would ask for
+// another routing are refused rather than ignored.
+void read_experts(const GgufFile& file, ModelConfig& c) {
+    const std::string a = c.architecture + ".";
+    c.n_expert = positive(file, a + "expert_count");
+    c.n_expert_used = positive(file, a + "expert_used_count");
+    if (uint64_t(c.n_expert) > kMaxExperts)
+        throw Error("expert_count " + std::to_string(c.n_expert) + " exceeds " + std::to_string(kMaxExperts));
+    if (c.n_expert_used > c.n_expert)
+        throw Error("expert_used_count " + std::to_string(c.n_expert_used) + " exceeds expert_count " +
+                    std::to_string(c.n_expert));
+    c.n_ff_exp = positive(file, a + "expert_feed_forward_length", uint64_t(c.n_ff / c.n_expert_used));
+    if (file.get_uint(a + "expert_group_count").value_or(0) > 1)
+        throw Error("expert groups (" + a + "expert_group_count) are not supported");
+    if (file.get_uint(a + "expert_shared_count").value_or(0) > 0)
+        throw Error("shared experts (" + a + "expert_shared_count) are not supported for " + c.architecture);
+    if (const GgufValue* norm = file.find(a + "expert_weights_norm"); norm && norm->as_bool() != std::optional(true))
+        throw Error("unnormalised expert weights (" + a + "expert_weights_norm false) are not supported for " +
+                    c.architecture);
+    if (const auto scale = file.get_float(a + "expert_weights_scale"); scale && *scale != 0.0 && *scale != 1.0)
+        throw Error("scaled expert weights (" + a + "expert_weights_scale " + std::to_string(*scale) +
+                    ") are not supported for " + c.architecture);
+    if (const auto gating = file.get_uint(a + "expert_gating_func"); gating && *gating != 1)
+        throw Error("expert gating function " + std::to_string(*gating) + " (" + a +
+                    "expert_gating_func) is not supported: only softmax (1)");
+}
+
 } // namespace
 
 ModelConfig read_model_config(const GgufFile& file) {
@@ -213,6 +259,7 @@ ModelConfig read_model_config(const GgufFile& file) {
             throw Error(std::string("LongRoPE scaling (") + name + ") is not supported");
     if (!(c.rms_eps > 0.0f) || !(c.rope_base > 0.0f)) throw Error("invalid rms epsilon or rope base in metadata");
     if (c.architecture == "gemma3") read_gemma3(file, c);
+    if (c.architecture == "qwen3moe") read_experts(file, c);
     return c;
 }
 
@@ -260,7 +307,12 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
         l.bq = bind.vector(p + "attn_q.bias", q_dim, false);
         l.bk = bind.vector(p + "attn_k.bias", c.kv_dim(), false);
         l.bv = bind.vector(p + "attn_v.bias", c.kv_dim(), false);
-        if (c.architecture == "phi3") {
+        if (c.has_experts()) {
+            l.ffn_gate_inp = bind.matrix(p + "ffn_gate_inp.weight", c.n_embd, c.n_expert);
+            l.gate_exps = bind.stack(p + "ffn_gate_exps.weight", c.n_embd, c.n_ff_exp, c.n_expert);
+            l.up_exps = bind.stack(p + "ffn_up_exps.weight", c.n_embd, c.n_ff_exp, c.n_expert);
+            l.down_exps = bind.stack(p + "ffn_down_exps.weight", c.n_ff_exp, c.n_embd, c.n_expert);
+        } else if (c.architecture == "phi3") {
             // Fused gate and up, gate's rows first (llama.cpp's swiglu: silu(first half) * second half).
             const TensorView gate_up = bind.matrix(p + "ffn_up.weight", c.n_embd, 2 * int64_t(c.n_ff));
             l.w_gate = rows_of(gate_up, 0, c.n_ff);
@@ -269,8 +321,8 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
             l.w_gate = bind.matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff);
             l.w_up = bind.matrix(p + "ffn_up.weight", c.n_embd, c.n_ff);
         }
-        l.w_down = bind.matrix(p + "ffn_down.weight", c.n_ff, c.n_embd);
-        if (c.architecture == "qwen3" || c.architecture == "gemma3") {
+        if (!c.has_experts()) l.w_down = bind.matrix(p + "ffn_down.weight", c.n_ff, c.n_embd);
+        if (c.architecture == "qwen3" || c.architecture == "qwen3moe" || c.architecture == "gemma3") {
             l.attn_q_norm = bind.vector(p + "attn_q_norm.weight", c.head_dim);
             l.attn_k_norm = bind.vector(p + "attn_k_norm.weight", c.head_dim);
         }
