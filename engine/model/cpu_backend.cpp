@@ -1,5 +1,5 @@
 // The CPU backend: a batched forward pass of llama-family models (llama, qwen2, qwen3,
-// qwen3moe, gemma3, smollm3, phi3) over paged KV. forward() reads as the transformer it computes: embed the
+// qwen3moe, gemma3, smollm3, phi3, mistral3) over paged KV. forward() reads as the transformer it computes: embed the
 // tokens; for each layer an attention block and an FFN block, each
 //   xn = norm(x), x += [post_norm](branch(xn));
 // then the final norm and the logits. Every matrix product covers all rows of the batch
@@ -309,7 +309,8 @@ void CpuBackend::attention_block(const ForwardBatch& batch, int32_t layer) {
 }
 
 // Per-head RMSNorm of each row's query and key heads (qwen3, gemma3), RoPE at the row's
-// position (not in smollm3's NoPE layers), and the row's K and V into its sequence's page.
+// position (not in smollm3's NoPE layers), mistral3's query temperature, and the row's K
+// and V into its sequence's page.
 void CpuBackend::position_and_store_kv(const ForwardBatch& batch, int32_t layer) {
     const LayerWeights& lw = model_.weights().layers[size_t(layer)];
     const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D, KV = cfg_.kv_dim();
@@ -321,6 +322,10 @@ void CpuBackend::position_and_store_kv(const ForwardBatch& batch, int32_t layer)
             float* q = &q_[size_t(t * QD + h * D)];
             if (!lw.attn_q_norm.empty()) rms_norm(q, lw.attn_q_norm.data(), q, D, cfg_.rms_eps);
             if (rotate) rope_apply(q, cs, cfg_.n_rot, cfg_.rope_neox);
+        }
+        if (cfg_.attn_temp_scale != 0.0f) {
+            const float temperature = cfg_.query_temperature(row_pos_[size_t(t)]);
+            for (float* q = &q_[size_t(t * QD)]; q != &q_[size_t((t + 1) * QD)]; ++q) *q *= temperature;
         }
         for (int32_t h = 0; h < cfg_.n_head_kv; ++h) {
             float* k = &k_[size_t(t * KV + h * D)];

@@ -187,6 +187,12 @@ void add_metadata(test::GgufWriter& w, const SyntheticSpec& spec) {
         w.add(a + "rope.scaling.type", str("yarn"));
         w.add(a + "rope.scaling.factor", f32(float(s.yarn_factor)));
         w.add(a + "rope.scaling.original_context_length", u32(uint32_t(s.n_ctx_train)));
+        if (spec.arch == Arch::Mistral3) {
+            w.add(a + "rope.scaling.yarn_beta_fast", f32(32.0f));
+            w.add(a + "rope.scaling.yarn_beta_slow", f32(1.0f));
+            w.add(a + "rope.scaling.yarn_log_multiplier", f32(1.0f));
+            w.add(a + "attention.temperature_scale", f32(0.1f));
+        }
     }
     add_vocabulary(w, s.n_vocab);
 }
@@ -260,7 +266,7 @@ std::vector<std::string> shape_names() {
 
 constexpr std::pair<Arch, std::string_view> kArchNames[] = {
     {Arch::Llama, "llama"}, {Arch::Qwen2, "qwen2"}, {Arch::Qwen3, "qwen3"}, {Arch::Gemma3, "gemma3"},
-    {Arch::Smollm3, "smollm3"}, {Arch::Phi3, "phi3"}, {Arch::Qwen3moe, "qwen3moe"}};
+    {Arch::Smollm3, "smollm3"}, {Arch::Phi3, "phi3"}, {Arch::Qwen3moe, "qwen3moe"}, {Arch::Mistral3, "mistral3"}};
 
 std::string_view arch_name(Arch arch) {
     for (const auto& [a, name] : kArchNames)

@@ -58,7 +58,9 @@ std::vector<std::string> shape_names();
 // phi3: fused attn_qkv and fused gate/up in ffn_up (gate's rows first), NEOX RoPE.
 // qwen3moe: qwen3's attention; in each layer a router (ffn_gate_inp) and experts stacked
 // as llama.cpp's ffn_gate_exps / ffn_up_exps / ffn_down_exps instead of the dense FFN.
-enum class Arch { Llama, Qwen2, Qwen3, Gemma3, Smollm3, Phi3, Qwen3moe };
+// mistral3: llama's tensors; with --yarn, Ministral 3's YaRN keys (betas 32 and 1, log
+// multiplier 1) and attention temperature 0.1 over the shape's trained context.
+enum class Arch { Llama, Qwen2, Qwen3, Gemma3, Smollm3, Phi3, Qwen3moe, Mistral3 };
 std::string_view arch_name(Arch arch);
 std::optional<Arch> arch_named(std::string_view name);
 

@@ -3,7 +3,8 @@
 // types, llama with linear RoPE scaling, qwen3 (Q/K norms) and gemma3 (Q/K norms,
 // post-norms, GELU, scaled embedding, sliding-window layers with their own RoPE base),
 // smollm3 (every fourth layer without RoPE), qwen3 with YaRN RoPE scaling, phi3 (fused
-// QKV and gate/up, partial rotary) and qwen3moe (routed experts).
+// QKV and gate/up, partial rotary), qwen3moe (routed experts) and mistral3 (YaRN with a log
+// multiplier, attention temperature).
 // Last-position logits are compared with llama.cpp's. Model::load's errors are checked on
 // copies of a model broken in one way each.
 #include "test_support.h"
@@ -151,6 +152,21 @@ class TestArchitectures : public QObject {
         return worst;
     }
 
+    // The largest logit difference from the reference of `file`'s longest case.
+    double last_case_diff(const arbor::Model& m, const QString& file) {
+        arbor::BackendOptions options;
+        options.kv_tokens = 256;
+        options.kv_type = arbor::KvType::F32;
+        auto backend = arbor::make_cpu_backend(m, options);
+        const QJsonObject c = reference(file).value("cases").toArray().last().toObject();
+        arbor::Generator gen(m, *backend, 512);
+        const std::vector<float> got = gen.prefill(ids_of(c.value("ids")));
+        const QJsonArray want = c.value("logits").toArray();
+        double diff = 0.0;
+        for (qsizetype i = 0; i < want.size(); ++i) diff = std::max(diff, std::abs(double(got[size_t(i)]) - want[i].toDouble()));
+        return diff;
+    }
+
     // The message of the arbor::Error that loading `path` throws, or what happened instead.
     static QString load_error(const std::filesystem::path& path) {
         try {
@@ -173,7 +189,8 @@ class TestArchitectures : public QObject {
     }
 
     // One edit "OP:ARG": drop:TENSOR, transpose:TENSOR (a matrix), halve:TENSOR,
-    // pattern:N (gemma3's per-layer window flags, N of them), erase:KEY, or KEY=VALUE
+    // pattern:N (gemma3's per-layer window flags, N of them), bias:TENSOR (64 zeros),
+    // erase:KEY, or KEY=VALUE
     // after set (a string), u32, f32 or bool (true/false).
     static void apply_edit(Parts& p, const QString& edit) {
         const QString op = edit.section(':', 0, 0);
@@ -193,6 +210,12 @@ class TestArchitectures : public QObject {
                 t.data.assign(12 * sizeof(float), 0);
                 p.tensors.push_back(std::move(t));
             }
+        } else if (op == "bias") {  // a zero F32 vector of 64
+            arbor::test::TestTensor t;
+            t.name = arg;
+            t.dims = {64};
+            t.data.assign(64 * sizeof(float), 0);
+            p.tensors.push_back(std::move(t));
         } else if (op == "erase") {
             p.erase_key(arg);
         } else if (op == "pattern") {
@@ -221,13 +244,13 @@ private slots:
     void initTestCase() {
         QVERIFY(tmp_.isValid());
         for (const char* name : {"reference.json", "reference-qwen3-gemma3.json", "reference-smollm3-yarn.json",
-                                 "reference-phi3.json", "reference-qwen3moe.json"}) {
+                                 "reference-phi3.json", "reference-qwen3moe.json", "reference-mistral3.json"}) {
             QFile f(QString::fromStdString((synthetic_dir() / name).string()));
             QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(QString("tests/data/synthetic/%1 missing").arg(name)));
             for (const auto& m : QJsonDocument::fromJson(f.readAll()).object().value("models").toArray())
                 models_.append(m);
         }
-        QCOMPARE(models_.size(), 9);
+        QCOMPARE(models_.size(), 10);
     }
 
     // The model files are the ones the reference was computed on.
@@ -345,6 +368,20 @@ private slots:
         const arbor::TensorView down3 = arbor::expert_rows(m1.down_exps, mc.n_expert, 3);
         QCOMPARE(down3.rows, int64_t(64));
         QVERIFY(down3.data == m1.down_exps.data + 3 * 64 * m1.down_exps.row_stride);
+
+        // Mistral 3: YaRN by 4 over 16 positions with log multiplier 1, so cos/sin keep
+        // unit scale; queries at positions 16-31 grow by 1 + 0.1 ln 2, from 32 by 1 + 0.1 ln 3.
+        const auto& mistral = model("mistral3-tiny.gguf");
+        const arbor::ModelConfig& ms = mistral.config();
+        QVERIFY(!ms.rope_neox);
+        QVERIFY(ms.rope_yarn);
+        QCOMPARE(ms.rope_yarn_orig_ctx, 16);
+        QCOMPARE(ms.rope_yarn_log_mul, 1.0f);
+        QCOMPARE(mistral.rope_mscale(), 1.0f);
+        QCOMPARE(ms.attn_temp_floor, 16);
+        QCOMPARE(ms.query_temperature(15), 1.0f);
+        QCOMPARE(ms.query_temperature(16), float(1.0 + 0.1 * std::log(2.0)));
+        QCOMPARE(ms.query_temperature(39), float(1.0 + 0.1 * std::log(3.0)));
     }
 
     void tokenizerMatchesReference() {
@@ -517,6 +554,15 @@ private slots:
                                                  << QStringList{"expert_weights_scale 2.5", "not supported"};
         QTest::newRow("qwen3moe sigmoid gating") << moe << "u32:qwen3moe.expert_gating_func=2"
                                                  << QStringList{"gating function 2", "only softmax"};
+        const QString mistral = "mistral3-tiny.gguf";
+        QTest::newRow("mistral3 experts") << mistral << "u32:mistral3.expert_count=8"
+                                          << QStringList{"mistral3 with routed experts", "not supported"};
+        QTest::newRow("mistral3 output bias") << mistral << "bias:blk.1.attn_output.bias"
+                                              << QStringList{"'blk.1.attn_output.bias'", "not supported for mistral3"};
+        QTest::newRow("mistral3 zero beta") << mistral << "f32:mistral3.rope.scaling.yarn_beta_fast=0"
+                                            << QStringList{"invalid YaRN beta"};
+        QTest::newRow("mistral3 missing ffn_gate") << mistral << "drop:blk.0.ffn_gate.weight"
+                                                   << QStringList{"missing", "'blk.0.ffn_gate.weight'"};
     }
 
     void newArchitectureLoadErrors() {
@@ -594,17 +640,29 @@ private slots:
         QVERIFY(m->config().local_layers.empty());
         QCOMPARE(m->config().no_rope_interval, 0);
         QVERIFY(!m->config().rope_yarn);
-        arbor::BackendOptions options;
-        options.kv_tokens = 256;
-        options.kv_type = arbor::KvType::F32;
-        auto backend = arbor::make_cpu_backend(*m, options);
-        const QJsonObject c = reference(file).value("cases").toArray().last().toObject();
-        arbor::Generator gen(*m, *backend, 512);
-        const std::vector<float> got = gen.prefill(ids_of(c.value("ids")));
-        const QJsonArray want = c.value("logits").toArray();
-        double diff = 0.0;
-        for (qsizetype i = 0; i < want.size(); ++i) diff = std::max(diff, std::abs(double(got[size_t(i)]) - want[i].toDouble()));
+        const double diff = last_case_diff(*m, file);
         QVERIFY2(diff > 0.05, qPrintable(QString("max abs diff without the feature only %1").arg(diff)));
+    }
+
+    // Mistral 3's own steps matter to its reference: without the attention temperature
+    // (the 40-id case reaches positions 16-39), or without the log multiplier (cos/sin
+    // then grow by 1 + 0.1 ln 4).
+    void mistral3FeaturesMatter_data() {
+        QTest::addColumn<QString>("key");
+        QTest::newRow("no temperature") << "mistral3.attention.temperature_scale";
+        QTest::newRow("no log multiplier") << "mistral3.rope.scaling.yarn_log_multiplier";
+    }
+
+    void mistral3FeaturesMatter() {
+        QFETCH(QString, key);
+        Parts p = Parts::read(synthetic_dir() / "mistral3-tiny.gguf");
+        p.erase_key(key.toStdString());
+        const auto path = std::filesystem::path(tmp_.path().toStdString()) / "mistral3-without.gguf";
+        p.write(path);
+        const auto m = arbor::Model::load(path);
+        QVERIFY(m->config().attn_temp_scale == 0.0f || m->config().rope_yarn_log_mul == 0.0f);
+        const double diff = last_case_diff(*m, "mistral3-tiny.gguf");
+        QVERIFY2(diff > 0.01, qPrintable(QString("max abs diff without %1 only %2").arg(key).arg(diff)));
     }
 
     // The batched scheduler's step: every reference sequence of the experts model in one

@@ -1,6 +1,6 @@
 // A loaded model: configuration, weight views into the mapped GGUF file, tokenizer and
 // chat template. Supported architectures: llama (Llama 2/3.x, Mistral, SmolLM2,
-// TinyLlama), qwen2, qwen3, qwen3moe, gemma3, smollm3 and phi3.
+// TinyLlama), qwen2, qwen3, qwen3moe, gemma3, smollm3, phi3 and mistral3.
 #pragma once
 
 #include "arbor/gguf.h"
@@ -46,6 +46,16 @@ struct ModelConfig {
     bool rope_yarn = false;
     int32_t rope_yarn_orig_ctx = 0;
     float rope_attn_factor = 1.0f;
+    // The ramp's bounds and mistral3's yarn_log_multiplier (llama.cpp reads them from the
+    // metadata for mistral3 only): with a multiplier m, cos/sin grow by
+    // (1 + 0.1 ln f) / (1 + 0.1 m ln f) instead of 1 + 0.1 ln f.
+    float rope_yarn_beta_fast = 32.0f;
+    float rope_yarn_beta_slow = 1.0f;
+    float rope_yarn_log_mul = 0.0f;
+    // Mistral 3's attention temperature (Llama 4's): queries at position p are scaled by
+    // 1 + attn_temp_scale * ln(floor(p / attn_temp_floor) + 1); 0: none.
+    float attn_temp_scale = 0.0f;
+    int32_t attn_temp_floor = 0;
     // SmolLM3: every no_rope_interval-th layer (layers interval-1, 2*interval-1, ...)
     // attends without positions (NoPE); 0: every layer rotates.
     int32_t no_rope_interval = 0;
@@ -68,6 +78,9 @@ struct ModelConfig {
     bool is_local(int32_t layer) const { return !local_layers.empty() && local_layers[size_t(layer)]; }
     bool uses_rope(int32_t layer) const { return no_rope_interval == 0 || (layer + 1) % no_rope_interval != 0; }
     float query_scale() const { return attn_scale > 0.0f ? attn_scale : 1.0f / std::sqrt(float(head_dim)); }
+    float query_temperature(int32_t pos) const {
+        return float(std::log(std::floor(double(pos) / attn_temp_floor) + 1.0) * attn_temp_scale + 1.0);
+    }
 };
 
 // The configuration Model::load would use, read from the metadata and the tensor list
