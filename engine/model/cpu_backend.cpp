@@ -1,5 +1,5 @@
 // The CPU backend: a batched forward pass of llama-family models (llama, qwen2, qwen3,
-// gemma3, smollm3, phi3) over paged KV. forward() reads as the transformer it computes: embed the
+// qwen3moe, gemma3, smollm3, phi3, mistral3) over paged KV. forward() reads as the transformer it computes: embed the
 // tokens; for each layer an attention block and an FFN block, each
 //   xn = norm(x), x += [post_norm](branch(xn));
 // then the final norm and the logits. Every matrix product covers all rows of the batch
@@ -25,6 +25,7 @@
 #include "arbor/kernels/thread_pool.h"
 #include "arbor/model.h"
 #include "cpu_attention.h"
+#include "cpu_experts.h"
 #include "kv_pages.h"
 
 #include <spdlog/spdlog.h>
@@ -37,6 +38,7 @@
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace arbor {
 
@@ -52,7 +54,9 @@ public:
         : model_(model), cfg_(model.config()),
           pool_(options.threads > 0 ? options.threads : int(std::max(1u, std::thread::hardware_concurrency()))),
           kv_(cfg_, options), attention_(cfg_, kv_, pool_, options.attention_part),
-          activations_(options.int8_activations ? Activations::Int8 : Activations::Float) {
+          activations_(options.int8_activations ? Activations::Int8 : Activations::Float),
+          experts_(cfg_, pool_, scratch_, activations_,
+                   [this](const TensorView& w, float* y, int64_t ldy) { return product(w, y, ldy); }) {
         if (activations_ == Activations::Int8) check_int8_types();
         if (options.panel_weights && activations_ == Activations::Float) pack_panels();
     }
@@ -99,9 +103,18 @@ private:
         return {product(lw.wq, q_.data(), QD, lw.bq), product(lw.wk, k_.data(), KV, lw.bk),
                 product(lw.wv, v_.data(), KV, lw.bv)};
     }
-    std::array<MatmulOutput, 2> gate_up_products(const LayerWeights& lw) {
-        return {product(lw.w_gate, gate_.data(), cfg_.n_ff), product(lw.w_up, up_.data(), cfg_.n_ff)};
+    // The products that read the FFN block's normed input: the router in a layer of
+    // experts, else gate and up.
+    std::span<const MatmulOutput> ffn_input_products(const LayerWeights& lw) {
+        if (cfg_.has_experts()) {
+            ffn_inputs_[0] = product(lw.ffn_gate_inp, router_.data(), cfg_.n_expert);
+            return {ffn_inputs_.data(), 1};
+        }
+        ffn_inputs_ = {product(lw.w_gate, gate_.data(), cfg_.n_ff), product(lw.w_up, up_.data(), cfg_.n_ff)};
+        return ffn_inputs_;
     }
+    // Every matrix of a layer that a step may read.
+    static std::vector<TensorView> layer_matrices(const LayerWeights& lw, const ModelConfig& cfg);
     // y = x . W for all rows of the step, then forgets input_quantized_ (it was for this product).
     void multiply(const float* x, std::span<const MatmulOutput> outputs);
     // Fusion: the row pass about to compute the rows (cols wide) that `outputs` read
@@ -124,6 +137,8 @@ private:
     CpuAttention attention_;
     MatmulScratch scratch_;
     Activations activations_;
+    CpuExperts experts_;
+    std::array<MatmulOutput, 2> ffn_inputs_;
     // Panel copies of the packable matrix weights, by the weight's data (the output
     // projection, when tied, shares token_embd's, and embedding lookups then read the
     // panels too).
@@ -138,7 +153,22 @@ private:
     // and up, and each row's RoPE table (rope_local_: the sliding-window layers').
     AlignedFloats x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, rope_;
     AlignedFloats rope_local_;
+    AlignedFloats router_;  // a layer of experts' router logits, rows x n_expert
 };
+
+std::vector<TensorView> CpuBackend::layer_matrices(const LayerWeights& lw, const ModelConfig& cfg) {
+    std::vector<TensorView> out = {lw.wq, lw.wk, lw.wv, lw.wo};
+    if (!cfg.has_experts()) {
+        out.insert(out.end(), {lw.w_gate, lw.w_up, lw.w_down});
+        return out;
+    }
+    out.push_back(lw.ffn_gate_inp);
+    // Each expert's own matrix: the products take one expert at a time and find its
+    // panels by its first row.
+    for (const TensorView* stack : {&lw.gate_exps, &lw.up_exps, &lw.down_exps})
+        for (int32_t e = 0; e < cfg.n_expert; ++e) out.push_back(expert_rows(*stack, cfg.n_expert, e));
+    return out;
+}
 
 // Refused at start rather than failing in the first step.
 void CpuBackend::check_int8_types() const {
@@ -149,22 +179,23 @@ void CpuBackend::check_int8_types() const {
                         " weights: run this model with float activations");
     };
     for (const auto& lw : w.layers)
-        for (const TensorView* t : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down}) check(*t);
+        for (const TensorView& t : layer_matrices(lw, cfg_)) check(t);
     check(w.output);
 }
 
 void CpuBackend::pack_panels() {
     const auto start = std::chrono::steady_clock::now();
     const ModelWeights& w = model_.weights();
+    std::vector<TensorView> matrices;
+    for (const auto& lw : w.layers) {
+        const std::vector<TensorView> layer = layer_matrices(lw, cfg_);
+        matrices.insert(matrices.end(), layer.begin(), layer.end());
+    }
+    matrices.push_back(w.output);
     std::vector<const TensorView*> todo;
-    auto want = [&](const TensorView& t) {
-        if (PanelWeights::packable(t.type, t.cols) &&
-            std::none_of(todo.begin(), todo.end(), [&](const TensorView* d) { return d->data == t.data; }))
-            todo.push_back(&t);
-    };
-    for (const auto& lw : w.layers)
-        for (const TensorView* t : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down}) want(*t);
-    want(w.output);
+    std::unordered_set<const uint8_t*> seen;
+    for (const TensorView& t : matrices)
+        if (PanelWeights::packable(t.type, t.cols) && seen.insert(t.data).second) todo.push_back(&t);
     // All panels in one buffer of huge pages (huge_pages.h).
     std::vector<size_t> offsets;
     const std::shared_ptr<uint8_t[]> storage = PanelWeights::storage_for(todo, offsets);
@@ -218,8 +249,12 @@ void CpuBackend::begin_step(const ForwardBatch& batch) {
     att_.resize(r * q_dim);
     k_.resize(r * size_t(cfg_.kv_dim()));
     v_.resize(r * size_t(cfg_.kv_dim()));
-    gate_.resize(r * size_t(cfg_.n_ff));
-    up_.resize(r * size_t(cfg_.n_ff));
+    if (cfg_.has_experts()) {
+        router_.resize(r * size_t(cfg_.n_expert));
+    } else {
+        gate_.resize(r * size_t(cfg_.n_ff));
+        up_.resize(r * size_t(cfg_.n_ff));
+    }
     rope_.resize(r * size_t(cfg_.head_dim));
     if (!cfg_.local_layers.empty()) rope_local_.resize(r * size_t(cfg_.head_dim));
     row_pos_.resize(r);
@@ -270,11 +305,12 @@ void CpuBackend::attention_block(const ForwardBatch& batch, int32_t layer) {
     attention_.run(batch, layer, q_.data(), att_.data());
     const MatmulOutput o[] = {product(lw.wo, tmp_.data(), cfg_.n_embd)};
     multiply(att_.data(), o);
-    residual_then_norm(lw.attn_post_norm, &lw.ffn_norm, gate_up_products(lw));
+    residual_then_norm(lw.attn_post_norm, &lw.ffn_norm, ffn_input_products(lw));
 }
 
 // Per-head RMSNorm of each row's query and key heads (qwen3, gemma3), RoPE at the row's
-// position (not in smollm3's NoPE layers), and the row's K and V into its sequence's page.
+// position (not in smollm3's NoPE layers), mistral3's query temperature, and the row's K
+// and V into its sequence's page.
 void CpuBackend::position_and_store_kv(const ForwardBatch& batch, int32_t layer) {
     const LayerWeights& lw = model_.weights().layers[size_t(layer)];
     const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D, KV = cfg_.kv_dim();
@@ -287,6 +323,10 @@ void CpuBackend::position_and_store_kv(const ForwardBatch& batch, int32_t layer)
             if (!lw.attn_q_norm.empty()) rms_norm(q, lw.attn_q_norm.data(), q, D, cfg_.rms_eps);
             if (rotate) rope_apply(q, cs, cfg_.n_rot, cfg_.rope_neox);
         }
+        if (cfg_.attn_temp_scale != 0.0f) {
+            const float temperature = cfg_.query_temperature(row_pos_[size_t(t)]);
+            for (float* q = &q_[size_t(t * QD)]; q != &q_[size_t((t + 1) * QD)]; ++q) *q *= temperature;
+        }
         for (int32_t h = 0; h < cfg_.n_head_kv; ++h) {
             float* k = &k_[size_t(t * KV + h * D)];
             if (!lw.attn_k_norm.empty()) rms_norm(k, lw.attn_k_norm.data(), k, D, cfg_.rms_eps);
@@ -297,22 +337,28 @@ void CpuBackend::position_and_store_kv(const ForwardBatch& batch, int32_t layer)
     });
 }
 
-// x += [ffn_post_norm]((act(xn . w_gate) * (xn . w_up)) . w_down), then xn = the next
+// x += [ffn_post_norm]((act(xn . w_gate) * (xn . w_up)) . w_down), or in a layer of
+// experts x += the chosen experts' weighted sum (cpu_experts.h); then xn = the next
 // layer's attention norm of x (none after the last layer).
 void CpuBackend::ffn_block(int32_t layer) {
     const std::vector<LayerWeights>& layers = model_.weights().layers;
     const LayerWeights& lw = layers[size_t(layer)];
     const int64_t F = cfg_.n_ff;
-    multiply(xn_.data(), gate_up_products(lw));
-    const MatmulOutput down[] = {product(lw.w_down, tmp_.data(), cfg_.n_embd)};
-    quantize_input_in_row_pass(down, F);
-    for_rows([&](int64_t t) {
-        float* gate = &gate_[size_t(t * F)];
-        if (cfg_.ffn_activation == ModelConfig::Activation::GeluTanh) gelu_tanh_mul(gate, &up_[size_t(t * F)], F);
-        else silu_mul(gate, &up_[size_t(t * F)], F);
-        input_row(t, gate);
-    });
-    multiply(gate_.data(), down);
+    multiply(xn_.data(), ffn_input_products(lw));
+    if (cfg_.has_experts()) {
+        experts_.route(router_.data(), rows_);
+        experts_.run(lw, xn_.data(), tmp_.data());
+    } else {
+        const MatmulOutput down[] = {product(lw.w_down, tmp_.data(), cfg_.n_embd)};
+        quantize_input_in_row_pass(down, F);
+        for_rows([&](int64_t t) {
+            float* gate = &gate_[size_t(t * F)];
+            if (cfg_.ffn_activation == ModelConfig::Activation::GeluTanh) gelu_tanh_mul(gate, &up_[size_t(t * F)], F);
+            else silu_mul(gate, &up_[size_t(t * F)], F);
+            input_row(t, gate);
+        });
+        multiply(gate_.data(), down);
+    }
     if (layer + 1 < cfg_.n_layer) {
         const LayerWeights& next = layers[size_t(layer + 1)];
         residual_then_norm(lw.ffn_post_norm, &next.attn_norm, qkv_products(next));

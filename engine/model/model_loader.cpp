@@ -13,17 +13,15 @@
 namespace arbor {
 namespace {
 
-const char* const kSupported = "llama, qwen2, qwen3, gemma3, smollm3, phi3";
+const char* const kSupported = "llama, qwen2, qwen3, qwen3moe, gemma3, smollm3, phi3, mistral3";
 
 bool supported(const std::string& arch) {
-    return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "gemma3" || arch == "smollm3" ||
-           arch == "phi3";
+    return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "qwen3moe" || arch == "gemma3" ||
+           arch == "smollm3" || arch == "phi3" || arch == "mistral3";
 }
 
-// YaRN's ramp bounds, as llama.cpp's defaults for these architectures (it reads
-// rope.scaling.yarn_beta_* for grok and mistral3 only).
-constexpr float kYarnBetaFast = 32.0f;
-constexpr float kYarnBetaSlow = 1.0f;
+// llama.cpp's LLAMA_MAX_EXPERTS.
+constexpr uint64_t kMaxExperts = 1024;
 
 // The rotated pair whose frequency turns n_rot times over n_ctx_orig positions
 // (ggml_rope_yarn_corr_dim).
@@ -35,8 +33,8 @@ float yarn_corr_dim(int32_t n_dims, int32_t n_ctx_orig, float n_rot, float base)
 // linear between (ggml's rope_yarn_ramp with ggml_rope_yarn_corr_dims' bounds).
 std::vector<float> yarn_ramp(const ModelConfig& c) {
     const int32_t n_dims = c.n_rot;
-    const float low = std::max(0.0f, std::floor(yarn_corr_dim(n_dims, c.rope_yarn_orig_ctx, kYarnBetaFast, c.rope_base)));
-    const float high = std::min(float(n_dims - 1), std::ceil(yarn_corr_dim(n_dims, c.rope_yarn_orig_ctx, kYarnBetaSlow, c.rope_base)));
+    const float low = std::max(0.0f, std::floor(yarn_corr_dim(n_dims, c.rope_yarn_orig_ctx, c.rope_yarn_beta_fast, c.rope_base)));
+    const float high = std::min(float(n_dims - 1), std::ceil(yarn_corr_dim(n_dims, c.rope_yarn_orig_ctx, c.rope_yarn_beta_slow, c.rope_base)));
     std::vector<float> ramp(size_t(n_dims / 2));
     for (size_t i = 0; i < ramp.size(); ++i) {
         const float y = (float(i) - low) / std::max(0.001f, high - low);
@@ -67,9 +65,17 @@ public:
     TensorView matrix(const std::string& name, int64_t cols, int64_t rows) const {
         const GgufTensor& t = require(name);
         check_shape(t, cols, rows);
-        if (!dtype_info(t.type).weight_type)
-            throw Error("tensor '" + name + "' has unsupported type " + std::string(dtype_name(t.type)));
-        return TensorView{t.type, cols, rows, t.data, row_bytes(t.type, cols)};
+        return weight_view(t);
+    }
+
+    // n matrices of rows x cols stacked in one [cols, rows, n] tensor (llama.cpp's
+    // ffn_*_exps), viewed as one matrix of n * rows rows.
+    TensorView stack(const std::string& name, int64_t cols, int64_t rows, int64_t n) const {
+        const GgufTensor& t = require(name);
+        if (t.dims != std::vector<int64_t>{cols, rows, n})
+            throw Error("tensor '" + name + "' has shape [" + dims_text(t) + "], expected [" + std::to_string(cols) +
+                        ", " + std::to_string(rows) + ", " + std::to_string(n) + "]");
+        return weight_view(t);
     }
 
     std::vector<float> vector(const std::string& name, int64_t n, bool required = true) const {
@@ -82,6 +88,12 @@ public:
     }
 
 private:
+    static TensorView weight_view(const GgufTensor& t) {
+        if (!dtype_info(t.type).weight_type)
+            throw Error("tensor '" + t.name + "' has unsupported type " + std::string(dtype_name(t.type)));
+        return TensorView{t.type, t.cols(), t.rows(), t.data, row_bytes(t.type, t.cols())};
+    }
+
     static std::string dims_text(const GgufTensor& t) {
         std::string s;
         for (size_t i = 0; i < t.dims.size(); ++i) s += (i ? ", " : "") + std::to_string(t.dims[i]);
@@ -150,6 +162,55 @@ void read_gemma3(const GgufFile& file, ModelConfig& c) {
     if (!(c.rope_base_local > 0.0f)) throw Error("invalid rope.freq_base_swa in metadata");
 }
 
+// Mistral 3 (Ministral 3) as llama.cpp reads it (src/models/mistral3.cpp): llama's
+// tensors and adjacent-pair RoPE, YaRN's ramp bounds and log multiplier from the
+// metadata, and the attention temperature over rope.scaling.original_context_length
+// positions. Its routed-experts variant is refused.
+void read_mistral3(const GgufFile& file, ModelConfig& c) {
+    const std::string a = c.architecture + ".";
+    c.rope_yarn_beta_fast = float(file.get_float(a + "rope.scaling.yarn_beta_fast").value_or(32.0));
+    c.rope_yarn_beta_slow = float(file.get_float(a + "rope.scaling.yarn_beta_slow").value_or(1.0));
+    c.rope_yarn_log_mul = float(file.get_float(a + "rope.scaling.yarn_log_multiplier").value_or(0.0));
+    if (!std::isfinite(c.rope_yarn_beta_fast) || !std::isfinite(c.rope_yarn_beta_slow) ||
+        !std::isfinite(c.rope_yarn_log_mul) || !(c.rope_yarn_beta_fast > 0.0f) || !(c.rope_yarn_beta_slow > 0.0f))
+        throw Error("invalid YaRN beta or log multiplier in metadata");
+    c.attn_temp_scale = float(file.get_float(a + "attention.temperature_scale").value_or(0.0));
+    if (!std::isfinite(c.attn_temp_scale)) throw Error("invalid attention.temperature_scale in metadata");
+    if (c.attn_temp_scale != 0.0f)
+        c.attn_temp_floor = positive(file, a + "rope.scaling.original_context_length", uint64_t(c.n_ctx_train));
+    if (file.get_uint(a + "expert_count").value_or(0) > 0)
+        throw Error("mistral3 with routed experts (" + a + "expert_count) is not supported");
+}
+
+// Qwen3-MoE's routing, as llama.cpp runs it (src/models/qwen3moe.cpp): softmax over all
+// experts, the top expert_used_count, their weights normalised to sum 1 whatever
+// expert_weights_norm says, no expert groups or shared experts. Keys that would ask for
+// another routing are refused rather than ignored.
+void read_experts(const GgufFile& file, ModelConfig& c) {
+    const std::string a = c.architecture + ".";
+    c.n_expert = positive(file, a + "expert_count");
+    c.n_expert_used = positive(file, a + "expert_used_count");
+    if (uint64_t(c.n_expert) > kMaxExperts)
+        throw Error("expert_count " + std::to_string(c.n_expert) + " exceeds " + std::to_string(kMaxExperts));
+    if (c.n_expert_used > c.n_expert)
+        throw Error("expert_used_count " + std::to_string(c.n_expert_used) + " exceeds expert_count " +
+                    std::to_string(c.n_expert));
+    c.n_ff_exp = positive(file, a + "expert_feed_forward_length", uint64_t(c.n_ff / c.n_expert_used));
+    if (file.get_uint(a + "expert_group_count").value_or(0) > 1)
+        throw Error("expert groups (" + a + "expert_group_count) are not supported");
+    if (file.get_uint(a + "expert_shared_count").value_or(0) > 0)
+        throw Error("shared experts (" + a + "expert_shared_count) are not supported for " + c.architecture);
+    if (const GgufValue* norm = file.find(a + "expert_weights_norm"); norm && norm->as_bool() != std::optional(true))
+        throw Error("unnormalised expert weights (" + a + "expert_weights_norm false) are not supported for " +
+                    c.architecture);
+    if (const auto scale = file.get_float(a + "expert_weights_scale"); scale && *scale != 0.0 && *scale != 1.0)
+        throw Error("scaled expert weights (" + a + "expert_weights_scale " + std::to_string(*scale) +
+                    ") are not supported for " + c.architecture);
+    if (const auto gating = file.get_uint(a + "expert_gating_func"); gating && *gating != 1)
+        throw Error("expert gating function " + std::to_string(*gating) + " (" + a +
+                    "expert_gating_func) is not supported: only softmax (1)");
+}
+
 } // namespace
 
 ModelConfig read_model_config(const GgufFile& file) {
@@ -201,7 +262,7 @@ ModelConfig read_model_config(const GgufFile& file) {
     c.rope_attn_factor = float(file.get_float(a + "rope.scaling.attn_factor").value_or(1.0));
     if (!(c.rope_attn_factor > 0.0f) || !std::isfinite(c.rope_attn_factor))
         throw Error("invalid rope.scaling.attn_factor " + std::to_string(c.rope_attn_factor));
-    c.rope_neox = c.architecture != "llama" && c.architecture != "smollm3";  // phi3 rotates halves
+    c.rope_neox = c.architecture != "llama" && c.architecture != "smollm3" && c.architecture != "mistral3";
     // GGUF files carry no key for it: llama.cpp fixes SmolLM3's NoPE interval at 4, as
     // the model's config.json (no_rope_layer_interval) has it.
     if (c.architecture == "smollm3") c.no_rope_interval = 4;
@@ -213,6 +274,8 @@ ModelConfig read_model_config(const GgufFile& file) {
             throw Error(std::string("LongRoPE scaling (") + name + ") is not supported");
     if (!(c.rms_eps > 0.0f) || !(c.rope_base > 0.0f)) throw Error("invalid rms epsilon or rope base in metadata");
     if (c.architecture == "gemma3") read_gemma3(file, c);
+    if (c.architecture == "qwen3moe") read_experts(file, c);
+    if (c.architecture == "mistral3") read_mistral3(file, c);
     return c;
 }
 
@@ -260,7 +323,16 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
         l.bq = bind.vector(p + "attn_q.bias", q_dim, false);
         l.bk = bind.vector(p + "attn_k.bias", c.kv_dim(), false);
         l.bv = bind.vector(p + "attn_v.bias", c.kv_dim(), false);
-        if (c.architecture == "phi3") {
+        // Biases that llama.cpp's mistral3 adds and Arbor's products here do not.
+        if (c.architecture == "mistral3")
+            for (const char* bias : {"attn_output.bias", "ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"})
+                if (bind.find(p + bias)) throw Error("tensor '" + p + bias + "' (a bias) is not supported for mistral3");
+        if (c.has_experts()) {
+            l.ffn_gate_inp = bind.matrix(p + "ffn_gate_inp.weight", c.n_embd, c.n_expert);
+            l.gate_exps = bind.stack(p + "ffn_gate_exps.weight", c.n_embd, c.n_ff_exp, c.n_expert);
+            l.up_exps = bind.stack(p + "ffn_up_exps.weight", c.n_embd, c.n_ff_exp, c.n_expert);
+            l.down_exps = bind.stack(p + "ffn_down_exps.weight", c.n_ff_exp, c.n_embd, c.n_expert);
+        } else if (c.architecture == "phi3") {
             // Fused gate and up, gate's rows first (llama.cpp's swiglu: silu(first half) * second half).
             const TensorView gate_up = bind.matrix(p + "ffn_up.weight", c.n_embd, 2 * int64_t(c.n_ff));
             l.w_gate = rows_of(gate_up, 0, c.n_ff);
@@ -269,8 +341,8 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
             l.w_gate = bind.matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff);
             l.w_up = bind.matrix(p + "ffn_up.weight", c.n_embd, c.n_ff);
         }
-        l.w_down = bind.matrix(p + "ffn_down.weight", c.n_ff, c.n_embd);
-        if (c.architecture == "qwen3" || c.architecture == "gemma3") {
+        if (!c.has_experts()) l.w_down = bind.matrix(p + "ffn_down.weight", c.n_ff, c.n_embd);
+        if (c.architecture == "qwen3" || c.architecture == "qwen3moe" || c.architecture == "gemma3") {
             l.attn_q_norm = bind.vector(p + "attn_q_norm.weight", c.head_dim);
             l.attn_k_norm = bind.vector(p + "attn_k_norm.weight", c.head_dim);
         }
@@ -297,9 +369,12 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
     if (c.rope_yarn) {
         // llama.cpp's context sets its attention factor to get_mscale(factor) / (1 + 0.1
         // ln factor) so that ggml's own 1 + 0.1 ln(factor) leaves cos/sin scaled once.
+        // With mistral3's log multiplier m it is get_mscale(factor) / get_mscale(factor, m).
         const float factor = 1.0f / c.rope_freq_scale;
-        const float get_mscale = factor <= 1.0f ? 1.0f : 0.1f * std::log(factor) + 1.0f;
-        m->mscale_ = c.rope_attn_factor * get_mscale / (1.0f + 0.1f * std::log(factor)) *
+        const auto get_mscale = [&](float mul) { return factor <= 1.0f ? 1.0f : 0.1f * mul * std::log(factor) + 1.0f; };
+        const float yarn_attn =
+            c.rope_yarn_log_mul != 0.0f ? get_mscale(1.0f) / get_mscale(c.rope_yarn_log_mul) : get_mscale(1.0f);
+        m->mscale_ = c.rope_attn_factor * yarn_attn / (1.0f + 0.1f * std::log(factor)) *
                      (1.0f + 0.1f * std::log(1.0f / c.rope_freq_scale));
     }
     if (!c.local_layers.empty()) {

@@ -24,11 +24,13 @@ std::string joined(const std::vector<std::string>& names) {
 void usage() {
     std::fprintf(stderr,
                  "usage: arbor-synth --shape %s --type %s --out FILE.gguf\n"
-                 "                   [--arch llama|qwen2|qwen3|gemma3|smollm3|phi3] [--seed N] [--tied|--untied]\n"
+                 "                   [--arch llama|qwen2|qwen3|qwen3moe|gemma3|smollm3|phi3|mistral3] [--seed N] [--tied|--untied]\n"
                  "                   [--threads N] [--layers N] [--embd N] [--heads N] [--kv-heads N] [--head-dim N]\n"
                  "                   [--ff N] [--vocab N] [--window N (gemma3's sliding window)]\n"
                  "                   [--yarn FACTOR (YaRN RoPE scaling beyond the shape's context)]\n"
-                 "                   [--rope-dims N (phi3: rotate the first N of each head)]\n",
+                 "                   [--rope-dims N (phi3: rotate the first N of each head)]\n"
+                 "                   [--experts N] [--experts-used N] [--expert-ff N (qwen3moe's experts)]\n"
+                 "                   [--ctx N (trained context; YaRN's original one)]\n",
                  joined(arbor::synth::shape_names()).c_str(), joined(arbor::synth::weight_type_names()).c_str());
 }
 
@@ -39,6 +41,8 @@ const std::pair<std::string_view, int arbor::synth::Shape::*> kSizeOptions[] = {
     {"--head-dim", &arbor::synth::Shape::head_dim}, {"--ff", &arbor::synth::Shape::n_ff},
     {"--vocab", &arbor::synth::Shape::n_vocab},     {"--window", &arbor::synth::Shape::sliding_window},
     {"--yarn", &arbor::synth::Shape::yarn_factor},  {"--rope-dims", &arbor::synth::Shape::rope_dims},
+    {"--experts", &arbor::synth::Shape::n_expert},  {"--experts-used", &arbor::synth::Shape::n_expert_used},
+    {"--expert-ff", &arbor::synth::Shape::expert_ff}, {"--ctx", &arbor::synth::Shape::n_ctx_train},
 };
 
 // Returns an empty string on success, else what was wrong.

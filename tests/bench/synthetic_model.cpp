@@ -98,6 +98,12 @@ std::vector<Plan> plan_tensors(const SyntheticSpec& spec) {
     auto vector = [&](std::string name, uint64_t n, double mean, double sigma) {
         plans.push_back({std::move(name), DType::F32, {n}, mean, sigma});
     };
+    // n_expert matrices of rows x cols in one tensor [cols, rows, n_expert].
+    const uint64_t n_expert = uint64_t(s.n_expert), expert_ff = uint64_t(s.expert_width());
+    auto experts = [&](std::string name, int layer, uint64_t cols, uint64_t rows, double sigma) {
+        const DType t = matrix_type(spec.types, name, layer, s.n_layer, int64_t(cols), s.tied);
+        plans.push_back({std::move(name), t, {cols, rows, n_expert}, 0.0, sigma});
+    };
     // Inputs to a projection have unit scale after RMSNorm, so 1/sqrt(cols) keeps each
     // output near unit scale; the residual branches (o, down) add half of that.
     const double unit = 1.0 / std::sqrt(double(embd));
@@ -119,13 +125,20 @@ std::vector<Plan> plan_tensors(const SyntheticSpec& spec) {
             vector(p + "attn_k.bias", kv_dim, 0.0, 0.1);
             vector(p + "attn_v.bias", kv_dim, 0.0, 0.1);
         }
-        if (spec.arch == Arch::Qwen3 || spec.arch == Arch::Gemma3) {
+        if (spec.arch == Arch::Qwen3 || spec.arch == Arch::Qwen3moe || spec.arch == Arch::Gemma3) {
             vector(p + "attn_q_norm.weight", uint64_t(s.head_dim), 1.0, 0.05);
             vector(p + "attn_k_norm.weight", uint64_t(s.head_dim), 1.0, 0.05);
         }
         matrix(p + "attn_output.weight", i, q_dim, embd, 0.5 / std::sqrt(double(q_dim)));
         if (spec.arch == Arch::Gemma3) vector(p + "post_attention_norm.weight", embd, 1.0, 0.05);
         vector(p + "ffn_norm.weight", embd, 1.0, 0.05);
+        if (spec.arch == Arch::Qwen3moe) {
+            matrix(p + "ffn_gate_inp.weight", i, embd, n_expert, unit);
+            experts(p + "ffn_gate_exps.weight", i, embd, expert_ff, unit);
+            experts(p + "ffn_up_exps.weight", i, embd, expert_ff, unit);
+            experts(p + "ffn_down_exps.weight", i, expert_ff, embd, 0.5 / std::sqrt(double(expert_ff)));
+            continue;
+        }
         if (spec.arch == Arch::Phi3) {
             matrix(p + "ffn_up.weight", i, embd, 2 * ff, unit);
         } else {
@@ -165,10 +178,21 @@ void add_metadata(test::GgufWriter& w, const SyntheticSpec& spec) {
         w.add(a + "rope.scaling.factor", f32(8.0f));
         w.add(a + "attention.sliding_window", u32(uint32_t(s.sliding_window)));
     }
+    if (spec.arch == Arch::Qwen3moe) {
+        w.add(a + "expert_count", u32(uint32_t(s.n_expert)));
+        w.add(a + "expert_used_count", u32(uint32_t(s.n_expert_used)));
+        w.add(a + "expert_feed_forward_length", u32(uint32_t(s.expert_width())));
+    }
     if (s.yarn_factor > 0) {
         w.add(a + "rope.scaling.type", str("yarn"));
         w.add(a + "rope.scaling.factor", f32(float(s.yarn_factor)));
         w.add(a + "rope.scaling.original_context_length", u32(uint32_t(s.n_ctx_train)));
+        if (spec.arch == Arch::Mistral3) {
+            w.add(a + "rope.scaling.yarn_beta_fast", f32(32.0f));
+            w.add(a + "rope.scaling.yarn_beta_slow", f32(1.0f));
+            w.add(a + "rope.scaling.yarn_log_multiplier", f32(1.0f));
+            w.add(a + "attention.temperature_scale", f32(0.1f));
+        }
     }
     add_vocabulary(w, s.n_vocab);
 }
@@ -242,7 +266,7 @@ std::vector<std::string> shape_names() {
 
 constexpr std::pair<Arch, std::string_view> kArchNames[] = {
     {Arch::Llama, "llama"}, {Arch::Qwen2, "qwen2"}, {Arch::Qwen3, "qwen3"}, {Arch::Gemma3, "gemma3"},
-    {Arch::Smollm3, "smollm3"}, {Arch::Phi3, "phi3"}};
+    {Arch::Smollm3, "smollm3"}, {Arch::Phi3, "phi3"}, {Arch::Qwen3moe, "qwen3moe"}, {Arch::Mistral3, "mistral3"}};
 
 std::string_view arch_name(Arch arch) {
     for (const auto& [a, name] : kArchNames)
@@ -315,6 +339,13 @@ void validate(const SyntheticSpec& spec) {
     if (s.rope_dims > 0 && (spec.arch != Arch::Phi3 || s.rope_dims > s.head_dim || s.rope_dims % 2 != 0))
         fail("rotary dimensions " + std::to_string(s.rope_dims) + ": only phi3 rotates part of a head (an even part)");
     if (spec.arch == Arch::Phi3 && q_dim != s.n_embd) fail("phi3 needs heads x head size = embedding size");
+    if (spec.arch == Arch::Qwen3moe) {
+        if (s.n_expert < 1 || s.n_expert > 1024) fail("expert count " + std::to_string(s.n_expert) + " is outside 1..1024");
+        if (s.n_expert_used < 1 || s.n_expert_used > s.n_expert)
+            fail(std::to_string(s.n_expert_used) + " experts used of " + std::to_string(s.n_expert));
+        if (s.expert_width() % 32 != 0)
+            fail("expert feed-forward size " + std::to_string(s.expert_width()) + " is not a multiple of 32");
+    }
 }
 
 WriteResult write_synthetic_model(const SyntheticSpec& spec, const std::filesystem::path& path) {

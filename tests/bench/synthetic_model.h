@@ -37,6 +37,12 @@ struct Shape {
     // context_length is n_ctx_train times it, as a YaRN-extended Qwen3's); 0: none.
     int yarn_factor = 0;
     int rope_dims = 0;  // rotated dimensions of a head (phi3 may rotate part of it); 0: head_dim
+    // qwen3moe's routed experts: n_expert_used of n_expert per token, each expert_ff wide
+    // (0: n_ff).
+    int n_expert = 8;
+    int n_expert_used = 2;
+    int expert_ff = 0;
+    int expert_width() const { return expert_ff > 0 ? expert_ff : n_ff; }
 };
 
 // The named shapes: tiny (2 layers, 256 embd, for tests), 135m (SmolLM2-135M), 135m-32k
@@ -50,7 +56,11 @@ std::vector<std::string> shape_names();
 // six, global RoPE base 1e6 with linear scaling by 8 (as Gemma 3 4B and larger), local 1e4.
 // smollm3: llama's tensors, every fourth layer without RoPE (llama.cpp fixes the interval).
 // phi3: fused attn_qkv and fused gate/up in ffn_up (gate's rows first), NEOX RoPE.
-enum class Arch { Llama, Qwen2, Qwen3, Gemma3, Smollm3, Phi3 };
+// qwen3moe: qwen3's attention; in each layer a router (ffn_gate_inp) and experts stacked
+// as llama.cpp's ffn_gate_exps / ffn_up_exps / ffn_down_exps instead of the dense FFN.
+// mistral3: llama's tensors; with --yarn, Ministral 3's YaRN keys (betas 32 and 1, log
+// multiplier 1) and attention temperature 0.1 over the shape's trained context.
+enum class Arch { Llama, Qwen2, Qwen3, Gemma3, Smollm3, Phi3, Qwen3moe, Mistral3 };
 std::string_view arch_name(Arch arch);
 std::optional<Arch> arch_named(std::string_view name);
 

@@ -2,8 +2,9 @@
 // there): qwen2 (QKV bias, NEOX RoPE), llama with llama3-style rope_freqs and most weight
 // types, llama with linear RoPE scaling, qwen3 (Q/K norms) and gemma3 (Q/K norms,
 // post-norms, GELU, scaled embedding, sliding-window layers with their own RoPE base),
-// smollm3 (every fourth layer without RoPE), qwen3 with YaRN RoPE scaling and phi3 (fused
-// QKV and gate/up, partial rotary).
+// smollm3 (every fourth layer without RoPE), qwen3 with YaRN RoPE scaling, phi3 (fused
+// QKV and gate/up, partial rotary), qwen3moe (routed experts) and mistral3 (YaRN with a log
+// multiplier, attention temperature).
 // Last-position logits are compared with llama.cpp's. Model::load's errors are checked on
 // copies of a model broken in one way each.
 #include "test_support.h"
@@ -151,6 +152,21 @@ class TestArchitectures : public QObject {
         return worst;
     }
 
+    // The largest logit difference from the reference of `file`'s longest case.
+    double last_case_diff(const arbor::Model& m, const QString& file) {
+        arbor::BackendOptions options;
+        options.kv_tokens = 256;
+        options.kv_type = arbor::KvType::F32;
+        auto backend = arbor::make_cpu_backend(m, options);
+        const QJsonObject c = reference(file).value("cases").toArray().last().toObject();
+        arbor::Generator gen(m, *backend, 512);
+        const std::vector<float> got = gen.prefill(ids_of(c.value("ids")));
+        const QJsonArray want = c.value("logits").toArray();
+        double diff = 0.0;
+        for (qsizetype i = 0; i < want.size(); ++i) diff = std::max(diff, std::abs(double(got[size_t(i)]) - want[i].toDouble()));
+        return diff;
+    }
+
     // The message of the arbor::Error that loading `path` throws, or what happened instead.
     static QString load_error(const std::filesystem::path& path) {
         try {
@@ -173,8 +189,9 @@ class TestArchitectures : public QObject {
     }
 
     // One edit "OP:ARG": drop:TENSOR, transpose:TENSOR (a matrix), halve:TENSOR,
-    // pattern:N (gemma3's per-layer window flags, N of them), or KEY=VALUE after set (a
-    // string), u32 or f32.
+    // pattern:N (gemma3's per-layer window flags, N of them), bias:TENSOR (64 zeros),
+    // erase:KEY, or KEY=VALUE
+    // after set (a string), u32, f32 or bool (true/false).
     static void apply_edit(Parts& p, const QString& edit) {
         const QString op = edit.section(':', 0, 0);
         const std::string arg = edit.section(':', 1).toStdString();
@@ -193,6 +210,14 @@ class TestArchitectures : public QObject {
                 t.data.assign(12 * sizeof(float), 0);
                 p.tensors.push_back(std::move(t));
             }
+        } else if (op == "bias") {  // a zero F32 vector of 64
+            arbor::test::TestTensor t;
+            t.name = arg;
+            t.dims = {64};
+            t.data.assign(64 * sizeof(float), 0);
+            p.tensors.push_back(std::move(t));
+        } else if (op == "erase") {
+            p.erase_key(arg);
         } else if (op == "pattern") {
             std::vector<arbor::GgufValue> flags(size_t(std::stoi(arg)), arbor::test::gv::boolean(true));
             p.set("gemma3.attention.sliding_window_pattern", arbor::test::gv::arr(arbor::GgufType::Bool, flags));
@@ -201,6 +226,7 @@ class TestArchitectures : public QObject {
             if (op == "set") p.set(key, arbor::test::gv::str(value));
             else if (op == "u32") p.set(key, arbor::test::gv::u32(uint32_t(std::stoul(value))));
             else if (op == "f32") p.set(key, arbor::test::gv::f32(std::stof(value)));
+            else if (op == "bool") p.set(key, arbor::test::gv::boolean(value == "true"));
             else QFAIL(qPrintable("unknown edit " + edit));
         }
     }
@@ -218,13 +244,13 @@ private slots:
     void initTestCase() {
         QVERIFY(tmp_.isValid());
         for (const char* name : {"reference.json", "reference-qwen3-gemma3.json", "reference-smollm3-yarn.json",
-                                 "reference-phi3.json"}) {
+                                 "reference-phi3.json", "reference-qwen3moe.json", "reference-mistral3.json"}) {
             QFile f(QString::fromStdString((synthetic_dir() / name).string()));
             QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(QString("tests/data/synthetic/%1 missing").arg(name)));
             for (const auto& m : QJsonDocument::fromJson(f.readAll()).object().value("models").toArray())
                 models_.append(m);
         }
-        QCOMPARE(models_.size(), 8);
+        QCOMPARE(models_.size(), 10);
     }
 
     // The model files are the ones the reference was computed on.
@@ -324,6 +350,38 @@ private slots:
         QVERIFY(l1.wv.data == l1.wk.data + 64 * l1.wk.row_stride);
         QCOMPARE(l1.w_gate.rows, int64_t(128));
         QVERIFY(l1.w_up.data == l1.w_gate.data + 128 * l1.w_gate.row_stride);
+
+        // Qwen3-MoE: 2 of 8 experts of width 32, stacked; no dense FFN.
+        const auto& moe = model("qwen3moe-tiny.gguf");
+        const arbor::ModelConfig& mc = moe.config();
+        const arbor::LayerWeights& m1 = moe.weights().layers[1];
+        QCOMPARE(mc.architecture, std::string("qwen3moe"));
+        QVERIFY(mc.rope_neox);
+        QCOMPARE(mc.n_expert, 8);
+        QCOMPARE(mc.n_expert_used, 2);
+        QCOMPARE(mc.n_ff_exp, 32);
+        QCOMPARE(m1.attn_q_norm.size(), size_t(32));
+        QVERIFY(m1.w_gate.empty() && m1.w_up.empty() && m1.w_down.empty());
+        QCOMPARE(m1.ffn_gate_inp.rows, int64_t(8));
+        QCOMPARE(m1.gate_exps.rows, int64_t(8 * 32));
+        QCOMPARE(m1.down_exps.cols, int64_t(32));
+        const arbor::TensorView down3 = arbor::expert_rows(m1.down_exps, mc.n_expert, 3);
+        QCOMPARE(down3.rows, int64_t(64));
+        QVERIFY(down3.data == m1.down_exps.data + 3 * 64 * m1.down_exps.row_stride);
+
+        // Mistral 3: YaRN by 4 over 16 positions with log multiplier 1, so cos/sin keep
+        // unit scale; queries at positions 16-31 grow by 1 + 0.1 ln 2, from 32 by 1 + 0.1 ln 3.
+        const auto& mistral = model("mistral3-tiny.gguf");
+        const arbor::ModelConfig& ms = mistral.config();
+        QVERIFY(!ms.rope_neox);
+        QVERIFY(ms.rope_yarn);
+        QCOMPARE(ms.rope_yarn_orig_ctx, 16);
+        QCOMPARE(ms.rope_yarn_log_mul, 1.0f);
+        QCOMPARE(mistral.rope_mscale(), 1.0f);
+        QCOMPARE(ms.attn_temp_floor, 16);
+        QCOMPARE(ms.query_temperature(15), 1.0f);
+        QCOMPARE(ms.query_temperature(16), float(1.0 + 0.1 * std::log(2.0)));
+        QCOMPARE(ms.query_temperature(39), float(1.0 + 0.1 * std::log(3.0)));
     }
 
     void tokenizerMatchesReference() {
@@ -461,6 +519,50 @@ private slots:
                                        << QStringList{"LongRoPE", "rope_factors_long.weight", "not supported"};
         QTest::newRow("longrope") << "qwen3-yarn-tiny.gguf" << "set:qwen3.rope.scaling.type=longrope"
                                   << QStringList{"RoPE scaling type 'longrope'", "not supported"};
+        const QString moe = "qwen3moe-tiny.gguf";
+        QTest::newRow("qwen3moe missing router") << moe << "drop:blk.0.ffn_gate_inp.weight"
+                                                 << QStringList{"missing", "'blk.0.ffn_gate_inp.weight'"};
+        QTest::newRow("qwen3moe missing gate experts") << moe << "drop:blk.1.ffn_gate_exps.weight"
+                                                       << QStringList{"missing", "'blk.1.ffn_gate_exps.weight'"};
+        QTest::newRow("qwen3moe missing down experts") << moe << "drop:blk.0.ffn_down_exps.weight"
+                                                       << QStringList{"missing", "'blk.0.ffn_down_exps.weight'"};
+        QTest::newRow("qwen3moe missing k norm") << moe << "drop:blk.1.attn_k_norm.weight"
+                                                 << QStringList{"missing", "'blk.1.attn_k_norm.weight'"};
+        QTest::newRow("qwen3moe half the up experts") << moe << "halve:blk.0.ffn_up_exps.weight"
+                                                      << QStringList{"'blk.0.ffn_up_exps.weight'", "[64, 32, 4]", "expected [64, 32, 8]"};
+        QTest::newRow("qwen3moe experts as a matrix") << moe << "transpose:blk.1.ffn_down_exps.weight"
+                                                      << QStringList{"'blk.1.ffn_down_exps.weight'", "[64, 32, 8]", "expected [32, 64, 8]"};
+        QTest::newRow("qwen3moe more experts than stacked") << moe << "u32:qwen3moe.expert_count=16"
+                                                            << QStringList{"'blk.0.ffn_gate_inp.weight'", "shape", "[64, 16]"};
+        QTest::newRow("qwen3moe no expert count") << moe << "erase:qwen3moe.expert_count"
+                                                  << QStringList{"lacks 'qwen3moe.expert_count'"};
+        QTest::newRow("qwen3moe no experts used") << moe << "u32:qwen3moe.expert_used_count=0"
+                                                  << QStringList{"'qwen3moe.expert_used_count'", "invalid value 0"};
+        QTest::newRow("qwen3moe more used than there are") << moe << "u32:qwen3moe.expert_used_count=9"
+                                                           << QStringList{"expert_used_count 9 exceeds expert_count 8"};
+        QTest::newRow("qwen3moe past llama.cpp's expert limit") << moe << "u32:qwen3moe.expert_count=2000"
+                                                                << QStringList{"expert_count 2000 exceeds 1024"};
+        QTest::newRow("qwen3moe wider experts") << moe << "u32:qwen3moe.expert_feed_forward_length=64"
+                                                << QStringList{"'blk.0.ffn_gate_exps.weight'", "expected [64, 64, 8]"};
+        QTest::newRow("qwen3moe expert groups") << moe << "u32:qwen3moe.expert_group_count=2"
+                                                << QStringList{"expert groups", "not supported"};
+        QTest::newRow("qwen3moe shared experts") << moe << "u32:qwen3moe.expert_shared_count=1"
+                                                 << QStringList{"shared experts", "not supported"};
+        QTest::newRow("qwen3moe unnormalised weights") << moe << "bool:qwen3moe.expert_weights_norm=false"
+                                                       << QStringList{"expert_weights_norm false", "not supported"};
+        QTest::newRow("qwen3moe scaled weights") << moe << "f32:qwen3moe.expert_weights_scale=2.5"
+                                                 << QStringList{"expert_weights_scale 2.5", "not supported"};
+        QTest::newRow("qwen3moe sigmoid gating") << moe << "u32:qwen3moe.expert_gating_func=2"
+                                                 << QStringList{"gating function 2", "only softmax"};
+        const QString mistral = "mistral3-tiny.gguf";
+        QTest::newRow("mistral3 experts") << mistral << "u32:mistral3.expert_count=8"
+                                          << QStringList{"mistral3 with routed experts", "not supported"};
+        QTest::newRow("mistral3 output bias") << mistral << "bias:blk.1.attn_output.bias"
+                                              << QStringList{"'blk.1.attn_output.bias'", "not supported for mistral3"};
+        QTest::newRow("mistral3 zero beta") << mistral << "f32:mistral3.rope.scaling.yarn_beta_fast=0"
+                                            << QStringList{"invalid YaRN beta"};
+        QTest::newRow("mistral3 missing ffn_gate") << mistral << "drop:blk.0.ffn_gate.weight"
+                                                   << QStringList{"missing", "'blk.0.ffn_gate.weight'"};
     }
 
     void newArchitectureLoadErrors() {
@@ -503,6 +605,9 @@ private slots:
         QTest::newRow("smollm3 as llama") << "smollm3-tiny.gguf" << "as-llama";
         QTest::newRow("phi3 rotating whole heads") << "phi3-tiny.gguf" << "u32:phi3.rope.dimension_count=32";
         QTest::newRow("yarn as linear") << "qwen3-yarn-tiny.gguf" << "linear";
+        // One expert per token instead of two; the experts' order in the stacks reversed.
+        QTest::newRow("qwen3moe one expert") << "qwen3moe-tiny.gguf" << "u32:qwen3moe.expert_used_count=1";
+        QTest::newRow("qwen3moe experts reversed") << "qwen3moe-tiny.gguf" << "reverse-experts";
     }
 
     void featureMatters() {
@@ -517,6 +622,15 @@ private slots:
                 if (key.starts_with("smollm3.")) key = "llama." + key.substr(8);
         } else if (edit == "linear") {
             p.set("qwen3.rope.scaling.type", arbor::test::gv::str("linear"));
+        } else if (edit == "reverse-experts") {
+            for (auto& t : p.tensors) {
+                if (!t.name.ends_with("_exps.weight")) continue;
+                const size_t expert_bytes = t.data.size() / size_t(t.dims[2]);
+                for (size_t a = 0, b = size_t(t.dims[2]) - 1; a < b; ++a, --b)
+                    std::swap_ranges(t.data.begin() + ptrdiff_t(a * expert_bytes),
+                                     t.data.begin() + ptrdiff_t((a + 1) * expert_bytes),
+                                     t.data.begin() + ptrdiff_t(b * expert_bytes));
+            }
         } else {
             apply_edit(p, edit);
         }
@@ -526,17 +640,75 @@ private slots:
         QVERIFY(m->config().local_layers.empty());
         QCOMPARE(m->config().no_rope_interval, 0);
         QVERIFY(!m->config().rope_yarn);
+        const double diff = last_case_diff(*m, file);
+        QVERIFY2(diff > 0.05, qPrintable(QString("max abs diff without the feature only %1").arg(diff)));
+    }
+
+    // Mistral 3's own steps matter to its reference: without the attention temperature
+    // (the 40-id case reaches positions 16-39), or without the log multiplier (cos/sin
+    // then grow by 1 + 0.1 ln 4).
+    void mistral3FeaturesMatter_data() {
+        QTest::addColumn<QString>("key");
+        QTest::newRow("no temperature") << "mistral3.attention.temperature_scale";
+        QTest::newRow("no log multiplier") << "mistral3.rope.scaling.yarn_log_multiplier";
+    }
+
+    void mistral3FeaturesMatter() {
+        QFETCH(QString, key);
+        Parts p = Parts::read(synthetic_dir() / "mistral3-tiny.gguf");
+        p.erase_key(key.toStdString());
+        const auto path = std::filesystem::path(tmp_.path().toStdString()) / "mistral3-without.gguf";
+        p.write(path);
+        const auto m = arbor::Model::load(path);
+        QVERIFY(m->config().attn_temp_scale == 0.0f || m->config().rope_yarn_log_mul == 0.0f);
+        const double diff = last_case_diff(*m, "mistral3-tiny.gguf");
+        QVERIFY2(diff > 0.01, qPrintable(QString("max abs diff without %1 only %2").arg(key).arg(diff)));
+    }
+
+    // The batched scheduler's step: every reference sequence of the experts model in one
+    // forward (84 rows routed to different experts, sequences on interleaved pages) gives
+    // each sequence's reference logits; so does a decode row beside another's prefill.
+    void expertsBatchedAcrossSequences() {
+        const auto& m = model("qwen3moe-tiny.gguf");
+        const QJsonArray cases = reference("qwen3moe-tiny.gguf").value("cases").toArray();
+        QCOMPARE(cases.size(), 3);
         arbor::BackendOptions options;
         options.kv_tokens = 256;
+        options.threads = 2;
         options.kv_type = arbor::KvType::F32;
-        auto backend = arbor::make_cpu_backend(*m, options);
-        const QJsonObject c = reference(file).value("cases").toArray().last().toObject();
-        arbor::Generator gen(*m, *backend, 512);
-        const std::vector<float> got = gen.prefill(ids_of(c.value("ids")));
-        const QJsonArray want = c.value("logits").toArray();
-        double diff = 0.0;
-        for (qsizetype i = 0; i < want.size(); ++i) diff = std::max(diff, std::abs(double(got[size_t(i)]) - want[i].toDouble()));
-        QVERIFY2(diff > 0.05, qPrintable(QString("max abs diff without the feature only %1").arg(diff)));
+        auto backend = arbor::make_cpu_backend(m, options);
+        const int32_t ps = backend->page_size(), pages = backend->page_count();
+        std::vector<std::vector<TokenId>> ids;
+        std::vector<std::vector<int32_t>> tables(size_t(cases.size()));
+        arbor::ForwardBatch batch;
+        for (qsizetype s = 0; s < cases.size(); ++s) {
+            ids.push_back(ids_of(cases[s].toObject().value("ids")));
+            for (int32_t i = 0; i * ps < int32_t(ids.back().size()); ++i)
+                tables[size_t(s)].push_back(pages - 1 - int32_t(s) - 3 * i);
+            batch.sequences.push_back({int32_t(batch.tokens.size()), int32_t(ids.back().size()), 0, tables[size_t(s)],
+                                       arbor::SequenceRows::Logits::Last});
+            batch.tokens.insert(batch.tokens.end(), ids.back().begin(), ids.back().end());
+        }
+        const auto check = [&](const float* got, qsizetype s, const char* what) {
+            const QJsonArray want = cases[s].toObject().value("logits").toArray();
+            double diff = 0.0;
+            for (qsizetype i = 0; i < want.size(); ++i) diff = std::max(diff, std::abs(double(got[i]) - want[i].toDouble()));
+            QVERIFY2(diff < kMaxAbsDiff, qPrintable(QString("%1, sequence %2: max abs diff %3").arg(what).arg(s).arg(diff)));
+        };
+        std::vector<float> logits;
+        backend->forward(batch, logits);
+        QCOMPARE(logits.size(), size_t(3 * m.config().n_vocab));
+        for (qsizetype s = 0; s < 3; ++s) check(&logits[size_t(s * m.config().n_vocab)], s, "one batch");
+
+        // Sequence 0's last id decoded next to sequence 1's prefill (its pages rewritten).
+        arbor::ForwardBatch mixed;
+        mixed.tokens = {ids[0].back()};
+        mixed.tokens.insert(mixed.tokens.end(), ids[1].begin(), ids[1].end());
+        mixed.sequences.push_back({0, 1, int32_t(ids[0].size()) - 1, tables[0], arbor::SequenceRows::Logits::Last});
+        mixed.sequences.push_back({1, int32_t(ids[1].size()), 0, tables[1], arbor::SequenceRows::Logits::Last});
+        backend->forward(mixed, logits);
+        check(logits.data(), 0, "decode row");
+        check(&logits[size_t(m.config().n_vocab)], 1, "beside a decode row");
     }
 
     // The rewriting itself keeps a model loadable and its logits unchanged, so the errors

@@ -1,6 +1,6 @@
 // A loaded model: configuration, weight views into the mapped GGUF file, tokenizer and
 // chat template. Supported architectures: llama (Llama 2/3.x, Mistral, SmolLM2,
-// TinyLlama), qwen2, qwen3, gemma3, smollm3 and phi3.
+// TinyLlama), qwen2, qwen3, qwen3moe, gemma3, smollm3, phi3 and mistral3.
 #pragma once
 
 #include "arbor/gguf.h"
@@ -25,6 +25,13 @@ struct ModelConfig {
     int32_t head_dim = 0;
     int32_t n_rot = 0;  // leading dimensions of each head that RoPE rotates (head_dim but for phi3's partial rotary)
     int32_t n_ff = 0;
+    // Routed experts (qwen3moe): each token's FFN is the sum of the n_expert_used experts
+    // (of n_expert) with the highest router probability (softmax over all experts), each
+    // weighted by its probability over the chosen ones' sum; an expert's FFN is n_ff_exp
+    // wide. n_expert 0: a dense FFN of n_ff.
+    int32_t n_expert = 0;
+    int32_t n_expert_used = 0;
+    int32_t n_ff_exp = 0;
     int32_t n_vocab = 0;
     int32_t n_ctx_train = 0;
     float rms_eps = 1e-5f;
@@ -39,6 +46,16 @@ struct ModelConfig {
     bool rope_yarn = false;
     int32_t rope_yarn_orig_ctx = 0;
     float rope_attn_factor = 1.0f;
+    // The ramp's bounds and mistral3's yarn_log_multiplier (llama.cpp reads them from the
+    // metadata for mistral3 only): with a multiplier m, cos/sin grow by
+    // (1 + 0.1 ln f) / (1 + 0.1 m ln f) instead of 1 + 0.1 ln f.
+    float rope_yarn_beta_fast = 32.0f;
+    float rope_yarn_beta_slow = 1.0f;
+    float rope_yarn_log_mul = 0.0f;
+    // Mistral 3's attention temperature (Llama 4's): queries at position p are scaled by
+    // 1 + attn_temp_scale * ln(floor(p / attn_temp_floor) + 1); 0: none.
+    float attn_temp_scale = 0.0f;
+    int32_t attn_temp_floor = 0;
     // SmolLM3: every no_rope_interval-th layer (layers interval-1, 2*interval-1, ...)
     // attends without positions (NoPE); 0: every layer rotates.
     int32_t no_rope_interval = 0;
@@ -57,9 +74,13 @@ struct ModelConfig {
     float rope_base_local = 10000.0f;
 
     int32_t kv_dim() const { return n_head_kv * head_dim; }
+    bool has_experts() const { return n_expert > 0; }
     bool is_local(int32_t layer) const { return !local_layers.empty() && local_layers[size_t(layer)]; }
     bool uses_rope(int32_t layer) const { return no_rope_interval == 0 || (layer + 1) % no_rope_interval != 0; }
     float query_scale() const { return attn_scale > 0.0f ? attn_scale : 1.0f / std::sqrt(float(head_dim)); }
+    float query_temperature(int32_t pos) const {
+        return float(std::log(std::floor(double(pos) / attn_temp_floor) + 1.0) * attn_temp_scale + 1.0);
+    }
 };
 
 // The configuration Model::load would use, read from the metadata and the tensor list
@@ -76,8 +97,18 @@ struct LayerWeights {
     // the architecture has none.
     std::vector<float> attn_q_norm, attn_k_norm;
     std::vector<float> attn_post_norm, ffn_post_norm;
-    TensorView w_gate, w_up, w_down;
+    TensorView w_gate, w_up, w_down;  // empty in a layer of experts
+    // A layer of experts: the router (n_expert rows) and the experts' matrices stacked as
+    // llama.cpp's ffn_*_exps, expert e's rows following expert e-1's (expert_rows).
+    TensorView ffn_gate_inp;
+    TensorView gate_exps, up_exps, down_exps;
 };
+
+// Expert e's matrix of a stack of n_expert equal matrices (its rows / n_expert rows each).
+inline TensorView expert_rows(const TensorView& stack, int32_t n_expert, int32_t e) {
+    const int64_t rows = stack.rows / n_expert;
+    return TensorView{stack.type, stack.cols, rows, stack.row(int64_t(e) * rows), stack.row_stride};
+}
 
 struct ModelWeights {
     TensorView token_embd;

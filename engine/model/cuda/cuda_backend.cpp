@@ -118,7 +118,7 @@ void check_cublas(cublasStatus_t status, const char* what) {
 CudaBackend::CudaBackend(const Model& model, const BackendOptions& options, int device)
     : model_(model), cfg_(model.config()), device_(device) {
     // Its kernels compute the llama and qwen2 forward pass only (no Q/K norms, post-norms,
-    // GELU or sliding windows): other architectures run on the CPU backend.
+    // GELU, sliding windows or routed experts): other architectures run on the CPU backend.
     if (cfg_.architecture != "llama" && cfg_.architecture != "qwen2")
         throw Error("the CUDA backend does not run the '" + cfg_.architecture + "' architecture (only llama and qwen2)");
     // Its RoPE kernel takes the frequencies (YaRN's ramp included) but not a factor on cos/sin.

@@ -1,0 +1,46 @@
+// The CPU backend's FFN of a layer of routed experts (qwen3moe). For the rows of a step:
+//   p = softmax(xn . router), E = the n_expert_used largest p (ties: lower id),
+//   out = sum over e in E of p_e / sum_E(p) * down_e(silu(xn . gate_e) * (xn . up_e)).
+// Rows are grouped by expert, so each chosen expert's matrices are read once per step
+// (a prompt's rows share them) and the experts no row chose are not read at all.
+#pragma once
+
+#include "arbor/kernels/aligned_floats.h"
+#include "arbor/kernels/matmul.h"
+#include "arbor/model.h"
+
+#include <functional>
+#include <vector>
+
+namespace arbor {
+
+class CpuExperts {
+public:
+    // The product of a weight (panels where the backend packed them) into y, ldy apart.
+    using Product = std::function<MatmulOutput(const TensorView& w, float* y, int64_t ldy)>;
+
+    CpuExperts(const ModelConfig& cfg, ThreadPool& pool, MatmulScratch& scratch, Activations activations,
+               Product product)
+        : cfg_(cfg), pool_(pool), scratch_(scratch), activations_(activations), product_(std::move(product)) {}
+
+    // Each of the `rows` rows' chosen experts and their weights, from its router logits
+    // (n_expert per row, overwritten with the probabilities).
+    void route(float* router_logits, int64_t rows);
+    // out (rows x n_embd) = the weighted sum of each row's chosen experts applied to its
+    // row of xn (rows x n_embd), as route() chose them.
+    void run(const LayerWeights& lw, const float* xn, float* out);
+
+private:
+    const ModelConfig& cfg_;
+    ThreadPool& pool_;
+    MatmulScratch& scratch_;
+    Activations activations_;
+    Product product_;
+    int64_t rows_ = 0;
+    // The rows that chose each expert and the weight each gives it, rows in order.
+    std::vector<std::vector<std::pair<int64_t, float>>> by_expert_;
+    // One expert's rows: their inputs, gate and up, down's output.
+    AlignedFloats x_, gate_, up_, down_;
+};
+
+} // namespace arbor
