@@ -35,12 +35,24 @@ ChatSession::ChatSession(qint64 conversationId, StoreService& store, ModelServic
 }
 
 void ChatSession::showContextOfLastRow() {
-    // The context the branch takes, as far as its last reply tells.
-    if (messages_.rowCount() == 0) return;
-    const MessageRow& last = messages_.row(messages_.rowCount() - 1);
-    const bool reply = last.role == arbor::Role::Assistant;
-    setContextTokens(reply && last.stats.promptTokens >= 0 ? last.stats.promptTokens + last.tokenCount : 0);
-    setOmittedMessages(reply ? last.stats.omittedMessages : 0);
+    // The context the branch takes: the prompt of its latest measured reply, plus that
+    // reply and every row after it. A reply whose stats were never written (the app was
+    // killed mid-reply) or a user row after it would otherwise read as an empty context.
+    const int rows = messages_.rowCount();
+    if (rows == 0) return;
+    int tokens = 0;
+    int omitted = 0;
+    for (int row = rows - 1; row >= 0; --row) {
+        const MessageRow& message = messages_.row(row);
+        tokens += message.tokenCount;
+        if (message.role == arbor::Role::Assistant && message.stats.promptTokens >= 0) {
+            tokens += message.stats.promptTokens;
+            omitted = message.stats.omittedMessages;
+            break;
+        }
+    }
+    setContextTokens(tokens);
+    setOmittedMessages(omitted);
 }
 
 QVariant ChatSession::temperature() const { return optionalToVariant(settings_.temperature); }

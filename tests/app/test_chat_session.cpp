@@ -57,6 +57,28 @@ private slots:
         QCOMPARE(reader()->conversation(conv_).title, std::string("What is the capital of France?"));
     }
 
+    void contextCountsTheRowsAfterTheLastMeasuredReply() {
+        // As a killed app leaves it: a measured turn, then a question and a reply cut off
+        // mid-stream, without stats.
+        {
+            arbor::Store store(file_);
+            const std::vector<std::int32_t> five{1, 2, 3, 4, 5}, seven{1, 2, 3, 4, 5, 6, 7}, four{1, 2, 3, 4},
+                three{1, 2, 3};
+            const auto u1 = store.add_message(conv_, std::nullopt, arbor::Role::User, "one", five);
+            const auto a1 = store.add_message(conv_, u1, arbor::Role::Assistant, "two", seven,
+                                              arbor::MessageState::streaming);
+            arbor::MessageStats measured;
+            measured.prompt_tokens = 40;
+            store.finish_message(a1, arbor::MessageState::complete, measured);
+            const auto u2 = store.add_message(conv_, a1, arbor::Role::User, "three", four);
+            store.add_message(conv_, u2, arbor::Role::Assistant, "fo", three, arbor::MessageState::streaming);
+        }
+        auto s = session();
+        QVERIFY(s);
+        QCOMPARE(s->messages()->rowCount(), 4);
+        QCOMPARE(s->contextTokens(), 40 + 7 + 4 + 3);
+    }
+
     void longFirstMessageMakesAShortTitle() {
         auto s = session();
         QVERIFY(s);
