@@ -1,7 +1,8 @@
 // A remote server through the real window (offscreen): the real arbor-server, started
 // here with an API key, is added on the Model settings page (base URL and key), which then
 // shows the model it lists; the header's picker lists it as "model @ host", choosing it
-// makes it the conversation's (shown in the header, stored in SQLite), and a message sent
+// makes it the conversation's (shown in the header, stored in SQLite; the line beside it
+// no longer describes the local model), and a message sent
 // is answered by the server while the local model stays loaded.
 #include "arbor_server_process.h"
 #include "window_test_support.h"
@@ -76,6 +77,9 @@ void TestRemoteWindow::addsAServerAndChatsWithItsModel() {
         click(window, entry);
         QTRY_COMPARE(findItem(window, QStringLiteral("modelPickerText"))->property("text").toString(), label);
         QVERIFY(session->remote());
+        // Beside it, not the local model's details but what stays loaded here.
+        QCOMPARE(findItem(window, QStringLiteral("modelStatusText"))->property("text").toString(),
+                 QStringLiteral("On a remote server; %1 stays loaded here").arg(running.app.model()->displayName()));
 
         // A message is answered by the server; the local model stays loaded.
         click(window, findItem(window, QStringLiteral("composerInput")));
