@@ -112,7 +112,8 @@ Item {
             Layout.alignment: Qt.AlignHCenter
             Layout.margins: 10
             generating: view.session !== null && view.session.generating
-            ready: view.app.model.ready
+            // A conversation on a remote server needs no local model.
+            ready: view.app.model.ready || (view.session !== null && view.session.remote)
             onSendRequested: text => {
                 if (view.session && view.session.send(text)) {
                     composer.clear()
@@ -158,7 +159,8 @@ Item {
             Layout.fillWidth: true
             horizontalAlignment: Text.AlignHCenter
             wrapMode: Text.Wrap
-            text: view.app.model.ready ? qsTr("Ask %1 anything").arg(view.app.model.name) : qsTr("New conversation")
+            text: view.session && view.session.remote ? qsTr("Ask %1 anything").arg(view.app.picker.currentRemote)
+                  : view.app.model.ready ? qsTr("Ask %1 anything").arg(view.app.model.name) : qsTr("New conversation")
             font.pixelSize: Theme.headlineSize
         }
         Label {

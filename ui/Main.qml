@@ -175,6 +175,7 @@ ApplicationWindow {
                     Layout.fillWidth: true
                     model: window.app.model
                     download: window.app.defaultModelDownload
+                    remote: window.app.picker.currentRemote
                     onSettingsRequested: settingsDialog.open()
                     onLibraryRequested: firstStartLibrary.active = true
                 }

@@ -7,8 +7,9 @@ import Arbor.Core
 // The model in use, at the head of the window: its name and quantization, with a busy
 // indicator while a model loads. A click lists what can be switched to, in sections:
 // the models on this computer (the library's; those the engine cannot load are greyed,
-// with the reason), then the way to the model library. Remote servers, once Arbor has
-// them, are a section of their own after the local one.
+// with the reason), then the models of the remote servers ("model @ host"; choosing one
+// makes it the current conversation's, and the button shows it while that conversation
+// is shown), then the way to the model library.
 ToolButton {
     id: picker
     objectName: "modelPicker"
@@ -17,7 +18,9 @@ ToolButton {
 
     readonly property ModelService model: app.model
     readonly property bool dark: Material.theme === Material.Dark
+    readonly property string remote: app.picker.currentRemote
     readonly property string label: {
+        if (picker.remote.length > 0) return picker.remote
         if (picker.model.state === "loading") return qsTr("Loading %1…").arg(picker.model.name)
         if (!picker.model.ready) return qsTr("Choose a model")
         return picker.model.quantType.length > 0 ? picker.model.displayName + " · " + picker.model.quantType
@@ -26,9 +29,9 @@ ToolButton {
 
     text: label
     Accessible.name: qsTr("Model: %1. Choose another").arg(label)
-    ToolTip.visible: hovered && !list.visible && picker.model.path.length > 0
+    ToolTip.visible: hovered && !list.visible && ToolTip.text.length > 0
     ToolTip.delay: 500
-    ToolTip.text: picker.model.path
+    ToolTip.text: picker.remote.length > 0 ? picker.app.picker.currentRemoteRef : picker.model.path
     onClicked: list.opened ? list.close() : list.open()
 
     contentItem: RowLayout {
@@ -45,7 +48,7 @@ ToolButton {
             objectName: "modelPickerText"
             text: picker.label
             elide: Text.ElideRight
-            font.bold: picker.model.ready
+            font.bold: picker.model.ready || picker.remote.length > 0
             Layout.fillWidth: true
             Layout.maximumWidth: implicitWidth
         }
@@ -113,7 +116,7 @@ ToolButton {
                 required property string sizeText
                 required property bool supported
                 required property string problem
-                readonly property bool inUse: path === picker.model.path
+                readonly property bool inUse: path === picker.model.path && picker.remote.length === 0
 
                 width: models.width
                 enabled: supported
@@ -150,6 +153,34 @@ ToolButton {
 
             footer: Column {
                 width: models.width
+                Label {
+                    visible: picker.app.remotes.models.length > 0
+                    text: qsTr("Remote servers")
+                    font.pixelSize: Theme.captionSize
+                    font.bold: true
+                    color: Theme.secondaryText(picker.dark)
+                    leftPadding: 16
+                    topPadding: 8
+                    bottomPadding: 4
+                }
+                Repeater {
+                    model: picker.app.remotes.models
+                    delegate: ItemDelegate {
+                        id: remoteRow
+                        objectName: "modelPickerRemoteEntry"
+                        required property var modelData
+                        readonly property bool inUse: modelData.ref === picker.app.picker.currentRemoteRef
+                        width: models.width
+                        highlighted: inUse
+                        text: modelData.label + (inUse ? qsTr("  (in use)") : "")
+                        font.bold: inUse
+                        Accessible.name: qsTr("Use %1 in this conversation").arg(modelData.label)
+                        onClicked: {
+                            list.close()
+                            picker.app.picker.chooseRemote(modelData.ref)
+                        }
+                    }
+                }
                 MenuSeparator { width: parent.width }
                 ItemDelegate {
                     objectName: "modelPickerLibrary"

@@ -5,7 +5,7 @@ import QtQuick.Dialogs
 import QtQuick.Layouts
 import Arbor.Core
 
-// Settings page: the model file and how the engine runs it.
+// Settings page: the model file and how the engine runs it, and the remote servers.
 SettingsPage {
     id: page
     required property ArborApp app
@@ -126,6 +126,12 @@ SettingsPage {
             text: qsTr("Reload model with these settings")
             Accessible.name: qsTr("Reload model")
             onClicked: page.app.chooseModel(modelPath.text)
+        }
+
+        SettingLabel { text: qsTr("Remote servers") }
+        RemoteServersSettings {
+            Layout.fillWidth: true
+            remotes: page.app.remotes
         }
     }
 

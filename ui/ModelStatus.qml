@@ -12,6 +12,9 @@ Pane {
     id: status
     required property ModelService model
     required property DefaultModelDownload download
+    // The current conversation's remote model ("model @ host"), empty when it uses the local
+    // one: then the local model's details would describe another model than the picker's.
+    property string remote: ""
     signal settingsRequested()
     signal libraryRequested()
 
@@ -58,7 +61,9 @@ Pane {
                     return qsTr("The default model (SmolLM2-135M-Instruct, about 98 MB) is not installed yet.")
                 switch (status.model.state) {
                 case "loading": return qsTr("Loading %1…").arg(status.model.name)
-                case "ready": return status.model.details
+                case "ready": return status.remote.length > 0
+                                     ? qsTr("On a remote server; %1 stays loaded here").arg(status.model.displayName)
+                                     : status.model.details
                 case "failed": return qsTr("Could not load %1: %2").arg(status.model.path).arg(status.model.error)
                 default: return qsTr("No model loaded")
                 }

@@ -62,7 +62,8 @@ Pane {
         Item { Layout.fillWidth: true }
         Label {
             objectName: "statusContext"
-            visible: bar.model.ready && bar.session !== null
+            // The local model's context; a remote server's is its own.
+            visible: bar.model.ready && bar.session !== null && !bar.session.remote
             font.pixelSize: Theme.captionSize
             text: bar.session ? qsTr("%1 / %2 tokens").arg(bar.tokens(bar.session.contextTokens)).arg(bar.tokens(bar.model.contextSize)) : ""
             Accessible.name: qsTr("Context used: %1").arg(text)

@@ -20,6 +20,7 @@ ArborApp::ArborApp(std::filesystem::path database, QObject* parent)
       tabs_(std::make_unique<TabListModel>(*store_, *models_)),
       warmer_(std::make_unique<TabWarmer>(*store_, *models_)),
       secrets_(std::make_unique<SecretStore>(database.parent_path() / "secrets")),
+      remotes_(std::make_unique<RemoteEndpoints>(*store_, secrets_.get())),
       api_(std::make_unique<ApiController>(*store_, *secrets_)),
       download_(std::make_unique<DefaultModelDownload>(
           DefaultModelSource::pinned(),
@@ -28,12 +29,14 @@ ArborApp::ArborApp(std::filesystem::path database, QObject* parent)
       downloads_(std::make_unique<ModelDownloadList>(QString::fromStdString(arbor::models_dir().string()), secrets_.get(),
                                                      HfHubClient::defaultBaseUrl())),
       picker_(std::make_unique<ModelPicker>(*models_, *tabs_, [this](const QString& path) { useModel(path); })) {
+    models_->setRemotes(remotes_.get());
     StoreWorker* w = store_->worker();
     connect(w, &StoreWorker::failed, this, &ArborApp::setNotice, Qt::QueuedConnection);
     connect(w, &StoreWorker::opened, this, [this](const QString& problem) {
         if (!problem.isEmpty()) setNotice(problem);
         settings_->load();
         conversations_->reload();
+        remotes_->load();
         restoreTabsUnlessLastStartFailed();
         api_->load();
     }, Qt::QueuedConnection);
@@ -78,6 +81,7 @@ ArborApp::~ArborApp() {
     api_.reset();
     warmer_.reset();
     tabs_.reset();
+    remotes_.reset();
     conversations_.reset();
     store_.reset();
     settings_.reset();

@@ -13,6 +13,7 @@
 #include "model_library.h"
 #include "model_picker.h"
 #include "model_service.h"
+#include "remote_endpoints.h"
 #include "tab_list_model.h"
 #include "tab_warmer.h"
 
@@ -44,6 +45,7 @@ class ArborApp : public QObject {
     Q_PROPERTY(arbor::app::ModelLibrary* library READ library CONSTANT)
     Q_PROPERTY(arbor::app::ModelDownloadList* downloads READ downloads CONSTANT)
     Q_PROPERTY(arbor::app::ModelPicker* picker READ picker CONSTANT)
+    Q_PROPERTY(arbor::app::RemoteEndpoints* remotes READ remotes CONSTANT)
     Q_PROPERTY(bool started READ started NOTIFY startedChanged)  // store open, tabs restored
     // Something the user must be told (a database moved aside, a failed write); cleared
     // by dismissNotice().
@@ -70,6 +72,7 @@ public:
     ModelLibrary* library() const { return library_.get(); }
     ModelDownloadList* downloads() const { return downloads_.get(); }
     ModelPicker* picker() const { return picker_.get(); }
+    RemoteEndpoints* remotes() const { return remotes_.get(); }
     TabWarmer* warmer() const { return warmer_.get(); }
     bool started() const { return started_; }
     QString notice() const { return notice_; }
@@ -123,6 +126,8 @@ private:
     std::unique_ptr<TabListModel> tabs_;
     std::unique_ptr<TabWarmer> warmer_;
     std::unique_ptr<SecretStore> secrets_;  // the API key; before api_, which uses it
+    // After the tabs: their replies from a server finish (cancelled) before it goes.
+    std::unique_ptr<RemoteEndpoints> remotes_;
     std::unique_ptr<ApiController> api_;
     std::unique_ptr<DefaultModelDownload> download_;
     std::unique_ptr<ModelLibrary> library_;

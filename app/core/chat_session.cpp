@@ -2,6 +2,8 @@
 
 #include "context_window.h"
 #include "conversation_settings_form.h"
+#include "remote_endpoints.h"
+#include "remote_turn.h"
 
 #include <QRandomGenerator>
 
@@ -161,6 +163,8 @@ bool ChatSession::startTurn(qint64 parent, const QString& userText, qint64 conti
         setError(QStringLiteral("a reply is still being generated"));
         return false;
     }
+    if (const RemoteModelRef remote = RemoteModelRef::parse(modelPath_); remote.isValid())
+        return startRemoteTurn(parent, userText, continued, remote);
     auto model = models_.current();
     if (!model) {
         setError(QStringLiteral("no model is loaded"));
@@ -183,7 +187,60 @@ bool ChatSession::startTurn(qint64 parent, const QString& userText, qint64 conti
     return true;
 }
 
+bool ChatSession::startRemoteTurn(qint64 parent, const QString& userText, qint64 continued, const RemoteModelRef& model) {
+    if (continued) {
+        setError(QStringLiteral("a remote model's reply cannot be continued"));
+        return false;
+    }
+    if (!models_.remotes()) {
+        setError(QStringLiteral("remote servers are not available"));
+        return false;
+    }
+    setError({});
+    stopRequested_ = false;
+    setPhase(Phase::composing);
+    composeRemoteTurn(
+        this, store_, TurnRequest{conversation_, parent, userText.toStdString()},
+        [this, parent, model](ComposedTurn turn, QJsonArray messages) {
+            if (!showTurn(parent, 0, turn)) return;
+            continuedIds_ = 0;
+            request_ = models_.remotes()->start(model, messages, generateOptions());
+            remoteTurn_ = true;
+            listen(0);
+        },
+        [this](const QString& message) {
+            setPhase(Phase::idle);
+            setError(message);
+        });
+    return true;
+}
+
 void ChatSession::onComposed(qint64 parent, qint64 continued, const ComposedTurn& turn) {
+    if (!showTurn(parent, continued, turn)) return;
+    std::vector<arbor::TokenId> prompt = turn.prompt;
+    prompt.insert(prompt.end(), replyIds_.begin(), replyIds_.end());
+    continuedIds_ = int(replyIds_.size());
+    const int promptTokens = int(prompt.size());
+    request_ = models_.start({std::move(prompt), generateOptions()});
+    if (!request_) {
+        finishReply(MessageState::error, statsFor(ReplyStats::FinishReason::Error, QStringLiteral("no model is loaded")));
+        return;
+    }
+    remoteTurn_ = false;
+    listen(promptTokens);
+}
+
+void ChatSession::listen(int promptTokens) {
+    connect(request_, &Reply::token, this, &ChatSession::onToken);
+    connect(request_, &Reply::progress, this, &ChatSession::setPrefill);
+    connect(request_, &Reply::finished, this, &ChatSession::onFinished);
+    emit requestStarted(request_);
+    setPrefill(0, promptTokens);
+    setContextTokens(promptTokens);
+    flushTimer_.start();
+}
+
+bool ChatSession::showTurn(qint64 parent, qint64 continued, const ComposedTurn& turn) {
     if (!turn.title.isEmpty()) {
         setTitle(turn.title);
         emit retitled(turn.title);
@@ -192,7 +249,7 @@ void ChatSession::onComposed(qint64 parent, qint64 continued, const ComposedTurn
         if (!turn.error.isEmpty()) {  // it cannot go on: it stays as it was
             setPhase(Phase::idle);
             setError(turn.error);
-            return;
+            return false;
         }
         // Streaming again; the appends posted later run after this.
         store_.call(
@@ -214,29 +271,14 @@ void ChatSession::onComposed(qint64 parent, qint64 continued, const ComposedTurn
     emit leafChanged();
     if (stopRequested_) {
         finishReply(MessageState::stopped, statsFor(ReplyStats::FinishReason::Cancelled));
-        return;
+        return false;
     }
     if (!turn.error.isEmpty()) {
         setError(turn.error);
         finishReply(MessageState::error, statsFor(ReplyStats::FinishReason::Error, turn.error));
-        return;
+        return false;
     }
-    std::vector<arbor::TokenId> prompt = turn.prompt;
-    prompt.insert(prompt.end(), replyIds_.begin(), replyIds_.end());
-    continuedIds_ = int(replyIds_.size());
-    const int promptTokens = int(prompt.size());
-    request_ = models_.start({std::move(prompt), generateOptions()});
-    if (!request_) {
-        finishReply(MessageState::error, statsFor(ReplyStats::FinishReason::Error, QStringLiteral("no model is loaded")));
-        return;
-    }
-    connect(request_, &Reply::token, this, &ChatSession::onToken);
-    connect(request_, &Reply::progress, this, &ChatSession::setPrefill);
-    connect(request_, &Reply::finished, this, &ChatSession::onFinished);
-    emit requestStarted(request_);
-    setPrefill(0, promptTokens);
-    setContextTokens(promptTokens);
-    flushTimer_.start();
+    return true;
 }
 
 arbor::GenerateOptions ChatSession::generateOptions() const {
@@ -300,8 +342,10 @@ void ChatSession::onFinished(const ReplyStats& engine) {
         state = MessageState::error;
         setError(engine.error);
     }
+    // A remote reply has no ids here: the context it takes is what the server counted.
+    if (remoteTurn_ && s.promptTokens >= 0) setContextTokens(s.promptTokens + std::max(0, engine.generatedTokens));
     finishReply(state, s);
-    if (state == MessageState::complete) warmFollowUp();
+    if (state == MessageState::complete && !remoteTurn_) warmFollowUp();
 }
 
 void ChatSession::warmFollowUp() {
@@ -314,8 +358,9 @@ void ChatSession::warmFollowUp() {
 }
 
 void ChatSession::onUnload() {
-    // The bridge goes with the model: its Replies are deleted without finishing.
-    if (phase_ == Phase::streaming) finishReply(MessageState::stopped, statsFor(ReplyStats::FinishReason::Unloaded));
+    // The bridge goes with the model: its Replies are deleted without finishing. A remote
+    // reply does not depend on the local model.
+    if (phase_ == Phase::streaming && !remoteTurn_) finishReply(MessageState::stopped, statsFor(ReplyStats::FinishReason::Unloaded));
 }
 
 void ChatSession::finishReply(MessageState state, ReplyStats stats) {
@@ -378,6 +423,10 @@ void ChatSession::setModelPath(const QString& path) {
     if (path == modelPath_) return;
     modelPath_ = path;
     emit modelPathChanged();
+}
+
+void ChatSession::useModel(const QString& model) {
+    if (!model.isEmpty()) recordModel(model);
 }
 
 void ChatSession::recordModel(const QString& path) {

@@ -5,11 +5,14 @@
 // submits the prompt to the shared engine, streams the Reply's tokens into the live
 // row and writes them back to the store at least twice a second, without reloading.
 // Once a reply is complete, the engine computes the opening of the next user turn ahead
-// of time (warmFollowUp).
+// of time (warmFollowUp). A conversation whose model is a remote server's
+// (remote_model_ref.h) sends its turns there instead (remote_turn.h): the same rows, the
+// same Reply, stored the same way.
 #pragma once
 
 #include "message_list_model.h"
 #include "model_service.h"
+#include "remote_model_ref.h"
 #include "store_worker.h"
 #include "turn_composer.h"
 
@@ -55,8 +58,11 @@ class ChatSession : public QObject {
     // whole branch did not fit the model's context (see context_window.h); 0 when none.
     Q_PROPERTY(int omittedMessages READ omittedMessages NOTIFY omittedMessagesChanged)
     // The model file the conversation last generated with (stored with it; each turn
-    // started records the model then loaded); empty when none is recorded.
+    // started records the model then loaded), or a remote model's reference
+    // (RemoteModelRef::toString); empty when none is recorded.
     Q_PROPERTY(QString modelPath READ modelPath NOTIFY modelPathChanged)
+    // The conversation generates with a remote server's model (modelPath names it).
+    Q_PROPERTY(bool remote READ remote NOTIFY modelPathChanged)
 public:
     // Defaults for what a conversation leaves unset.
     static constexpr double kDefaultTemperature = 0.7;
@@ -90,6 +96,7 @@ public:
     int contextTokens() const { return contextTokens_; }
     int omittedMessages() const { return omittedMessages_; }
     QString modelPath() const { return modelPath_; }
+    bool remote() const { return RemoteModelRef::isRemote(modelPath_); }
 
     // Loads the conversation (title, settings) and shows the branch ending at leaf (0:
     // the latest leaf).
@@ -107,6 +114,9 @@ public:
     // by the reply's ids, so the cache serves all of it. Only for the last message shown.
     Q_INVOKABLE bool continueReply(int row);
     Q_INVOKABLE void stop();
+    // Makes `model` (a model file's path, or a remote model's reference) the conversation's
+    // and stores it; its next turn uses a remote model, or the local model loaded.
+    Q_INVOKABLE void useModel(const QString& model);
 
     // Validates and saves the per-conversation settings (keys and forms: see
     // parseConversationSettings). Returns the problems as "key: reason" lines, empty on
@@ -139,6 +149,12 @@ private:
     enum class Phase { idle, composing, streaming };
 
     bool startTurn(qint64 parent, const QString& userText, qint64 continued = 0);
+    bool startRemoteTurn(qint64 parent, const QString& userText, qint64 continued, const RemoteModelRef& model);
+    // Shows the composed turn's rows and makes its reply the live one; false when the turn
+    // ended there (stopped meanwhile, or its prompt could not be made).
+    bool showTurn(qint64 parent, qint64 continued, const ComposedTurn& turn);
+    // Streams `request_` into the live row; `promptTokens`: its prompt's size when known.
+    void listen(int promptTokens);
     void setPrefill(int done, int total);
     void setContextTokens(int tokens);
     void setOmittedMessages(int omitted);
@@ -177,6 +193,7 @@ private:
     Phase phase_ = Phase::idle;
     bool stopRequested_ = false;  // stop() while the turn was still being composed
     QPointer<Reply> request_;   // the engine's reply while streaming
+    bool remoteTurn_ = false;   // request_ is a remote server's
     qint64 reply_ = 0;          // the streaming reply's message id (its row is live)
     std::vector<std::int32_t> prompt_;    // the prompt it answers
     std::vector<std::int32_t> replyIds_;  // every id it has, for the follow-up's warm-up

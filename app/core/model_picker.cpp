@@ -25,12 +25,36 @@ QString ModelPicker::suggestedFor() const {
     return session->title().isEmpty() ? tr("New conversation") : session->title();
 }
 
+QString ModelPicker::currentRemoteRef() const {
+    const ChatSession* session = tabs_.current();
+    return session && session->remote() ? session->modelPath() : QString();
+}
+
+QString ModelPicker::currentRemote() const { return RemoteModelRef::parse(currentRemoteRef()).label(); }
+
+void ModelPicker::chooseRemote(const QString& ref) {
+    ChatSession* session = tabs_.current();
+    if (!session) {
+        setError(tr("Open a conversation to use a remote model in it."));
+        return;
+    }
+    if (!RemoteModelRef::parse(ref).isValid()) return;
+    setError({});
+    session->useModel(ref);
+}
+
 void ModelPicker::choose(const QString& pathOrUrl) {
     const QUrl url(pathOrUrl);
     const QString path = url.isLocalFile() ? url.toLocalFile() : pathOrUrl;
     if (path.isEmpty()) return;
     // Choosing while a conversation is shown answers for it.
-    if (const ChatSession* session = tabs_.current()) answered_.insert(session->conversationId(), session->modelPath());
+    if (ChatSession* session = tabs_.current()) {
+        answered_.insert(session->conversationId(), session->modelPath());
+        if (session->remote()) {
+            session->useModel(path);  // back to the local model
+            if (models_.ready() && models_.path() == path) return;  // loaded already
+        }
+    }
     setError({});
     const quint64 choice = ++choice_;
     ++checks_;
@@ -124,6 +148,7 @@ void ModelPicker::reconsider() {
                        recorded != models_.path() && recorded != target_ &&
                        answered_.value(session->conversationId()) != recorded && QFileInfo::exists(recorded);
     setSuggested(offer ? recorded : QString());
+    emit currentRemoteChanged();
 }
 
 } // namespace arbor::app

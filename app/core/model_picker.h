@@ -11,6 +11,10 @@
 // window asks whether to switch. Each conversation is asked once per model it used:
 // keeping the current model, or choosing one in the picker while its tab is current,
 // counts as the answer until it uses another model.
+//
+// Remote models: choosing one (chooseRemote) makes it the current conversation's model,
+// without unloading the local one; the header then shows it (currentRemote). Choosing a
+// local model for a conversation that used a remote one brings it back to the local one.
 #pragma once
 
 #include "model_service.h"
@@ -40,6 +44,10 @@ class ModelPicker : public QObject {
     Q_PROPERTY(QString suggestedPath READ suggestedPath NOTIFY suggestionChanged)
     Q_PROPERTY(QString suggestedName READ suggestedName NOTIFY suggestionChanged)
     Q_PROPERTY(QString suggestedFor READ suggestedFor NOTIFY suggestionChanged)
+    // The current conversation's remote model as "model @ host" (RemoteModelRef::label),
+    // and its reference; empty when it uses the local model.
+    Q_PROPERTY(QString currentRemote READ currentRemote NOTIFY currentRemoteChanged)
+    Q_PROPERTY(QString currentRemoteRef READ currentRemoteRef NOTIFY currentRemoteChanged)
 public:
     // `use` makes a path the model of the settings and loads it (ArborApp::useModel).
     ModelPicker(ModelService& models, TabListModel& tabs, std::function<void(const QString&)> use,
@@ -50,12 +58,16 @@ public:
     QString suggestedPath() const { return suggested_; }
     QString suggestedName() const;
     QString suggestedFor() const;
+    QString currentRemote() const;
+    QString currentRemoteRef() const;
 
     // Switches to the GGUF file at `pathOrUrl` (a path or a file:// URL), keeping the
     // current model when it cannot be loaded (see above). Choosing the loaded file again
     // reloads it (with the current settings).
     Q_INVOKABLE void choose(const QString& pathOrUrl);
     // Answers the suggestion: switch to the conversation's model, or keep the current one.
+    // Makes the remote model `ref` (RemoteModelRef::toString) the current conversation's.
+    Q_INVOKABLE void chooseRemote(const QString& ref);
     Q_INVOKABLE void acceptSuggestion();
     Q_INVOKABLE void keepCurrentModel();
     Q_INVOKABLE void dismissError();
@@ -64,6 +76,7 @@ signals:
     void busyChanged();
     void errorChanged();
     void suggestionChanged();
+    void currentRemoteChanged();
 
 private:
     void setError(const QString& error);

@@ -18,6 +18,8 @@ class QThread;
 
 namespace arbor::app {
 
+class RemoteEndpoints;
+
 class ModelService : public QObject {
     Q_OBJECT
     QML_ELEMENT
@@ -77,6 +79,11 @@ public:
     // there), whose signals only its requester hears, or null when no model is ready.
     Reply* start(arbor::Request request);
 
+    // The remote servers conversations may use instead of the local model (none: only the
+    // local one); they outlive this service's sessions.
+    void setRemotes(RemoteEndpoints* remotes) { remotes_ = remotes; }
+    RemoteEndpoints* remotes() const { return remotes_; }
+
 signals:
     void stateChanged();
     void progressChanged();
@@ -96,6 +103,7 @@ private:
     std::shared_ptr<LoadedModel> current_;
     std::unique_ptr<EngineBridge> bridge_;
     bool missingDefaultModel_ = false;
+    RemoteEndpoints* remotes_ = nullptr;
     quint64 generation_ = 0;  // only the newest load is applied
     QList<QThread*> threads_;
 };

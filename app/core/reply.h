@@ -1,8 +1,8 @@
-// One request to the engine as the GUI thread sees it: its tokens, its prompt progress
-// and its end arrive as this object's signals, and only its requester listens. The
-// bridge that started it owns it and deletes it (later) once it finished, or when the
-// bridge goes (then it finishes nothing: the model is being unloaded); hold it in a
-// QPointer.
+// One request to the engine (or to a remote server: remote_chat_stream.h) as the GUI
+// thread sees it: its tokens, its prompt progress and its end arrive as this object's
+// signals, and only its requester listens. The bridge that started it owns it and
+// deletes it (later) once it finished, or when the bridge goes (then it finishes
+// nothing: the model is being unloaded); hold it in a QPointer.
 #pragma once
 
 #include "reply_stats.h"
@@ -25,7 +25,8 @@ public:
     void cancel();
 
 signals:
-    // tokenId is -1 for text held back (a possible stop string) and flushed at the end.
+    // tokenId is -1 for text without an id: held back (a possible stop string) and flushed
+    // at the end, or a remote server's (remote_chat_stream.h).
     void token(int tokenId, const QString& text);
     // After each chunk of a long prompt but the last: `done` of its `total` tokens are computed.
     void progress(int done, int total);
@@ -34,6 +35,7 @@ signals:
 
 private:
     friend class EngineBridge;
+    friend class RemoteChatStream;
     Reply(quint64 id, std::function<void(quint64)> cancel, QObject* parent);
     void finish(const ReplyStats& stats);
 

@@ -6,16 +6,7 @@
 
 namespace arbor::app {
 
-namespace {
-
-// What the store thread hands to the templating hop.
-struct SavedTurn {
-    ComposedTurn turn;
-    StoredChat chat;  // the system prompt and the path the reply answers
-};
-
-// Saves the user's message (if any) and, when `addReply`, the empty 'streaming' reply row.
-SavedTurn save(arbor::Store& s, const TurnRequest& r, const std::vector<arbor::TokenId>& textIds, bool addReply) {
+SavedTurn saveTurn(arbor::Store& s, const TurnRequest& r, const std::vector<arbor::TokenId>& textIds, bool addReply) {
     SavedTurn saved;
     ComposedTurn& turn = saved.turn;
     std::optional<arbor::MessageId> below = r.parent ? std::optional<arbor::MessageId>(r.parent) : std::nullopt;
@@ -38,6 +29,21 @@ SavedTurn save(arbor::Store& s, const TurnRequest& r, const std::vector<arbor::T
     turn.rows.push_back(messageRow(s, s.message(turn.reply)));
     return saved;
 }
+
+void markAbandoned(StoreService& store, qint64 reply) {
+    store.post([reply](StoreWorker& w) {
+        if (!w.store()) return;
+        try {
+            ReplyStats stats;
+            stats.finishReason = ReplyStats::FinishReason::Cancelled;
+            w.store()->finish_message(reply, arbor::MessageState::stopped, stats.toMessage());
+        } catch (const std::exception& e) {
+            emit w.failed(QString::fromUtf8(e.what()));
+        }
+    });
+}
+
+namespace {
 
 void fit(const arbor::ChatFormatter& formatter, const TurnRequest& r, SavedTurn& saved) {
     ComposedTurn& turn = saved.turn;
@@ -79,16 +85,7 @@ void composeTurn(QObject* receiver, StoreService& store, ModelService& models, T
     };
     auto abandon = [service](const ComposedTurn& turn, const TurnRequest& r) {
         if (r.continued || turn.reply == 0) return;  // no row of its own was added
-        service->post([reply = turn.reply](StoreWorker& w) {
-            if (!w.store()) return;
-            try {
-                ReplyStats stats;
-                stats.finishReason = ReplyStats::FinishReason::Cancelled;
-                w.store()->finish_message(reply, arbor::MessageState::stopped, stats.toMessage());
-            } catch (const std::exception& e) {
-                emit w.failed(QString::fromUtf8(e.what()));
-            }
-        });
+        markAbandoned(*service, turn.reply);
     };
     // Between the hops only the model's raw pointer is kept, so that the GUI thread never
     // drops its last reference (loaded_model.h); the jobs that hold it are released on
@@ -125,7 +122,7 @@ void composeTurn(QObject* receiver, StoreService& store, ModelService& models, T
         [service, who, sameModel, r, saved, fail](std::vector<arbor::TokenId> ids) {
             if (!sameModel()) ids.clear();  // another model's ids: the text is tokenized when read
             service->call(
-                service, [r, ids, reply = bool(who)](arbor::Store& s) { return save(s, *r, ids, reply); }, saved,
+                service, [r, ids, reply = bool(who)](arbor::Store& s) { return saveTurn(s, *r, ids, reply); }, saved,
                 fail);
         },
         fail);

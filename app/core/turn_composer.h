@@ -5,6 +5,7 @@
 // no ids stored, the system prompt) and fits it to the context (context_window.h).
 #pragma once
 
+#include "conversation_prompt.h"
 #include "message_rows.h"
 #include "model_service.h"
 #include "store_worker.h"
@@ -36,6 +37,19 @@ struct ComposedTurn {
     QString error;     // the prompt cannot be made (a continued reply was left as it was)
     QString title;     // set when this turn gave the conversation its title
 };
+
+// The store thread's part of a turn (shared with remote turns, remote_turn.h): saves the
+// user's message (if any, with `textIds`) and, when `addReply`, the empty 'streaming'
+// reply row, and reads the chat the reply answers.
+struct SavedTurn {
+    ComposedTurn turn;
+    StoredChat chat;  // the system prompt and the path the reply answers
+};
+SavedTurn saveTurn(arbor::Store& s, const TurnRequest& r, const std::vector<arbor::TokenId>& textIds, bool addReply);
+
+// Marks the reply row of a turn whose tab went before it could be streamed stopped
+// (finish reason cancelled), so that no row is left 'streaming'.
+void markAbandoned(StoreService& store, qint64 reply);
 
 // Composes the turn with the current model; done(turn) or failed(message) follows on the
 // GUI thread unless `receiver` is gone by then (failed when the model is unloaded in
