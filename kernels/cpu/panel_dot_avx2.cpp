@@ -187,6 +187,25 @@ struct Q5_KP : KScalesP<PanelBlockQ5_K> {
     }
 };
 
+// Codes plus 4 as Q4_1's nibbles; the two halves of a block (groups 0-3 and 4-7) have
+// their own scales.
+struct Q3_KP {
+    using Block = PanelBlockQ3_K;
+    using Codes = const uint8_t*;
+    static constexpr bool kHasMin = false;
+    static constexpr int kParts = 2;
+    static constexpr size_t kBlockBytes = sizeof(Block) / 8;
+    static const uint8_t* codes(const Block* p, int64_t b) { return p[b / 8].qs[b % 8][0]; }
+    template <int H, int Half>
+    static __m256i half(const uint8_t* q) {
+        return _mm256_sub_epi16(Q4_1P::half<H, Half>(q), _mm256_set1_epi16(4));
+    }
+    static __m256 dw(const Block* p, int64_t b, int part) {
+        return _mm256_mul_ps(halves(p[b / 8].d), signed_bytes_as_floats(p[b / 8].sc[2 * (b % 8) + part]));
+    }
+    static __m256 mw(const Block*, int64_t) { return _mm256_setzero_ps(); }
+};
+
 // Low nibbles as Q4_1's, the high two bits shifted in beside them, minus 32; the two
 // halves of a block (groups 0-3 and 4-7) have their own scales.
 struct Q6_KP {
@@ -389,6 +408,7 @@ void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const Pane
     case PanelLayout::Q8_0: panel_rows<Q8_0P>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     case PanelLayout::IQ4_NL: panel_rows<IQ4_NLP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     case PanelLayout::IQ4_XS: panel_rows<IQ4_XSP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
+    case PanelLayout::Q3_K: panel_rows<Q3_KP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     case PanelLayout::Q4_K: panel_rows<Q4_KP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     case PanelLayout::Q5_K: panel_rows<Q5_KP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     case PanelLayout::Q6_K: panel_rows<Q6_KP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;

@@ -176,6 +176,29 @@ void pack_block(const BlockQ6_K* const (&src)[kPanelRows], int rows, PanelBlockQ
     }
 }
 
+// Q3_K: element e's two low bits at bit 2 (e % 128 / 32) of qs[32 (e / 128) + e % 32], its
+// third at bit e / 32 of hmask[e % 32] (a clear bit: the code is four less); sub-block j's
+// codes plus 4, two per byte as a GGUF Q4_1 block's, packed as those are.
+void pack_block(const BlockQ3_K* const (&src)[kPanelRows], int rows, PanelBlockQ3_K& out) {
+    std::memset(&out, 0, sizeof out);
+    for (int r = 0; r < rows; ++r) {
+        const BlockQ3_K& b = *src[r];
+        out.d[r] = b.d;
+        int8_t sc[16];
+        quant::unpack_q3_k_scales(b.scales, sc);
+        for (int i = 0; i < 16; ++i) out.sc[i][r] = sc[i];
+        auto code = [&](int e) {  // 0..7
+            const int low = (b.qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32))) & 3;
+            return low | (((b.hmask[e % 32] >> (e / 32)) & 1) << 2);
+        };
+        for (int j = 0; j < 8; ++j) {
+            uint8_t nibbles[16];
+            for (int l = 0; l < 16; ++l) nibbles[l] = uint8_t(code(32 * j + l) | (code(32 * j + l + 16) << 4));
+            pack_nibbles(nibbles, r, out.qs[j]);
+        }
+    }
+}
+
 // `blocks` counts the destination's blocks per panel (K-quants: super-blocks).
 template <class Src, class Dst>
 void pack_panels(const TensorView& w, int64_t panels, int64_t blocks, uint8_t* out) {
@@ -299,6 +322,19 @@ struct Q5_KLayout : KNibbleLayout<PanelBlockQ5_K> {
     }
 };
 
+struct Q3_KLayout {
+    using Block = PanelBlockQ3_K;
+    static constexpr int kParts = 2;
+    static constexpr bool kHasMin = false;
+    static int code(const Block* blocks, int r, int64_t k) {
+        return panel_nibble(blocks[k / QK_K].qs[int(k % QK_K) / kBlock], r, int(k % kBlock)) - 4;
+    }
+    static ScaleMin scale(const Block* blocks, int r, int64_t b, int part) {
+        const Block& s = blocks[b / 8];
+        return {fp16_to_fp32(s.d[r]) * float(s.sc[2 * (b % 8) + part][r]), 0.0f};
+    }
+};
+
 struct Q6_KLayout {
     using Block = PanelBlockQ6_K;
     static constexpr int kParts = 2;
@@ -356,6 +392,7 @@ decltype(auto) with_layout(PanelLayout layout, F&& f) {
     case PanelLayout::Q8_0: return f.template operator()<Q8_0Layout>();
     case PanelLayout::IQ4_NL: return f.template operator()<IQ4_NLLayout>();
     case PanelLayout::IQ4_XS: return f.template operator()<IQ4_XSLayout>();
+    case PanelLayout::Q3_K: return f.template operator()<Q3_KLayout>();
     case PanelLayout::Q4_K: return f.template operator()<Q4_KLayout>();
     case PanelLayout::Q5_K: return f.template operator()<Q5_KLayout>();
     case PanelLayout::Q6_K: return f.template operator()<Q6_KLayout>();
@@ -368,7 +405,7 @@ decltype(auto) with_layout(PanelLayout layout, F&& f) {
 
 bool PanelWeights::packable(DType type, int64_t cols) {
     switch (type) {
-    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: case DType::IQ4_XS: return cols > 0 && cols % QK_K == 0;
+    case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: case DType::IQ4_XS: return cols > 0 && cols % QK_K == 0;
     case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0: case DType::IQ4_NL:
         return cols > 0 && cols % kBlock == 0;
     default: return false;
@@ -381,6 +418,7 @@ size_t panel_bytes_of(const TensorView& w) {
     if (w.type == DType::Q5_K) return size_t(w.cols / QK_K) * sizeof(PanelBlockQ5_K);
     if (w.type == DType::Q6_K) return size_t(w.cols / QK_K) * sizeof(PanelBlockQ6_K);
     if (w.type == DType::IQ4_XS) return size_t(w.cols / QK_K) * sizeof(PanelBlockIQ4_XS);
+    if (w.type == DType::Q3_K) return size_t(w.cols / QK_K) * sizeof(PanelBlockQ3_K);
     const size_t block_bytes = w.type == DType::Q8_0     ? sizeof(PanelBlockQ8_0)
                                : w.type == DType::Q5_0   ? sizeof(PanelBlockQ5_0)
                                : w.type == DType::Q5_1   ? sizeof(PanelBlockQ5_1)
@@ -416,6 +454,7 @@ PanelWeights PanelWeights::pack(const TensorView& w, std::shared_ptr<uint8_t[]> 
     else if (w.type == DType::Q4_K) pack_panels<BlockQ4_K, PanelBlockQ4_K>(w, out.panels(), super_blocks, out.data_);
     else if (w.type == DType::Q5_K) pack_panels<BlockQ5_K, PanelBlockQ5_K>(w, out.panels(), super_blocks, out.data_);
     else if (w.type == DType::Q6_K) pack_panels<BlockQ6_K, PanelBlockQ6_K>(w, out.panels(), super_blocks, out.data_);
+    else if (w.type == DType::Q3_K) pack_panels<BlockQ3_K, PanelBlockQ3_K>(w, out.panels(), super_blocks, out.data_);
     else if (w.type == DType::IQ4_XS) pack_panels<BlockIQ4_XS, PanelBlockIQ4_XS>(w, out.panels(), super_blocks, out.data_);
     else if (w.type == DType::Q5_0) pack_panels<BlockQ5_0, PanelBlockQ5_0>(w, out.panels(), blocks, out.data_);
     else if (w.type == DType::Q5_1) pack_panels<BlockQ5_1, PanelBlockQ5_1>(w, out.panels(), blocks, out.data_);

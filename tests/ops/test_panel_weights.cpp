@@ -1,5 +1,5 @@
 // Weights packed as panels of eight rows (panel_weights.h; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL,
-// Q4_K, Q5_K, Q6_K, IQ4_XS): packing keeps every weight
+// Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS): packing keeps every weight
 // (checked against dequantize_row of the GGUF rows); the activations' 16-bit codes
 // round each value to the nearest step (AVX2 bit for bit as the reference); the scalar
 // reference follows the contract (checked against a fold written here over the GGUF
@@ -31,7 +31,7 @@ namespace {
 using arbor::DType;
 
 constexpr DType kPanelTypes[] = {DType::Q4_0,   DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
-                                 DType::IQ4_NL, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS};
+                                 DType::IQ4_NL, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS};
 
 // IQ4_NL's (and IQ4_XS's) non-linear grid, as ggml-common.h's kvalues_iq4nl.
 constexpr int kIq4Grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
@@ -133,6 +133,17 @@ Element gguf_element(DType type, const uint8_t* row, int64_t k) {
         const int s = ((b.scales_l[j / 2] >> (4 * (j % 2))) & 0x0f) | (((b.scales_h >> (2 * j)) & 3) << 4);
         return {kIq4Grid[i < 16 ? q[i] & 0x0f : q[i - 16] >> 4], arbor::fp16_to_fp32(b.d) * float(s - 32), 0.0f};
     }
+    if (type == DType::Q3_K) {
+        // Element e = 128h + 32u + l (u < 4, l < 32): two bits at bit 2u of qs[32h + l], the
+        // third at bit 4h + u of hmask[l] (clear: four less); the value is
+        // d * (s - 32) * code with sub-block i = e / 16's 6-bit s: its low four bits in
+        // nibble i / 8 of scales[i % 8], its high two at bit 2 (i / 4) of scales[8 + i % 4].
+        const auto& b = reinterpret_cast<const arbor::BlockQ3_K*>(row)[k / 256];
+        const int e = int(k % 256), h = e / 128, u = e % 128 / 32, l = e % 32, i = e / 16;
+        const int low = (b.qs[32 * h + l] >> (2 * u)) & 3, third = (b.hmask[l] >> (4 * h + u)) & 1;
+        const int s = ((b.scales[i % 8] >> (4 * (i / 8))) & 0x0f) | (((b.scales[8 + i % 4] >> (2 * (i / 4))) & 3) << 4);
+        return {low - (third ? 0 : 4), arbor::fp16_to_fp32(b.d) * float(s - 32), 0.0f};
+    }
     if (type == DType::Q4_K) {
         return k_quant_element(reinterpret_cast<const arbor::BlockQ4_K*>(row)[k / 256], k);
     }
@@ -173,7 +184,7 @@ std::vector<float> contract_products(const Matrix& w, const std::vector<float>& 
             scale.push_back(round_block(x.data() + t * w.cols + b * 32, c.data() + b * 32));
         for (int64_t r = 0; r < w.rows; ++r) {
             float acc = 0.0f;
-            const int64_t part = w.type == DType::Q6_K ? 16 : 32;
+            const int64_t part = w.type == DType::Q6_K || w.type == DType::Q3_K ? 16 : 32;
             for (int64_t b = 0; b < w.cols / 32; ++b) {
                 Element e{};
                 for (int64_t p = b * 32; p < b * 32 + 32; p += part) {
@@ -212,7 +223,8 @@ QString type_name(DType type) {
 }
 
 bool super_blocks(DType type) {
-    return type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K || type == DType::IQ4_XS;
+    return type == DType::Q3_K || type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K ||
+           type == DType::IQ4_XS;
 }
 
 void add_shape_rows() {
@@ -244,11 +256,13 @@ private slots:
         // The same bytes as the GGUF blocks, padding rows included (Q4_0: as Q4_1's, the
         // minimum added; Q4_K: 1184 bytes per super-block of eight rows for 8 x 144, the
         // scales and mins unpacked to bytes; Q5_K: 1440 for 8 x 176, the same; IQ4_XS:
-        // 1104 for 8 x 136, the scales unpacked to bytes).
+        // 1104 for 8 x 136, the scales unpacked to bytes; Q3_K: 1168 for 8 x 110, a nibble
+        // per code).
         const DType layout = DType(type) == DType::Q4_0 ? DType::Q4_1 : DType(type);
         const size_t per_panel = DType(type) == DType::Q4_K     ? size_t(cols / 256) * 1184
                                  : DType(type) == DType::Q5_K   ? size_t(cols / 256) * 1440
                                  : DType(type) == DType::IQ4_XS ? size_t(cols / 256) * 1104
+                                 : DType(type) == DType::Q3_K   ? size_t(cols / 256) * 1168
                                                                 : arbor::row_bytes(layout, cols) * 8;
         QCOMPARE(p.panel_bytes() * size_t(p.panels()), per_panel * size_t(p.panels()));
         std::vector<float> want(static_cast<size_t>(cols)), got(static_cast<size_t>(cols));
@@ -489,10 +503,11 @@ private slots:
         QVERIFY(arbor::PanelWeights::packable(DType::Q5_1, 32));
         QVERIFY(arbor::PanelWeights::packable(DType::IQ4_NL, 32));
         QVERIFY(arbor::PanelWeights::packable(DType::IQ4_XS, 256));
+        QVERIFY(arbor::PanelWeights::packable(DType::Q3_K, 256));
         QVERIFY(!arbor::PanelWeights::packable(DType::Q4_K, 224));  // not whole super-blocks
         QVERIFY(!arbor::PanelWeights::packable(DType::Q6_K, 224));
         QVERIFY(!arbor::PanelWeights::packable(DType::IQ4_XS, 224));
-        for (DType type : {DType::F32, DType::F16, DType::Q2_K, DType::Q3_K, DType::MXFP4})
+        for (DType type : {DType::F32, DType::F16, DType::Q2_K, DType::MXFP4})
             QVERIFY2(!arbor::PanelWeights::packable(type, 256), qPrintable(type_name(type)));
         QVERIFY(!arbor::PanelWeights::packable(DType::Q4_1, 48));
         const Matrix f32 = random_matrix(DType::F32, 8, 64, 41);
