@@ -8,6 +8,8 @@
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
 
+#include "quant/block_bits.h"
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -28,6 +30,9 @@ inline __m256i widen_i8(const int8_t* p) {
 
 inline __m256 bytes_as_floats(const uint8_t (&b)[kPanelRows]) {
     return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b))));
+}
+inline __m256 signed_bytes_as_floats(const int8_t (&b)[kPanelRows]) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b))));
 }
 
 // Each layout: codes(p, b), where the codes of 32-block b of the panel at p are;
@@ -50,6 +55,86 @@ struct Q4_1P {
     }
     static __m256 dw(const Block* p, int64_t b, int) { return halves(p[b].d); }
     static __m256 mw(const Block* p, int64_t b) { return halves(p[b].m); }
+};
+
+// The four-bit codes with the fifth bit (16) shifted in beside them: `lo` in Q4_1's
+// order, `hi` in PanelBlockQ5_K's (per block of 32).
+struct NibblesAndBits {
+    const uint8_t* lo;
+    const uint8_t* hi;
+};
+template <int H, int Half>
+inline __m256i five_bit_codes(NibblesAndBits q) {
+    const __m256i lo = Q4_1P::half<H, Half>(q.lo);
+    const __m256i h = widen_u8(q.hi + 16 * (H / 4));
+    constexpr int kBit = 2 * (H % 4) + Half;  // to bring to bit 4
+    const __m256i hi = kBit >= 4 ? _mm256_srli_epi16(h, kBit - 4) : _mm256_slli_epi16(h, 4 - kBit);
+    return _mm256_or_si256(lo, _mm256_and_si256(hi, _mm256_set1_epi16(0x10)));
+}
+
+// Q5_0: codes minus 16 and no min; Q5_1: the codes and Q4_1's min.
+template <class B, bool HasMin>
+struct FiveBitP {
+    using Block = B;
+    using Codes = NibblesAndBits;
+    static constexpr bool kHasMin = HasMin;
+    static constexpr int kParts = 1;
+    static constexpr size_t kBlockBytes = sizeof(Block);
+    static Codes codes(const Block* p, int64_t b) { return {p[b].qs[0], p[b].qh[0]}; }
+    template <int H, int Half>
+    static __m256i half(Codes q) {
+        const __m256i c = five_bit_codes<H, Half>(q);
+        return HasMin ? c : _mm256_sub_epi16(c, _mm256_set1_epi16(16));
+    }
+    static __m256 dw(const Block* p, int64_t b, int) { return halves(p[b].d); }
+    static __m256 mw(const Block* p, int64_t b) {
+        if constexpr (HasMin) return halves(p[b].m);
+        else return _mm256_setzero_ps();
+    }
+};
+using Q5_0P = FiveBitP<PanelBlockQ5_0, false>;
+using Q5_1P = FiveBitP<PanelBlockQ5_1, true>;
+
+// IQ4_NL's table values of the indices in Q4_1's order: each byte's index looked up with
+// pshufb (the 16-entry table fills one register), then widened with its sign.
+template <int H, int Half>
+inline __m256i table_codes(const uint8_t* q) {
+    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(quant::kIq4NlValues));
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * H));
+    const __m128i index = _mm_and_si128(Half == 0 ? bytes : _mm_srli_epi16(bytes, 4), _mm_set1_epi8(0x0f));
+    return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(table, index));
+}
+
+// IQ4_NL and IQ4_XS: table values, no min.
+struct TableCodesP {
+    using Codes = const uint8_t*;
+    static constexpr bool kHasMin = false;
+    static constexpr int kParts = 1;
+    template <int H, int Half>
+    static __m256i half(const uint8_t* q) {
+        return table_codes<H, Half>(q);
+    }
+    template <class Block>
+    static __m256 mw(const Block*, int64_t) {
+        return _mm256_setzero_ps();
+    }
+};
+
+struct IQ4_NLP : TableCodesP {
+    using Block = PanelBlockIQ4_NL;
+    static constexpr size_t kBlockBytes = sizeof(Block);
+    static const uint8_t* codes(const Block* p, int64_t b) { return p[b].qs[0]; }
+    static __m256 dw(const Block* p, int64_t b, int) { return halves(p[b].d); }
+};
+
+// Per sub-block of a super-block of 256; dw = D * sc, an exact product.
+struct IQ4_XSP : TableCodesP {
+    using Block = PanelBlockIQ4_XS;
+    static constexpr size_t kBlockBytes = sizeof(Block) / 8;
+    static const uint8_t* codes(const Block* p, int64_t b) { return p[b / 8].qs[b % 8][0]; }
+    static __m256 dw(const Block* p, int64_t b, int) {
+        return _mm256_mul_ps(halves(p[b / 8].d), signed_bytes_as_floats(p[b / 8].sc[b % 8]));
+    }
 };
 
 struct Q8_0P {
@@ -94,29 +179,38 @@ struct Q4_KP : KScalesP<PanelBlockQ4_K> {
 
 // Q4_K's nibbles with the fifth bit shifted in beside them.
 struct Q5_KP : KScalesP<PanelBlockQ5_K> {
-    struct Codes {
-        const uint8_t* lo;
-        const uint8_t* hi;
-    };
+    using Codes = NibblesAndBits;
     static Codes codes(const Block* p, int64_t b) { return {p[b / 8].qs[b % 8][0], p[b / 8].qh[b % 8][0]}; }
     template <int H, int Half>
     static __m256i half(Codes q) {
-        const __m256i lo = Q4_1P::half<H, Half>(q.lo);
-        const __m256i h = widen_u8(q.hi + 16 * (H / 4));
-        constexpr int kBit = 2 * (H % 4) + Half;  // to bring to bit 4
-        const __m256i hi = kBit >= 4 ? _mm256_srli_epi16(h, kBit - 4) : _mm256_slli_epi16(h, 4 - kBit);
-        return _mm256_or_si256(lo, _mm256_and_si256(hi, _mm256_set1_epi16(0x10)));
+        return five_bit_codes<H, Half>(q);
     }
+};
+
+// Codes plus 4 as Q4_1's nibbles; the two halves of a block (groups 0-3 and 4-7) have
+// their own scales.
+struct Q3_KP {
+    using Block = PanelBlockQ3_K;
+    using Codes = const uint8_t*;
+    static constexpr bool kHasMin = false;
+    static constexpr int kParts = 2;
+    static constexpr size_t kBlockBytes = sizeof(Block) / 8;
+    static const uint8_t* codes(const Block* p, int64_t b) { return p[b / 8].qs[b % 8][0]; }
+    template <int H, int Half>
+    static __m256i half(const uint8_t* q) {
+        return _mm256_sub_epi16(Q4_1P::half<H, Half>(q), _mm256_set1_epi16(4));
+    }
+    static __m256 dw(const Block* p, int64_t b, int part) {
+        return _mm256_mul_ps(halves(p[b / 8].d), signed_bytes_as_floats(p[b / 8].sc[2 * (b % 8) + part]));
+    }
+    static __m256 mw(const Block*, int64_t) { return _mm256_setzero_ps(); }
 };
 
 // Low nibbles as Q4_1's, the high two bits shifted in beside them, minus 32; the two
 // halves of a block (groups 0-3 and 4-7) have their own scales.
 struct Q6_KP {
     using Block = PanelBlockQ6_K;
-    struct Codes {
-        const uint8_t* lo;
-        const uint8_t* hi;
-    };
+    using Codes = NibblesAndBits;
     static constexpr bool kHasMin = false;
     static constexpr int kParts = 2;
     static constexpr size_t kBlockBytes = sizeof(Block) / 8;
@@ -131,9 +225,7 @@ struct Q6_KP {
                                 _mm256_set1_epi16(32));
     }
     static __m256 dw(const Block* p, int64_t b, int part) {
-        const __m256 sc = _mm256_cvtepi32_ps(
-            _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p[b / 8].sc[2 * (b % 8) + part]))));
-        return _mm256_mul_ps(halves(p[b / 8].d), sc);
+        return _mm256_mul_ps(halves(p[b / 8].d), signed_bytes_as_floats(p[b / 8].sc[2 * (b % 8) + part]));
     }
     static __m256 mw(const Block*, int64_t) { return _mm256_setzero_ps(); }
 };
@@ -311,7 +403,12 @@ PanelBlockScale quantize_panel_block(const float* x, int16_t* codes) {
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                int64_t n_x, float* y, int64_t ldy) {
     switch (w.layout()) {
+    case PanelLayout::Q5_0: panel_rows<Q5_0P>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
+    case PanelLayout::Q5_1: panel_rows<Q5_1P>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     case PanelLayout::Q8_0: panel_rows<Q8_0P>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
+    case PanelLayout::IQ4_NL: panel_rows<IQ4_NLP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
+    case PanelLayout::IQ4_XS: panel_rows<IQ4_XSP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
+    case PanelLayout::Q3_K: panel_rows<Q3_KP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     case PanelLayout::Q4_K: panel_rows<Q4_KP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     case PanelLayout::Q5_K: panel_rows<Q5_KP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     case PanelLayout::Q6_K: panel_rows<Q6_KP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;

@@ -12,29 +12,42 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
-#include <type_traits>
 
 namespace arbor {
 namespace {
 
 constexpr int64_t kBlock = 32;  // elements per block of every packable type
 
-// A GGUF Q4_1 block's byte i holds element i (low nibble) and element i + 16 (high
-// nibble). Panel byte (h, 2r + j) holds elements 4h + j and 4h + j + 2 of row r: for
+// A GGUF block of 32 4-bit codes (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL; each of IQ4_XS's
+// sub-blocks) has element i in the low nibble of byte i and element i + 16 in the high
+// nibble. Panel byte (h, 2r + j) holds elements 4h + j and 4h + j + 2 of row r: for
 // h < 4 the low nibbles of source bytes 4h + j and 4h + j + 2, for h >= 4 their high
 // nibbles. Whole bytes at a time: packing a 7B model's weights is seconds at start.
+void pack_nibbles(const uint8_t* q, int r, uint8_t (&qs)[8][2 * kPanelRows]) {
+    for (int h = 0; h < 4; ++h)
+        for (int j = 0; j < 2; ++j) {
+            const uint8_t a = q[4 * h + j], b = q[4 * h + j + 2];
+            qs[h][2 * r + j] = uint8_t((a & 0x0f) | (b << 4));
+            qs[h + 4][2 * r + j] = uint8_t((a >> 4) | (b & 0xf0));
+        }
+}
+
+// The fifth bit of element l (fifth(l): 0 or 1) of a block of 32 of row r, at bit
+// 2 (h % 4) + half of qh[h / 4][2r + i] for l = 4h + i + 2 half (the nibbles' order).
+template <class Fifth>
+void pack_fifth_bits(Fifth fifth, int r, uint8_t (&qh)[2][2 * kPanelRows]) {
+    for (int h = 0; h < 8; ++h)
+        for (int i = 0; i < 2; ++i)
+            for (int half = 0; half < 2; ++half)
+                qh[h / 4][2 * r + i] |= uint8_t(fifth(4 * h + i + 2 * half) << (2 * (h % 4) + half));
+}
+
 void pack_block(const BlockQ4_1* const (&src)[kPanelRows], int rows, PanelBlockQ4_1& out) {
     std::memset(&out, 0, sizeof out);
     for (int r = 0; r < rows; ++r) {
         out.d[r] = src[r]->d;
         out.m[r] = src[r]->m;
-        const uint8_t* q = src[r]->qs;
-        for (int h = 0; h < 4; ++h)
-            for (int j = 0; j < 2; ++j) {
-                const uint8_t a = q[4 * h + j], b = q[4 * h + j + 2];
-                out.qs[h][2 * r + j] = uint8_t((a & 0x0f) | (b << 4));
-                out.qs[h + 4][2 * r + j] = uint8_t((a >> 4) | (b & 0xf0));
-            }
+        pack_nibbles(src[r]->qs, r, out.qs);
     }
 }
 
@@ -52,6 +65,48 @@ void pack_block(const BlockQ4_0* const (&src)[kPanelRows], int rows, PanelBlockQ
         as_q4_1[r] = &blocks[r];
     }
     pack_block(as_q4_1, rows, out);
+}
+
+// Q5_0 and Q5_1: element l's fifth bit is bit l of the little-endian qh.
+template <class Src, class Dst>
+void pack_five_bits(const Src& b, int r, Dst& out) {
+    out.d[r] = b.d;
+    pack_nibbles(b.qs, r, out.qs);
+    const uint32_t qh = quant::load_qh(b.qh);
+    pack_fifth_bits([&](int l) { return int((qh >> l) & 1); }, r, out.qh);
+}
+
+void pack_block(const BlockQ5_0* const (&src)[kPanelRows], int rows, PanelBlockQ5_0& out) {
+    std::memset(&out, 0, sizeof out);
+    for (int r = 0; r < rows; ++r) pack_five_bits(*src[r], r, out);
+}
+
+void pack_block(const BlockQ5_1* const (&src)[kPanelRows], int rows, PanelBlockQ5_1& out) {
+    std::memset(&out, 0, sizeof out);
+    for (int r = 0; r < rows; ++r) {
+        pack_five_bits(*src[r], r, out);
+        out.m[r] = src[r]->m;
+    }
+}
+
+void pack_block(const BlockIQ4_NL* const (&src)[kPanelRows], int rows, PanelBlockIQ4_NL& out) {
+    std::memset(&out, 0, sizeof out);
+    for (int r = 0; r < rows; ++r) {
+        out.d[r] = src[r]->d;
+        pack_nibbles(src[r]->qs, r, out.qs);
+    }
+}
+
+// IQ4_XS: sub-block j's 32 codes are bytes 16j .. 16j + 15, laid out as a Q4_1 block's.
+void pack_block(const BlockIQ4_XS* const (&src)[kPanelRows], int rows, PanelBlockIQ4_XS& out) {
+    std::memset(&out, 0, sizeof out);
+    for (int r = 0; r < rows; ++r) {
+        out.d[r] = src[r]->d;
+        for (int j = 0; j < 8; ++j) {
+            out.sc[j][r] = int8_t(quant::iq4_xs_scale(*src[r], j));
+            pack_nibbles(src[r]->qs + 16 * j, r, out.qs[j]);
+        }
+    }
 }
 
 void pack_block(const BlockQ8_0* const (&src)[kPanelRows], int rows, PanelBlockQ8_0& out) {
@@ -93,13 +148,7 @@ void pack_block(const BlockQ5_K* const (&src)[kPanelRows], int rows, PanelBlockQ
     for (int r = 0; r < rows; ++r) {
         const BlockQ5_K& b = *src[r];
         pack_k_nibbles(b, r, out);
-        for (int j = 0; j < 8; ++j)
-            for (int h = 0; h < 8; ++h)
-                for (int i = 0; i < 2; ++i)
-                    for (int half = 0; half < 2; ++half) {
-                        const int bit = (b.qh[4 * h + i + 2 * half] >> j) & 1;
-                        out.qh[j][h / 4][2 * r + i] |= uint8_t(bit << (2 * (h % 4) + half));
-                    }
+        for (int j = 0; j < 8; ++j) pack_fifth_bits([&](int l) { return (b.qh[l] >> j) & 1; }, r, out.qh[j]);
     }
 }
 
@@ -127,6 +176,29 @@ void pack_block(const BlockQ6_K* const (&src)[kPanelRows], int rows, PanelBlockQ
     }
 }
 
+// Q3_K: element e's two low bits at bit 2 (e % 128 / 32) of qs[32 (e / 128) + e % 32], its
+// third at bit e / 32 of hmask[e % 32] (a clear bit: the code is four less); sub-block j's
+// codes plus 4, two per byte as a GGUF Q4_1 block's, packed as those are.
+void pack_block(const BlockQ3_K* const (&src)[kPanelRows], int rows, PanelBlockQ3_K& out) {
+    std::memset(&out, 0, sizeof out);
+    for (int r = 0; r < rows; ++r) {
+        const BlockQ3_K& b = *src[r];
+        out.d[r] = b.d;
+        int8_t sc[16];
+        quant::unpack_q3_k_scales(b.scales, sc);
+        for (int i = 0; i < 16; ++i) out.sc[i][r] = sc[i];
+        auto code = [&](int e) {  // 0..7
+            const int low = (b.qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32))) & 3;
+            return low | (((b.hmask[e % 32] >> (e / 32)) & 1) << 2);
+        };
+        for (int j = 0; j < 8; ++j) {
+            uint8_t nibbles[16];
+            for (int l = 0; l < 16; ++l) nibbles[l] = uint8_t(code(32 * j + l) | (code(32 * j + l + 16) << 4));
+            pack_nibbles(nibbles, r, out.qs[j]);
+        }
+    }
+}
+
 // `blocks` counts the destination's blocks per panel (K-quants: super-blocks).
 template <class Src, class Dst>
 void pack_panels(const TensorView& w, int64_t panels, int64_t blocks, uint8_t* out) {
@@ -147,22 +219,51 @@ struct ScaleMin {
     float d, m;
 };
 
+// Element i of a block of 32 in PanelBlockQ4_1's order: its nibble, and its fifth bit in
+// PanelBlockQ5_K's order.
+int panel_nibble(const uint8_t (&qs)[8][2 * kPanelRows], int r, int i) {
+    return (qs[i / 4][2 * r + i % 2] >> (4 * (i / 2 % 2))) & 0x0f;
+}
+int panel_fifth_bit(const uint8_t (&qh)[2][2 * kPanelRows], int r, int i) {
+    const int h = i / 4, half = i / 2 % 2;
+    return (qh[h / 4][2 * r + i % 2] >> (2 * (h % 4) + half)) & 1;
+}
+
 struct Q4_1Layout {
     using Block = PanelBlockQ4_1;
     static constexpr int kParts = 1;
+    static constexpr bool kHasMin = true;
     static int code(const Block* blocks, int r, int64_t k) {
-        const Block& b = blocks[k / kBlock];
-        const int i = int(k % kBlock);
-        return (b.qs[i / 4][2 * r + i % 2] >> (4 * (i / 2 % 2))) & 0x0f;
+        return panel_nibble(blocks[k / kBlock].qs, r, int(k % kBlock));
     }
     static ScaleMin scale(const Block* blocks, int r, int64_t b, int) {
         return {fp16_to_fp32(blocks[b].d[r]), fp16_to_fp32(blocks[b].m[r])};
     }
 };
 
+// Q5_0 (codes minus 16, no min) and Q5_1.
+template <class B, bool HasMin>
+struct FiveBitLayout {
+    using Block = B;
+    static constexpr int kParts = 1;
+    static constexpr bool kHasMin = HasMin;
+    static int code(const Block* blocks, int r, int64_t k) {
+        const Block& b = blocks[k / kBlock];
+        const int i = int(k % kBlock);
+        return (panel_nibble(b.qs, r, i) | (panel_fifth_bit(b.qh, r, i) << 4)) - (HasMin ? 0 : 16);
+    }
+    static ScaleMin scale(const Block* blocks, int r, int64_t b, int) {
+        if constexpr (HasMin) return {fp16_to_fp32(blocks[b].d[r]), fp16_to_fp32(blocks[b].m[r])};
+        else return {fp16_to_fp32(blocks[b].d[r]), 0.0f};
+    }
+};
+using Q5_0Layout = FiveBitLayout<PanelBlockQ5_0, false>;
+using Q5_1Layout = FiveBitLayout<PanelBlockQ5_1, true>;
+
 struct Q8_0Layout {
     using Block = PanelBlockQ8_0;
     static constexpr int kParts = 1;
+    static constexpr bool kHasMin = false;
     static int code(const Block* blocks, int r, int64_t k) {
         const int i = int(k % kBlock);
         return blocks[k / kBlock].qs[i / 2][2 * r + i % 2];
@@ -170,15 +271,38 @@ struct Q8_0Layout {
     static ScaleMin scale(const Block* blocks, int r, int64_t b, int) { return {fp16_to_fp32(blocks[b].d[r]), 0.0f}; }
 };
 
+struct IQ4_NLLayout {
+    using Block = PanelBlockIQ4_NL;
+    static constexpr int kParts = 1;
+    static constexpr bool kHasMin = false;
+    static int code(const Block* blocks, int r, int64_t k) {
+        return quant::kIq4NlValues[panel_nibble(blocks[k / kBlock].qs, r, int(k % kBlock))];
+    }
+    static ScaleMin scale(const Block* blocks, int r, int64_t b, int) { return {fp16_to_fp32(blocks[b].d[r]), 0.0f}; }
+};
+
+struct IQ4_XSLayout {
+    using Block = PanelBlockIQ4_XS;
+    static constexpr int kParts = 1;
+    static constexpr bool kHasMin = false;
+    static int code(const Block* blocks, int r, int64_t k) {
+        const Block& b = blocks[k / QK_K];
+        return quant::kIq4NlValues[panel_nibble(b.qs[int(k % QK_K) / kBlock], r, int(k % kBlock))];
+    }
+    static ScaleMin scale(const Block* blocks, int r, int64_t b, int) {
+        const Block& s = blocks[b / 8];
+        return {fp16_to_fp32(s.d[r]) * float(s.sc[b % 8][r]), 0.0f};
+    }
+};
+
 // Q4_K and Q5_K: the low four bits of a code and the sub-block's scale and min.
 template <class B>
 struct KNibbleLayout {
     using Block = B;
     static constexpr int kParts = 1;
+    static constexpr bool kHasMin = true;
     static int nibble(const Block* blocks, int r, int64_t k) {
-        const Block& b = blocks[k / QK_K];
-        const int j = int(k % QK_K) / kBlock, i = int(k % kBlock);
-        return (b.qs[j][i / 4][2 * r + i % 2] >> (4 * (i / 2 % 2))) & 0x0f;
+        return panel_nibble(blocks[k / QK_K].qs[int(k % QK_K) / kBlock], r, int(k % kBlock));
     }
     static ScaleMin scale(const Block* blocks, int r, int64_t b, int) {
         const Block& s = blocks[b / 8];
@@ -193,17 +317,28 @@ struct Q4_KLayout : KNibbleLayout<PanelBlockQ4_K> {
 
 struct Q5_KLayout : KNibbleLayout<PanelBlockQ5_K> {
     static int code(const Block* blocks, int r, int64_t k) {
-        const Block& b = blocks[k / QK_K];
-        const int j = int(k % QK_K) / kBlock, i = int(k % kBlock);
-        const int h = i / 4, half = i / 2 % 2;
-        const int fifth = (b.qh[j][h / 4][2 * r + i % 2] >> (2 * (h % 4) + half)) & 1;
+        const int fifth = panel_fifth_bit(blocks[k / QK_K].qh[int(k % QK_K) / kBlock], r, int(k % kBlock));
         return nibble(blocks, r, k) | (fifth << 4);
+    }
+};
+
+struct Q3_KLayout {
+    using Block = PanelBlockQ3_K;
+    static constexpr int kParts = 2;
+    static constexpr bool kHasMin = false;
+    static int code(const Block* blocks, int r, int64_t k) {
+        return panel_nibble(blocks[k / QK_K].qs[int(k % QK_K) / kBlock], r, int(k % kBlock)) - 4;
+    }
+    static ScaleMin scale(const Block* blocks, int r, int64_t b, int part) {
+        const Block& s = blocks[b / 8];
+        return {fp16_to_fp32(s.d[r]) * float(s.sc[2 * (b % 8) + part][r]), 0.0f};
     }
 };
 
 struct Q6_KLayout {
     using Block = PanelBlockQ6_K;
     static constexpr int kParts = 2;
+    static constexpr bool kHasMin = false;
     static int code(const Block* blocks, int r, int64_t k) {
         const Block& b = blocks[k / QK_K];
         const int j = int(k % QK_K) / kBlock, i = int(k % kBlock);
@@ -217,9 +352,6 @@ struct Q6_KLayout {
         return {fp16_to_fp32(s.d[r]) * float(s.sc[2 * (b % 8) + part][r]), 0.0f};
     }
 };
-
-template <class L>
-constexpr bool kHasMin = std::is_same_v<L, Q4_1Layout> || std::is_same_v<L, Q4_KLayout> || std::is_same_v<L, Q5_KLayout>;
 
 // The contract's fold for one (weight row, activation row) pair.
 template <class L>
@@ -235,7 +367,7 @@ float contract_dot(const uint8_t* panel, int r, const PanelActivations& x, int64
                 n += L::code(blocks, r, k) * int32_t(c[k]);
             acc = std::fma(float(n), L::scale(blocks, r, b, part).d * x.scales(t)[b], acc);
         }
-        if constexpr (kHasMin<L>) acc = std::fma(L::scale(blocks, r, b, 0).m, x.sums(t)[b], acc);
+        if constexpr (L::kHasMin) acc = std::fma(L::scale(blocks, r, b, 0).m, x.sums(t)[b], acc);
     }
     return acc;
 }
@@ -247,7 +379,7 @@ void dequantize_from(const uint8_t* panel, int r, int64_t cols, float* out) {
     for (int64_t k = 0; k < cols; ++k) {
         const ScaleMin s = L::scale(blocks, r, k / kBlock, int(k % kBlock) / (kBlock / L::kParts));
         const float v = s.d * float(L::code(blocks, r, k));
-        out[k] = kHasMin<L> ? v + s.m : v;
+        out[k] = L::kHasMin ? v + s.m : v;
     }
 }
 
@@ -255,7 +387,12 @@ void dequantize_from(const uint8_t* panel, int r, int64_t cols, float* out) {
 template <class F>
 decltype(auto) with_layout(PanelLayout layout, F&& f) {
     switch (layout) {
+    case PanelLayout::Q5_0: return f.template operator()<Q5_0Layout>();
+    case PanelLayout::Q5_1: return f.template operator()<Q5_1Layout>();
     case PanelLayout::Q8_0: return f.template operator()<Q8_0Layout>();
+    case PanelLayout::IQ4_NL: return f.template operator()<IQ4_NLLayout>();
+    case PanelLayout::IQ4_XS: return f.template operator()<IQ4_XSLayout>();
+    case PanelLayout::Q3_K: return f.template operator()<Q3_KLayout>();
     case PanelLayout::Q4_K: return f.template operator()<Q4_KLayout>();
     case PanelLayout::Q5_K: return f.template operator()<Q5_KLayout>();
     case PanelLayout::Q6_K: return f.template operator()<Q6_KLayout>();
@@ -267,8 +404,12 @@ decltype(auto) with_layout(PanelLayout layout, F&& f) {
 } // namespace
 
 bool PanelWeights::packable(DType type, int64_t cols) {
-    if (type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K) return cols > 0 && cols % QK_K == 0;
-    return (type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0) && cols > 0 && cols % kBlock == 0;
+    switch (type) {
+    case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: case DType::IQ4_XS: return cols > 0 && cols % QK_K == 0;
+    case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0: case DType::IQ4_NL:
+        return cols > 0 && cols % kBlock == 0;
+    default: return false;
+    }
 }
 
 namespace {
@@ -276,7 +417,13 @@ size_t panel_bytes_of(const TensorView& w) {
     if (w.type == DType::Q4_K) return size_t(w.cols / QK_K) * sizeof(PanelBlockQ4_K);
     if (w.type == DType::Q5_K) return size_t(w.cols / QK_K) * sizeof(PanelBlockQ5_K);
     if (w.type == DType::Q6_K) return size_t(w.cols / QK_K) * sizeof(PanelBlockQ6_K);
-    const size_t block_bytes = w.type == DType::Q8_0 ? sizeof(PanelBlockQ8_0) : sizeof(PanelBlockQ4_1);
+    if (w.type == DType::IQ4_XS) return size_t(w.cols / QK_K) * sizeof(PanelBlockIQ4_XS);
+    if (w.type == DType::Q3_K) return size_t(w.cols / QK_K) * sizeof(PanelBlockQ3_K);
+    const size_t block_bytes = w.type == DType::Q8_0     ? sizeof(PanelBlockQ8_0)
+                               : w.type == DType::Q5_0   ? sizeof(PanelBlockQ5_0)
+                               : w.type == DType::Q5_1   ? sizeof(PanelBlockQ5_1)
+                               : w.type == DType::IQ4_NL ? sizeof(PanelBlockIQ4_NL)
+                                                         : sizeof(PanelBlockQ4_1);
     return size_t(w.cols / kBlock) * block_bytes;
 }
 } // namespace
@@ -307,6 +454,11 @@ PanelWeights PanelWeights::pack(const TensorView& w, std::shared_ptr<uint8_t[]> 
     else if (w.type == DType::Q4_K) pack_panels<BlockQ4_K, PanelBlockQ4_K>(w, out.panels(), super_blocks, out.data_);
     else if (w.type == DType::Q5_K) pack_panels<BlockQ5_K, PanelBlockQ5_K>(w, out.panels(), super_blocks, out.data_);
     else if (w.type == DType::Q6_K) pack_panels<BlockQ6_K, PanelBlockQ6_K>(w, out.panels(), super_blocks, out.data_);
+    else if (w.type == DType::Q3_K) pack_panels<BlockQ3_K, PanelBlockQ3_K>(w, out.panels(), super_blocks, out.data_);
+    else if (w.type == DType::IQ4_XS) pack_panels<BlockIQ4_XS, PanelBlockIQ4_XS>(w, out.panels(), super_blocks, out.data_);
+    else if (w.type == DType::Q5_0) pack_panels<BlockQ5_0, PanelBlockQ5_0>(w, out.panels(), blocks, out.data_);
+    else if (w.type == DType::Q5_1) pack_panels<BlockQ5_1, PanelBlockQ5_1>(w, out.panels(), blocks, out.data_);
+    else if (w.type == DType::IQ4_NL) pack_panels<BlockIQ4_NL, PanelBlockIQ4_NL>(w, out.panels(), blocks, out.data_);
     else pack_panels<BlockQ8_0, PanelBlockQ8_0>(w, out.panels(), blocks, out.data_);
     return out;
 }

@@ -1,4 +1,5 @@
-// Weights packed as panels of eight rows (panel_weights.h; Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K): packing keeps every weight
+// Weights packed as panels of eight rows (panel_weights.h; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL,
+// Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS): packing keeps every weight
 // (checked against dequantize_row of the GGUF rows); the activations' 16-bit codes
 // round each value to the nearest step (AVX2 bit for bit as the reference); the scalar
 // reference follows the contract (checked against a fold written here over the GGUF
@@ -28,6 +29,12 @@
 namespace {
 
 using arbor::DType;
+
+constexpr DType kPanelTypes[] = {DType::Q4_0,   DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
+                                 DType::IQ4_NL, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS};
+
+// IQ4_NL's (and IQ4_XS's) non-linear grid, as ggml-common.h's kvalues_iq4nl.
+constexpr int kIq4Grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 struct Matrix {
     DType type;
@@ -98,6 +105,45 @@ Element gguf_element(DType type, const uint8_t* row, int64_t k) {
         const int i = int(k % 32);
         return {i < 16 ? b.qs[i] & 0x0f : b.qs[i - 16] >> 4, arbor::fp16_to_fp32(b.d), arbor::fp16_to_fp32(b.m)};
     }
+    if (type == DType::Q5_0 || type == DType::Q5_1) {
+        // Element i < 16 in the low nibble of qs[i], i + 16 in its high nibble; the fifth
+        // bit of element i is bit i of the little-endian qh. Q5_0's value is d * (code - 16).
+        const uint8_t* b = row + size_t(k / 32) * (type == DType::Q5_0 ? 22 : 24);
+        const int i = int(k % 32), qs = type == DType::Q5_0 ? 6 : 8;
+        const uint32_t qh = uint32_t(b[qs - 4]) | uint32_t(b[qs - 3]) << 8 | uint32_t(b[qs - 2]) << 16 | uint32_t(b[qs - 1]) << 24;
+        const int code = (i < 16 ? b[qs + i] & 0x0f : b[qs + i - 16] >> 4) | int((qh >> i) & 1) << 4;
+        uint16_t d, m;
+        std::memcpy(&d, b, 2);
+        std::memcpy(&m, b + 2, 2);
+        if (type == DType::Q5_0) return {code - 16, arbor::fp16_to_fp32(d), 0.0f};
+        return {code, arbor::fp16_to_fp32(d), arbor::fp16_to_fp32(m)};
+    }
+    if (type == DType::IQ4_NL) {
+        // As Q4_0's nibbles, each an index into the grid.
+        const auto& b = reinterpret_cast<const arbor::BlockIQ4_NL*>(row)[k / 32];
+        const int i = int(k % 32);
+        return {kIq4Grid[i < 16 ? b.qs[i] & 0x0f : b.qs[i - 16] >> 4], arbor::fp16_to_fp32(b.d), 0.0f};
+    }
+    if (type == DType::IQ4_XS) {
+        // Sub-block j: IQ4_NL's nibbles in qs[16j ..], scale d * (s - 32) with the low four
+        // bits of s in nibble j % 2 of scales_l[j / 2] and the high two at bit 2j of scales_h.
+        const auto& b = reinterpret_cast<const arbor::BlockIQ4_XS*>(row)[k / 256];
+        const int j = int(k % 256) / 32, i = int(k % 32);
+        const uint8_t* q = b.qs + 16 * j;
+        const int s = ((b.scales_l[j / 2] >> (4 * (j % 2))) & 0x0f) | (((b.scales_h >> (2 * j)) & 3) << 4);
+        return {kIq4Grid[i < 16 ? q[i] & 0x0f : q[i - 16] >> 4], arbor::fp16_to_fp32(b.d) * float(s - 32), 0.0f};
+    }
+    if (type == DType::Q3_K) {
+        // Element e = 128h + 32u + l (u < 4, l < 32): two bits at bit 2u of qs[32h + l], the
+        // third at bit 4h + u of hmask[l] (clear: four less); the value is
+        // d * (s - 32) * code with sub-block i = e / 16's 6-bit s: its low four bits in
+        // nibble i / 8 of scales[i % 8], its high two at bit 2 (i / 4) of scales[8 + i % 4].
+        const auto& b = reinterpret_cast<const arbor::BlockQ3_K*>(row)[k / 256];
+        const int e = int(k % 256), h = e / 128, u = e % 128 / 32, l = e % 32, i = e / 16;
+        const int low = (b.qs[32 * h + l] >> (2 * u)) & 3, third = (b.hmask[l] >> (4 * h + u)) & 1;
+        const int s = ((b.scales[i % 8] >> (4 * (i / 8))) & 0x0f) | (((b.scales[8 + i % 4] >> (2 * (i / 4))) & 3) << 4);
+        return {low - (third ? 0 : 4), arbor::fp16_to_fp32(b.d) * float(s - 32), 0.0f};
+    }
     if (type == DType::Q4_K) {
         return k_quant_element(reinterpret_cast<const arbor::BlockQ4_K*>(row)[k / 256], k);
     }
@@ -123,7 +169,7 @@ Element gguf_element(DType type, const uint8_t* row, int64_t k) {
 }
 
 bool has_min(DType type) {
-    return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q4_K || type == DType::Q5_K;
+    return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q5_1 || type == DType::Q4_K || type == DType::Q5_K;
 }
 
 // The contract written out over the GGUF blocks: integer sums of codes per block (Q6_K:
@@ -138,7 +184,7 @@ std::vector<float> contract_products(const Matrix& w, const std::vector<float>& 
             scale.push_back(round_block(x.data() + t * w.cols + b * 32, c.data() + b * 32));
         for (int64_t r = 0; r < w.rows; ++r) {
             float acc = 0.0f;
-            const int64_t part = w.type == DType::Q6_K ? 16 : 32;
+            const int64_t part = w.type == DType::Q6_K || w.type == DType::Q3_K ? 16 : 32;
             for (int64_t b = 0; b < w.cols / 32; ++b) {
                 Element e{};
                 for (int64_t p = b * 32; p < b * 32 + 32; p += part) {
@@ -177,14 +223,15 @@ QString type_name(DType type) {
 }
 
 bool super_blocks(DType type) {
-    return type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K;
+    return type == DType::Q3_K || type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K ||
+           type == DType::IQ4_XS;
 }
 
 void add_shape_rows() {
     QTest::addColumn<int>("type");
     QTest::addColumn<int>("rows");
     QTest::addColumn<int>("cols");
-    for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K})
+    for (DType type : kPanelTypes)
         for (int rows : {1, 7, 8, 9, 24, 61})
             for (int cols : super_blocks(type) ? std::vector<int>{256, 768} : std::vector<int>{32, 96, 576})
                 QTest::newRow(qPrintable(QString("%1 %2x%3").arg(type_name(type)).arg(rows).arg(cols)))
@@ -208,11 +255,15 @@ private slots:
         QCOMPARE(p.rows(), int64_t(rows));
         // The same bytes as the GGUF blocks, padding rows included (Q4_0: as Q4_1's, the
         // minimum added; Q4_K: 1184 bytes per super-block of eight rows for 8 x 144, the
-        // scales and mins unpacked to bytes; Q5_K: 1440 for 8 x 176, the same).
+        // scales and mins unpacked to bytes; Q5_K: 1440 for 8 x 176, the same; IQ4_XS:
+        // 1104 for 8 x 136, the scales unpacked to bytes; Q3_K: 1168 for 8 x 110, a nibble
+        // per code).
         const DType layout = DType(type) == DType::Q4_0 ? DType::Q4_1 : DType(type);
-        const size_t per_panel = DType(type) == DType::Q4_K   ? size_t(cols / 256) * 1184
-                                 : DType(type) == DType::Q5_K ? size_t(cols / 256) * 1440
-                                                              : arbor::row_bytes(layout, cols) * 8;
+        const size_t per_panel = DType(type) == DType::Q4_K     ? size_t(cols / 256) * 1184
+                                 : DType(type) == DType::Q5_K   ? size_t(cols / 256) * 1440
+                                 : DType(type) == DType::IQ4_XS ? size_t(cols / 256) * 1104
+                                 : DType(type) == DType::Q3_K   ? size_t(cols / 256) * 1168
+                                                                : arbor::row_bytes(layout, cols) * 8;
         QCOMPARE(p.panel_bytes() * size_t(p.panels()), per_panel * size_t(p.panels()));
         std::vector<float> want(static_cast<size_t>(cols)), got(static_cast<size_t>(cols));
         for (int r = 0; r < rows; ++r) {
@@ -235,17 +286,18 @@ private slots:
     void sharedStorageHoldsTheSamePanels() {
         const Matrix a = random_matrix(DType::Q4_1, 37, 96, 21), b = random_matrix(DType::Q8_0, 16, 64, 22),
                      c = random_matrix(DType::Q4_0, 9, 32, 23), k = random_matrix(DType::Q4_K, 11, 512, 24),
-                     k6 = random_matrix(DType::Q6_K, 17, 256, 25), k5 = random_matrix(DType::Q5_K, 13, 512, 26);
+                     k6 = random_matrix(DType::Q6_K, 17, 256, 25), k5 = random_matrix(DType::Q5_K, 13, 512, 26),
+                     xs = random_matrix(DType::IQ4_XS, 10, 256, 27), q5 = random_matrix(DType::Q5_0, 9, 96, 28);
         const Matrix f32{DType::F32, 4, 32, std::vector<uint8_t>(4 * 32 * sizeof(float))};
         const arbor::TensorView va = a.view(), vb = b.view(), vc = c.view(), vk = k.view(), vk6 = k6.view(),
-                                vk5 = k5.view(), vf = f32.view();
-        const std::vector<const arbor::TensorView*> ws = {&va, &vf, &vb, &vc, &vk, &vk6, &vk5};
+                                vk5 = k5.view(), vxs = xs.view(), vq5 = q5.view(), vf = f32.view();
+        const std::vector<const arbor::TensorView*> ws = {&va, &vf, &vb, &vc, &vk, &vk6, &vk5, &vxs, &vq5};
         std::vector<size_t> offsets;
         const auto storage = arbor::PanelWeights::storage_for(ws, offsets);
         QCOMPARE(reinterpret_cast<uintptr_t>(storage.get()) % arbor::kHugePage, uintptr_t(0));
         QCOMPARE(offsets[1], SIZE_MAX);
         size_t end = 0;
-        for (size_t i : {0, 2, 3, 4, 5, 6}) {
+        for (size_t i : {0, 2, 3, 4, 5, 6, 7, 8}) {
             QCOMPARE(offsets[i] % 64, size_t(0));
             QVERIFY(offsets[i] >= end);  // in order and disjoint
             end = offsets[i] + arbor::PanelWeights::packed_bytes(*ws[i]);
@@ -349,7 +401,7 @@ private slots:
     void avx2MatchesReference_data() {
         QTest::addColumn<int>("type");
         QTest::addColumn<int>("n_x");
-        for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K})
+        for (DType type : kPanelTypes)
             for (int n_x : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 16, 17, 24})
                 QTest::newRow(qPrintable(QString("%1 x%2").arg(type_name(type)).arg(n_x))) << int(type) << n_x;
     }
@@ -386,12 +438,7 @@ private slots:
     // alone, with one thread or three, and equals the contract.
     void rowIndependentOfBatchAndThreads_data() {
         QTest::addColumn<int>("type");
-        QTest::newRow("Q4_0") << int(DType::Q4_0);
-        QTest::newRow("Q4_1") << int(DType::Q4_1);
-        QTest::newRow("Q8_0") << int(DType::Q8_0);
-        QTest::newRow("Q4_K") << int(DType::Q4_K);
-        QTest::newRow("Q5_K") << int(DType::Q5_K);
-        QTest::newRow("Q6_K") << int(DType::Q6_K);
+        for (DType type : kPanelTypes) QTest::newRow(qPrintable(type_name(type))) << int(type);
     }
     void rowIndependentOfBatchAndThreads() {
         QFETCH(int, type);
@@ -452,9 +499,15 @@ private slots:
         QVERIFY(arbor::PanelWeights::packable(DType::Q4_K, 256));
         QVERIFY(arbor::PanelWeights::packable(DType::Q5_K, 256));
         QVERIFY(arbor::PanelWeights::packable(DType::Q6_K, 256));
+        QVERIFY(arbor::PanelWeights::packable(DType::Q5_0, 32));
+        QVERIFY(arbor::PanelWeights::packable(DType::Q5_1, 32));
+        QVERIFY(arbor::PanelWeights::packable(DType::IQ4_NL, 32));
+        QVERIFY(arbor::PanelWeights::packable(DType::IQ4_XS, 256));
+        QVERIFY(arbor::PanelWeights::packable(DType::Q3_K, 256));
         QVERIFY(!arbor::PanelWeights::packable(DType::Q4_K, 224));  // not whole super-blocks
         QVERIFY(!arbor::PanelWeights::packable(DType::Q6_K, 224));
-        for (DType type : {DType::F32, DType::F16, DType::Q5_0, DType::Q5_1})
+        QVERIFY(!arbor::PanelWeights::packable(DType::IQ4_XS, 224));
+        for (DType type : {DType::F32, DType::F16, DType::Q2_K, DType::MXFP4})
             QVERIFY2(!arbor::PanelWeights::packable(type, 256), qPrintable(type_name(type)));
         QVERIFY(!arbor::PanelWeights::packable(DType::Q4_1, 48));
         const Matrix f32 = random_matrix(DType::F32, 8, 64, 41);

@@ -1,6 +1,6 @@
 // Quantized weight matrices repacked as panels of eight rows, multiplied with activations
 // quantized to 16 bits per block in integer arithmetic (the CPU backend's default for
-// Q4_0, Q4_1, Q8_0, Q4_K, Q5_K and Q6_K weights).
+// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS weights).
 //
 // Why panels: in GGUF order a vector holds elements of one weight row, so every
 // (weight row, activation row) pair needs its own accumulator and a horizontal sum. In a
@@ -24,6 +24,12 @@
 // Q6_K panels hold one PanelBlockQ6_K per super-block: the low four bits of the codes in
 // Q4_1's order, the high two bits in a matching order, the sub-block scales side by side
 // (1680 bytes, as the GGUF's).
+// Q5_0 and Q5_1 panels hold Q4_1's nibbles and the fifth bits in Q5_K's order (176 and 192
+// bytes for 8 x 22 and 8 x 24). IQ4_NL panels hold Q4_1's nibbles, each an index into
+// the 16-entry table kIq4NlValues (144 bytes, as the GGUF's); IQ4_XS panels the same per
+// sub-block of 32 and the sub-blocks' signed 6-bit scales as bytes (1104 for 1088).
+// Q3_K panels hold each 3-bit code plus 4 as a nibble in Q4_1's order and the 16 signed
+// 6-bit scales as bytes (1168 bytes for 8 x 110: simpler than a 3-bit order, 33% more).
 //
 // The contract every path reproduces bit for bit (so a sequence's logits never depend on
 // what else shares its batch, nor on the tile that computed it). Activation row t, per
@@ -31,18 +37,19 @@
 //   a = max |x[k]|;  d[t][b] = a / 32767;  inv = d > 0 ? 1 / d : 0 (floats);
 //   c[t][k] = x[k] * inv rounded to the nearest integer, ties to even;
 //   s[t][b] = d[t][b] * float(sum of the block's c[t][k]).
-// Weight row r, block b: codes q[r][k] (Q4_0, Q4_1, Q4_K: 0..15, Q5_K: 0..31, Q8_0:
-// -128..127, Q6_K: -32..31), scale
+// Weight row r, block b: codes q[r][k] (Q4_0, Q4_1, Q4_K: 0..15, Q5_1, Q5_K: 0..31, Q5_0:
+// -16..15 (the GGUF code minus 16), Q3_K: -4..3, Q8_0: -128..127, Q6_K: -32..31, IQ4_NL and IQ4_XS: the
+// table's value, -127..113), scale
 // dw, min mw (Q4_0: -8 dw, exact in half precision, so its blocks take the Q4_1 layout;
 // Q4_K and Q5_K, sub-block j of a super-block with scales D, Dmin: dw = D * float(sc[j]) and
 // mw = -(Dmin * float(m[j])), both exact in float and the very values GGUF dequantizes
-// with, d1 * q - m1).
+// with, d1 * q - m1; IQ4_XS: dw = D * float(sc[j]), exact, and no min).
 //   y[t][r] = acc after acc = 0 and, for b = 0, 1, ... in order,
 //     n = sum over the block of q[r][k] * c[t][k]   (exact integers)
 //     acc = fma(float(n), dw[r][b] * d[t][b], acc)
-//     Q4_0, Q4_1, Q4_K and Q5_K: acc = fma(mw[r][b], s[t][b], acc)
-// Q6_K has a scale per 16 elements and no min: its block's two halves i = 0, 1 in turn,
-// each with the sum n over its 16 elements and dw = D * float(sc[2b + i]) (exact).
+//     Q4_0, Q4_1, Q5_1, Q4_K and Q5_K: acc = fma(mw[r][b], s[t][b], acc)
+// Q6_K and Q3_K have a scale per 16 elements and no min: a block's two halves i = 0, 1 in
+// turn, each with the sum n over its 16 elements and dw = D * float(sc[2b + i]) (exact).
 #pragma once
 
 #include "arbor/kernels/dtype.h"
@@ -96,16 +103,52 @@ struct PanelBlockQ6_K {
     uint8_t ql[8][8][2 * kPanelRows];
     uint8_t qh[8][4][2 * kPanelRows];
 };
+// Q5_0 and Q5_1: PanelBlockQ4_1's nibbles with the fifth bit (16) of each code in
+// qh[h / 4][2r + i] at bit 2 (h % 4) + half, as PanelBlockQ5_K's per sub-block.
+struct PanelBlockQ5_0 {
+    uint16_t d[kPanelRows];
+    uint8_t qs[8][2 * kPanelRows];
+    uint8_t qh[2][2 * kPanelRows];
+};
+struct PanelBlockQ5_1 {
+    uint16_t d[kPanelRows];
+    uint16_t m[kPanelRows];
+    uint8_t qs[8][2 * kPanelRows];
+    uint8_t qh[2][2 * kPanelRows];
+};
+// Table indices in PanelBlockQ4_1's order.
+struct PanelBlockIQ4_NL {
+    uint16_t d[kPanelRows];
+    uint8_t qs[8][2 * kPanelRows];
+};
+// Super-block of 256: sub-block j's table indices in qs[j] as PanelBlockQ4_1's, its scale
+// (the GGUF's 6-bit value minus 32) of row r at sc[j][r].
+struct PanelBlockIQ4_XS {
+    uint16_t d[kPanelRows];
+    int8_t sc[8][kPanelRows];
+    uint8_t qs[8][8][2 * kPanelRows];
+};
+// Super-block of 256: code q of element 32j + k of row r (q + 4 its GGUF value with the
+// third bit) as PanelBlockQ4_1's qs[j] holds nibbles, the scale (minus 32) of its 16
+// elements' sub-block i at sc[i][r].
+struct PanelBlockQ3_K {
+    uint16_t d[kPanelRows];
+    int8_t sc[16][kPanelRows];
+    uint8_t qs[8][8][2 * kPanelRows];
+};
+static_assert(sizeof(PanelBlockQ3_K) == 1168);
+static_assert(sizeof(PanelBlockQ5_0) == 176 && sizeof(PanelBlockQ5_1) == 192 && sizeof(PanelBlockIQ4_NL) == 144 &&
+              sizeof(PanelBlockIQ4_XS) == 1104);
 static_assert(sizeof(PanelBlockQ4_1) == 160 && sizeof(PanelBlockQ8_0) == 272 && sizeof(PanelBlockQ4_K) == 1184 &&
               sizeof(PanelBlockQ5_K) == 1440 && sizeof(PanelBlockQ6_K) == 1680);
 
 // Which panel block a matrix's panels hold.
-enum class PanelLayout { Q4_1, Q8_0, Q4_K, Q5_K, Q6_K };
+enum class PanelLayout { Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS };
 
 class PanelWeights {
 public:
-    // Whether a matrix of this type and row length can be packed (Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K;
-    // whole blocks, which GGUF guarantees for these types).
+    // Whether a matrix of this type and row length can be packed (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+    // IQ4_NL, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS; whole blocks, which GGUF guarantees for these types).
     static bool packable(DType type, int64_t cols);
     // Throws std::invalid_argument when !packable(w.type, w.cols), or when a Q4_0 scale
     // times -8 is not a finite half (a non-finite d or |d| > 8188: no real model's).
@@ -122,7 +165,12 @@ public:
     // Q4_0 and Q4_1 panels hold PanelBlockQ4_1 blocks, the others their own type's.
     PanelLayout layout() const {
         switch (type_) {
+        case DType::Q5_0: return PanelLayout::Q5_0;
+        case DType::Q5_1: return PanelLayout::Q5_1;
         case DType::Q8_0: return PanelLayout::Q8_0;
+        case DType::IQ4_NL: return PanelLayout::IQ4_NL;
+        case DType::IQ4_XS: return PanelLayout::IQ4_XS;
+        case DType::Q3_K: return PanelLayout::Q3_K;
         case DType::Q4_K: return PanelLayout::Q4_K;
         case DType::Q5_K: return PanelLayout::Q5_K;
         case DType::Q6_K: return PanelLayout::Q6_K;
