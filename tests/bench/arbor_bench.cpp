@@ -4,7 +4,8 @@
 // its -d). Several depths (--depth 0,1024,4096) share one context, prefilled once: each
 // round decodes at every depth in turn, so a busy machine's swings reach all depths alike.
 // --workload concurrent|multiturn|shared-prefix|restart runs the serving workloads through
-// the engine instead, --workload matmul the matrix product alone, --workload memread the
+// the engine instead, --workload matmul the matrix product alone, --workload attention
+// one decode row's attention alone at each --depth, --workload memread the
 // machine's plain memory-read speed (workloads.h). Every result names the CPU and its
 // vector extensions (cpu_info.h).
 // --synthetic SHAPE:TYPE benchmarks a synthetic model (synthetic_cache.h) instead of --model.
@@ -68,7 +69,7 @@ void usage() {
     std::fputs("usage: arbor-bench [--model PATH | --synthetic SHAPE:TYPE] [--threads N]\n"
                "                   [--prompt-tokens N] [--gen-tokens N] [--depth N[,N...]] [--attention-part N]\n"
                "                   [--repetitions N] [--int8-activations] [--json]\n"
-               "                   [--workload single|concurrent|multiturn|shared-prefix|restart|matmul|memread]\n"
+               "                   [--workload single|concurrent|multiturn|shared-prefix|restart|matmul|attention|memread]\n"
                "                   [--kv-mib N] [--kv-disk-mib N] [--kv-disk-dir DIR] [--lengths N[,N...]]\n"
                "                   [--chats N[,N...]] [--kv-type f16|f32|q8_0]\n"
                "                   [--weights panels|gguf] [--device auto|cpu|cuda[:N]]\n",
@@ -174,6 +175,9 @@ int run_workload(const Options& o, const arbor::Model& model) {
     else if (o.workload == "shared-prefix") r = arbor::bench::run_shared_prefix(model, eo);
     else if (o.workload == "restart") r = arbor::bench::run_restart(model, eo, o.lengths, o.repetitions);
     else if (o.workload == "matmul") r = arbor::bench::run_matmul(model, eo);
+    else if (o.workload == "attention")
+        r = arbor::bench::run_attention(model, eo, o.depths == std::vector<int>{0} ? std::vector<int>{0, 1024, 2048, 4096}
+                                                                                 : o.depths);
     else {
         std::fprintf(stderr, "arbor-bench: unknown workload '%s'\n", o.workload.c_str());
         return 2;
