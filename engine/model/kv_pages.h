@@ -17,7 +17,7 @@
 
 #include "arbor/backend.h"
 #include "arbor/error.h"
-#include "arbor/kernels/aligned_floats.h"
+#include "arbor/kernels/huge_pages.h"
 #include "arbor/kernels/cpu_ops.h"
 #include "arbor/model.h"
 
@@ -56,10 +56,11 @@ public:
             throw Error("KV memory budget of " + std::to_string(options.kv_budget_bytes) +
                         " bytes holds no page (one page needs " + std::to_string(bytes_per_page) + ")");
         // Left uninitialised: the OS commits pages on first write, and attention only
-        // reads positions that were stored. (Float storage for its cache-line alignment;
-        // a page's bytes are a multiple of 4.)
-        data_ = make_aligned_floats_for_overwrite(size_t(page_count_) * size_t(n_layer_) * layer_page_bytes_ /
-                                                  sizeof(float));
+        // reads positions that were stored. In huge pages: a decode row reads a few KiB
+        // from each of thousands of pages scattered over the pool, and with 4 KiB pages
+        // nearly every one was a TLB miss that the prefetches could not hide (README.md,
+        // Numerics). A page's bytes are a multiple of 4.
+        data_ = allocate_huge_pages(size_t(page_count_) * size_t(n_layer_) * layer_page_bytes_);
     }
 
     int32_t page_size() const { return page_size_; }
@@ -210,7 +211,7 @@ private:
     int32_t scale_blocks_ = 0;  // Q8_0 scales per position and head (0 for F16 and F32)
     size_t key_head_bytes_ = 0, value_head_bytes_ = 0, layer_page_bytes_ = 0;
     int32_t page_count_ = 0;
-    AlignedFloatArray data_;
+    std::shared_ptr<uint8_t[]> data_;  // page_count_ x n_layer_ x layer_page_bytes_, 2 MiB aligned
 };
 
 } // namespace arbor

@@ -1,9 +1,11 @@
 // arbor-bench: by default measures prefill (a prompt of --prompt-tokens, default 512) and
 // decode (--gen-tokens single-token steps, default 128, after --depth tokens of context)
 // throughput of one sequence through the engine, like llama-bench's pp512 and tg128 (and
-// its -d).
+// its -d). Several depths (--depth 0,1024,4096) share one context, prefilled once: each
+// round decodes at every depth in turn, so a busy machine's swings reach all depths alike.
 // --workload concurrent|multiturn|shared-prefix|restart runs the serving workloads through
-// the engine instead, --workload matmul the matrix product alone, --workload memread the
+// the engine instead, --workload matmul the matrix product alone, --workload attention
+// one decode row's attention alone at each --depth, --workload memread the
 // machine's plain memory-read speed (workloads.h). Every result names the CPU and its
 // vector extensions (cpu_info.h).
 // --synthetic SHAPE:TYPE benchmarks a synthetic model (synthetic_cache.h) instead of --model.
@@ -38,7 +40,7 @@ struct Options {
     int threads = int(std::max(1u, std::thread::hardware_concurrency()));
     int prompt_tokens = 512;
     int gen_tokens = 128;
-    int depth = 0;                 // context before the decode steps
+    std::vector<int> depths = {0};  // context before the decode steps, ascending
     int attention_part = -1;       // -1: the backend's default
     int repetitions = 3;
     bool json = false;
@@ -65,17 +67,17 @@ std::string kv_label(arbor::KvType type) {
 
 void usage() {
     std::fputs("usage: arbor-bench [--model PATH | --synthetic SHAPE:TYPE] [--threads N]\n"
-               "                   [--prompt-tokens N] [--gen-tokens N] [--depth N] [--attention-part N]\n"
+               "                   [--prompt-tokens N] [--gen-tokens N] [--depth N[,N...]] [--attention-part N]\n"
                "                   [--repetitions N] [--int8-activations] [--json]\n"
-               "                   [--workload single|concurrent|multiturn|shared-prefix|restart|matmul|memread]\n"
+               "                   [--workload single|concurrent|multiturn|shared-prefix|restart|matmul|attention|memread]\n"
                "                   [--kv-mib N] [--kv-disk-mib N] [--kv-disk-dir DIR] [--lengths N[,N...]]\n"
                "                   [--chats N[,N...]] [--kv-type f16|f32|q8_0]\n"
                "                   [--weights panels|gguf] [--device auto|cpu|cuda[:N]]\n",
                stderr);
 }
 
-// "1,4,8": positive counts up to `most`, comma-separated.
-bool parse_counts(const std::string& text, std::vector<int>& out, long most = 256) {
+// "1,4,8": counts from `least` up to `most`, comma-separated.
+bool parse_counts(const std::string& text, std::vector<int>& out, long most = 256, long least = 1) {
     out.clear();
     size_t start = 0;
     while (start <= text.size()) {
@@ -83,7 +85,7 @@ bool parse_counts(const std::string& text, std::vector<int>& out, long most = 25
         const std::string item = text.substr(start, comma - start);
         char* end = nullptr;
         const long v = std::strtol(item.c_str(), &end, 10);
-        if (item.empty() || *end != '\0' || v < 1 || v > most) return false;
+        if (item.empty() || *end != '\0' || v < least || v > most) return false;
         out.push_back(int(v));
         start = comma + 1;
     }
@@ -125,7 +127,10 @@ bool parse(int argc, char** argv, Options& o) {
         else if (a == "--threads" || a == "-t") { if (!next_int(o.threads)) return false; }
         else if (a == "--prompt-tokens") { if (!next_int(o.prompt_tokens)) return false; }
         else if (a == "--gen-tokens") { if (!next_int(o.gen_tokens)) return false; }
-        else if (a == "--depth") { if (!next_int(o.depth, 0)) return false; }
+        else if (a == "--depth" && i + 1 < argc) {
+            if (!parse_counts(argv[++i], o.depths, 1000000, 0)) return false;
+            std::sort(o.depths.begin(), o.depths.end());
+        }
         else if (a == "--attention-part") { if (!next_int(o.attention_part, 0)) return false; }
         else if (a == "--repetitions" || a == "-r") { if (!next_int(o.repetitions)) return false; }
         else return false;
@@ -170,6 +175,9 @@ int run_workload(const Options& o, const arbor::Model& model) {
     else if (o.workload == "shared-prefix") r = arbor::bench::run_shared_prefix(model, eo);
     else if (o.workload == "restart") r = arbor::bench::run_restart(model, eo, o.lengths, o.repetitions);
     else if (o.workload == "matmul") r = arbor::bench::run_matmul(model, eo);
+    else if (o.workload == "attention")
+        r = arbor::bench::run_attention(model, eo, o.depths == std::vector<int>{0} ? std::vector<int>{0, 1024, 2048, 4096}
+                                                                                 : o.depths);
     else {
         std::fprintf(stderr, "arbor-bench: unknown workload '%s'\n", o.workload.c_str());
         return 2;
@@ -215,9 +223,12 @@ int main(int argc, char** argv) {
         bo.kv_type = o.kv_type;
         bo.panel_weights = o.panel_weights;
         if (o.attention_part >= 0) bo.attention_part = o.attention_part;
-        bo.kv_tokens = std::max(o.prompt_tokens, o.depth) + o.gen_tokens + 16;
+        const int deepest = o.depths.back();
+        // The shared context plus each decode's tokens, which stay cached until evicted.
+        bo.kv_tokens = std::max(o.prompt_tokens, deepest) +
+                       (o.gen_tokens + 1) * (o.repetitions * int(o.depths.size()) + 1) + 64;
         eo.max_batch_tokens = std::max(o.prompt_tokens, 1);
-        eo.context_tokens = bo.kv_tokens;
+        eo.context_tokens = std::max(o.prompt_tokens, deepest) + o.gen_tokens + 16;
         arbor::Engine engine(*model, eo);
         if (!engine.device_fallback().empty())
             std::fprintf(stderr, "arbor-bench: no GPU used: %s\n", engine.device_fallback().c_str());
@@ -227,28 +238,38 @@ int main(int argc, char** argv) {
         std::uniform_int_distribution<int32_t> pick(0, model->config().n_vocab - 1);
         std::vector<arbor::TokenId> prompt(size_t(o.prompt_tokens));
         for (auto& id : prompt) id = pick(rng);
-        std::vector<arbor::TokenId> context(size_t(std::max(o.depth, 1)));
+        std::vector<arbor::TokenId> context(size_t(std::max(deepest, 1)));
         for (auto& id : context) id = pick(rng);
-        // Each run in a cache namespace of its own: nothing it computes is found cached.
-        uint64_t next_namespace = 1;
-        auto run = [&](std::vector<arbor::TokenId> ids, int tokens) {
+        // Prefill runs each in a cache namespace of its own: nothing they compute is found
+        // cached. Decode runs share one, so a depth's context is computed once (its prefill
+        // is not timed: decode speed counts from the first generated token on).
+        uint64_t next_namespace = 2;
+        constexpr uint64_t kContextNamespace = 1;
+        auto run = [&](std::vector<arbor::TokenId> ids, int tokens, uint64_t cache_namespace) {
             arbor::Request request;
             request.prompt = std::move(ids);
             request.options.sampler.temperature = 0.0f;
             request.options.max_tokens = tokens;
             request.options.stop_at_end_of_generation = false;
-            request.cache_namespace = next_namespace++;
+            request.cache_namespace = cache_namespace;
             const auto result = arbor::generate(engine, std::move(request));
             if (result.finish == arbor::FinishReason::Error) throw arbor::Error(result.error);
             return result.stats;
         };
+        auto context_of = [&](int depth) {
+            return std::vector<arbor::TokenId>(context.begin(), context.begin() + std::max(depth, 1));
+        };
 
         // Warm-up: pages in the weights (and on a GPU, loads the prompt path's kernels).
-        run(prompt, 1);
-        std::vector<double> pp, tg;
+        run(prompt, 1, next_namespace++);
+        for (int depth : o.depths) run(context_of(depth), 1, kContextNamespace);
+        std::vector<double> pp;
+        std::vector<std::vector<double>> tg(o.depths.size());
         for (int r = 0; r < o.repetitions; ++r) {
-            pp.push_back(o.prompt_tokens / (run(prompt, 1).time_to_first_token_ms / 1000.0));
-            tg.push_back(run(context, o.gen_tokens + 1).decode_tokens_per_second);
+            pp.push_back(o.prompt_tokens / (run(prompt, 1, next_namespace++).time_to_first_token_ms / 1000.0));
+            for (size_t d = 0; d < o.depths.size(); ++d)
+                tg[d].push_back(
+                    run(context_of(o.depths[d]), o.gen_tokens + 1, kContextNamespace).decode_tokens_per_second);
         }
         arbor::bench::Report report{std::filesystem::path(o.model).filename().string(),
                                     engine.device() + (o.int8 ? ", int8 activations" : "") +
@@ -257,8 +278,11 @@ int main(int argc, char** argv) {
                                     std::string(arbor::isa_name(arbor::best_isa())),
                                     arbor::bench::cpu_description(), {}};
         report.rows.push_back(summarize("pp" + std::to_string(o.prompt_tokens), o.threads, pp));
-        report.rows.push_back(summarize(
-            "tg" + std::to_string(o.gen_tokens) + (o.depth > 0 ? " @ d" + std::to_string(o.depth) : ""), o.threads, tg));
+        const bool several = o.depths.size() > 1;
+        for (size_t d = 0; d < o.depths.size(); ++d)
+            report.rows.push_back(summarize("tg" + std::to_string(o.gen_tokens) +
+                                                (o.depths[d] > 0 || several ? " @ d" + std::to_string(o.depths[d]) : ""),
+                                            o.threads, tg[d]));
         std::fputs((o.json ? arbor::bench::to_json(report) : arbor::bench::to_table(report)).c_str(), stdout);
         return 0;
     } catch (const arbor::Error& e) {

@@ -29,6 +29,9 @@ WorkloadResult run_restart(const Model& model, const EngineOptions& options, con
                            int repetitions);
 // The float-activation matmul on the model's weights, 1 to 64 activation rows (GMAC/s).
 WorkloadResult run_matmul(const Model& model, const EngineOptions& options);
+// One decode row's paged attention alone over every layer, after each context length in
+// `depths` (microseconds per token, GB/s of K/V read).
+WorkloadResult run_attention(const Model& model, const EngineOptions& options, const std::vector<int>& depths);
 // Plain reads of a buffer larger than the caches with `threads` threads (GB/s): the
 // memory speed that the matmul workload's GB/s of one or a few rows approach.
 WorkloadResult run_memread(int threads);

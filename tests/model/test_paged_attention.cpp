@@ -4,7 +4,8 @@
 // a prompt chunk after a history that crosses a page and a part boundary, and decode rows
 // at the last and first slots of a page and after a long history; grouped-query heads (three
 // query heads per KV head), a global and a sliding-window layer, pages scattered over the
-// pool, and attention in one part and in parts.
+// pool, and attention in one part and in parts; and long contexts in many parts on one
+// to three threads.
 #include "test_support.h"
 
 #include "model/cpu_attention.h"
@@ -46,10 +47,10 @@ struct Step {
     arbor::ForwardBatch batch;
     std::vector<float> q;
 
-    Step(KvType type, const std::vector<Rows>& sequences) : kv(cfg, options(type)) {
+    Step(KvType type, const std::vector<Rows>& sequences, int32_t pages = kPages) : kv(cfg, options(type, pages)) {
         std::mt19937 rng(7);
         std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-        std::vector<int32_t> free_pages(kPages);
+        std::vector<int32_t> free_pages(size_t(pages), 0);
         std::iota(free_pages.begin(), free_pages.end(), 0);
         std::shuffle(free_pages.begin(), free_pages.end(), rng);
         tables.reserve(sequences.size());
@@ -73,10 +74,10 @@ struct Step {
         for (float& x : q) x = 2.0f * uniform(rng);
     }
 
-    static arbor::BackendOptions options(KvType type) {
+    static arbor::BackendOptions options(KvType type, int32_t pages) {
         arbor::BackendOptions o;
         o.page_size = kPageSize;
-        o.kv_tokens = kPages * kPageSize;
+        o.kv_tokens = pages * kPageSize;
         o.kv_type = type;
         return o;
     }
@@ -103,6 +104,12 @@ struct Step {
 // page and at the first of the next; a 13-row chunk from position 120 (across the page
 // boundary at 128, which is also a part boundary for parts of 64).
 const std::vector<Step::Rows> kMixed = {{0, 37}, {299, 1}, {15, 1}, {16, 1}, {120, 13}};
+
+// Long contexts, as decoding deep into a conversation: decode rows after 1,000 and 777
+// positions (63 and 49 pages, the last one partly filled) and a 5-row chunk from position
+// 611, in a pool of 192 pages.
+const std::vector<Step::Rows> kLong = {{1000, 1}, {777, 1}, {611, 5}};
+constexpr int32_t kLongPages = 192;
 
 float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
     float m = 0.0f;
@@ -140,6 +147,42 @@ private slots:
             QVERIFY2(diff < 2e-6f, qPrintable(QStringLiteral("layer %1: max |attention - reference| = %2")
                                                   .arg(layer)
                                                   .arg(double(diff))));
+        }
+    }
+
+    // Long rows in many parts (parts of 100 end mid-page, and the row at position 1,000
+    // gets ten full parts and one of a single position; in the sliding-window layer all
+    // but the last one or two parts lie wholly before the window), on one, two and three
+    // threads: every output against the reference, and the same bits whichever thread ran
+    // which part. A merge that drops a part or weighs parts by their sums alone fails here
+    // by more than 0.02.
+    void longContextsMatchTheReference_data() {
+        QTest::addColumn<KvType>("type");
+        QTest::addColumn<int>("part");
+        for (KvType type : {KvType::F16, KvType::Q8_0})
+            for (int part : {0, 64, 100, 256})
+                QTest::addRow("%s, parts of %d", arbor::kv_type_name(type), part) << type << part;
+    }
+    void longContextsMatchTheReference() {
+        QFETCH(KvType, type);
+        QFETCH(int, part);
+        const Step step(type, kLong, kLongPages);
+        for (int32_t layer = 0; layer < step.cfg.n_layer; ++layer) {
+            const std::vector<float> want =
+                arbor::test::reference_paged_attention(step.cfg, step.kv, step.batch, layer, step.q.data());
+            std::vector<float> first;
+            for (int threads : {1, 2, 3}) {
+                arbor::ThreadPool pool(threads);
+                const std::vector<float> got = step.attend(layer, part, pool);
+                const float diff = max_abs_diff(got, want);
+                QVERIFY2(diff < 2e-6f, qPrintable(QStringLiteral("layer %1, %2 threads: max |attention - reference| = %3")
+                                                      .arg(layer)
+                                                      .arg(threads)
+                                                      .arg(double(diff))));
+                if (first.empty()) first = got;
+                QVERIFY2(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0,
+                         qPrintable(QStringLiteral("layer %1: %2 threads give other bits than one").arg(layer).arg(threads)));
+            }
         }
     }
 
