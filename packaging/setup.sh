@@ -27,10 +27,12 @@ readonly APT_PACKAGES=(
 # libFuzzer and the sanitizer runtimes, which clang only recommends); a private Secret
 # Service lets test_secret_store check the keyring path, which skips without one.
 readonly CI_APT_PACKAGES=(clang libclang-rt-14-dev dbus gnome-keyring)
-# The fuzz targets' build (Clang, ASan + UBSan on everything) also runs the suites of the
-# code that reads untrusted input or keeps the engine's state; the rest run in the normal
-# build only, to keep CI's time bounded (the whole list: ctest in that build directory;
-# test_engine alone takes about 10 minutes there).
+# The fuzz targets' build (Clang, ASan + UBSan on everything but the SIMD kernels) also
+# runs the suites of the code that reads untrusted input or keeps the engine's state, and
+# the engine's suites on the default model (file, tokenizer, template, weights, forward
+# pass, fidelity, engine, disk tier: about 4 minutes of CPU together); the rest run in the
+# normal build only, to keep CI's time bounded (the whole list: ctest in that build
+# directory).
 readonly SANITIZE_BUILD_DIR="$REPO_ROOT/build-fuzz"
 readonly SANITIZED_SUITES=(
     test_gguf test_pretokenizer test_chat_template
@@ -39,6 +41,8 @@ readonly SANITIZED_SUITES=(
     test_scheduler test_page_pool test_radix_cache test_radix_cache_tails test_kv_stress
     test_disk_store test_disk_tier_random
     test_store test_store_files test_store_salvage test_store_recovery
+    test_gguf_model test_tokenizer test_chat_template_model test_forward test_weight_pages
+    test_fidelity test_q8_kv_fidelity test_backend_choice test_engine test_disk_tier_engine
 )
 # Seconds each fuzz target runs in CI.
 readonly CI_FUZZ_SECONDS=20

@@ -2,8 +2,10 @@
 // limit) of the shapes that cost a parser most: many keys (also sharing long prefixes),
 // nesting to the depth limit, long strings (plain, escaped, multibyte), many numbers, and
 // many small objects. Prints the median and best wall time of --repetitions parses per
-// shape, and the median CPU time (the process's, which leaves out time the parse waited
-// for a core on a busy machine).
+// shape, the median CPU time (the process's, which leaves out time the parse waited for a
+// core on a busy machine) and the median count of page faults per parse (first touches of
+// fresh memory). On a busy machine, `chrt -f 10 arbor-json-bench` (as root) gives wall
+// times without the waits for a core.
 #include "api/json.h"
 
 #include <algorithm>
@@ -15,6 +17,8 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
 
 namespace {
 
@@ -74,6 +78,12 @@ std::vector<Shape> shapes() {
     };
 }
 
+long minor_faults() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_minflt;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -91,23 +101,29 @@ int main(int argc, char** argv) {
     }
     arbor::api::JsonParseLimits limits;
     limits.max_bytes = kTarget;  // as the API parses request bodies
-    std::printf("%-18s %9s %10s %8s %11s %9s\n", "shape", "bytes", "median_ms", "best_ms", "cpu_med_ms", "MiB/s");
+    std::printf("%-18s %9s %10s %8s %11s %11s %9s\n", "shape", "bytes", "median_ms", "best_ms", "cpu_med_ms",
+                "faults_med", "MiB/s");
     for (const auto& shape : shapes()) {
         if (!only.empty() && only != shape.name) continue;
         std::vector<double> wall, cpu;
+        std::vector<long> faults;
         for (int r = 0; r < repetitions; ++r) {
+            const long f0 = minor_faults();
             const std::clock_t c0 = std::clock();
             const auto t0 = std::chrono::steady_clock::now();
             const arbor::api::Json v = arbor::api::Json::parse(shape.text, limits);
             wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
             cpu.push_back(1000.0 * double(std::clock() - c0) / CLOCKS_PER_SEC);
+            faults.push_back(minor_faults() - f0);
             if (v.is_null()) return 1;  // keeps the parse from being optimized away
         }
         std::sort(wall.begin(), wall.end());
         std::sort(cpu.begin(), cpu.end());
+        std::sort(faults.begin(), faults.end());
         const double median = wall[wall.size() / 2];
-        std::printf("%-18s %9zu %10.1f %8.1f %11.1f %9.0f\n", shape.name, shape.text.size(), median, wall.front(),
-                    cpu[cpu.size() / 2], double(shape.text.size()) / (1 << 20) / (median / 1000.0));
+        std::printf("%-18s %9zu %10.1f %8.1f %11.1f %11ld %9.0f\n", shape.name, shape.text.size(), median,
+                    wall.front(), cpu[cpu.size() / 2], faults[faults.size() / 2],
+                    double(shape.text.size()) / (1 << 20) / (median / 1000.0));
     }
     return 0;
 }
