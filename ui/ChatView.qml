@@ -82,8 +82,21 @@ Item {
             // them a screen ahead) moved what is in sight by `by`; scrolling as much keeps it
             // still. Not while following the end, which places the view itself, nor for the
             // first message wholly above the view, which the list moves up itself.
+            // While a tab's saved position is pinned (from showing the tab until the user
+            // moves the view), a measurement places the view again at the saved distance
+            // into the saved message instead: the blocks were estimated anew when the tab
+            // came back, so keeping what is in sight would keep the estimate's position.
+            property var pinned: null
+            onMovementStarted: pinned = null
+            onFollowEndChanged: if (followEnd) pinned = null
             function keepStill(bubble, by) {
-                if (followEnd || (bubble.index === 0 && bubble.y + bubble.height <= contentY)) return
+                if (followEnd) return
+                const pinnedItem = pinned ? itemAtIndex(pinned.top) : null
+                if (pinnedItem) {
+                    contentY = pinnedItem.y + pinned.offset
+                    return
+                }
+                if (bubble.index === 0 && bubble.y + bubble.height <= contentY) return
                 contentY += by
             }
 
@@ -190,6 +203,7 @@ Item {
         if (saved) delete hiddenTabs[session.conversationId]
         composer.text = saved ? saved.draft : ""
         messageList.followEnd = saved ? saved.followEnd : true
+        messageList.pinned = null
         messageList.forceLayout()
         if (messageList.followEnd) {
             messageList.scrollToEnd()
@@ -201,6 +215,7 @@ Item {
             const item = messageList.itemAtIndex(saved.top)
             if (item) messageList.contentY = item.y + saved.offset
             else messageList.contentY += saved.offset
+            messageList.pinned = { top: saved.top, offset: saved.offset }
         }
         if (session) composer.focusInput()
     }
