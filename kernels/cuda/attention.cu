@@ -109,7 +109,7 @@ __global__ void attention_kernel(const float* q, float* out, int n_head, const A
 #pragma unroll
         for (int g = 0; g < MAXG; ++g) acc[g] = 0.0f;
         if (active) {
-#pragma unroll 8
+#pragma unroll 16  // loads of 16 positions in flight: a decode row's part is one block's serial chain
             for (int j = slice; j < count; j += slices) {
                 const float v = __half2float(values[slot_s[j] + d]);
 #pragma unroll

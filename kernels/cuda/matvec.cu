@@ -1,7 +1,7 @@
 // Products of quantized weights with a few activation rows (decode steps), the
 // dequantization of weight rows to halves for cuBLAS (steps of many rows), and
-// embedding lookups. One warp per weight row, its lanes over the row in a fixed pattern
-// (lane_dot), so a row's sum is always taken in the same order.
+// embedding lookups. A warp takes one or two weight rows, its lanes over them in a fixed
+// pattern (MatvecLayout), so a row's sum is always taken in the same order.
 #include "arbor/kernels/cuda_kernels.h"
 #include "matvec_launch.cuh"
 #include "quant_units.cuh"
@@ -12,6 +12,9 @@ namespace arbor::cuda {
 namespace {
 
 constexpr int kWarps = kMatvecWarps;
+
+// Host side: the layout the launches below use (set_matvec_layout).
+MatvecLayout g_layout = MatvecLayout::RowPairs;
 
 // acc[t] += the lane's share of dot(row, x row t). The warp takes four units a step:
 // lane (sub, q) = (lane / 8, lane % 8) elements 4q .. 4q + 3 of unit u + sub, so that
@@ -50,6 +53,77 @@ __global__ void matvec_kernel(Segments seg, size_t row_bytes, int units, const f
     lane_dot<U, NX>(row.weight + size_t(row.local) * row_bytes, units, x, ldx, n_x, acc);
     if (GATED) lane_dot<U, NX>(seg.weight[1] + size_t(row.local) * row_bytes, units, x, ldx, n_x, up);
     store_row<NX, GATED>(row, acc, up, n_x);
+}
+
+// The RowPairs layout: lane l dequantizes whole units l, l + 32, ... (U::load) of R weight
+// rows (of gate and up when GATED, R = 1) and multiplies them with each x row's matching
+// 32 floats, read once for all of them. A unit's products are summed in two chains (even
+// and odd groups of four) added at the end, then added to the lane's total; the lanes'
+// totals are summed by warp_sum. Nothing in that order depends on n_x or on the rows
+// beside a row. Rows past the end are computed on a valid row and not stored.
+template <class U, int NX, int R, bool GATED>
+__global__ void __launch_bounds__(kWarps * 32)
+    matvec_units_kernel(Segments seg, size_t row_bytes, int units, const float* x, int64_t ldx, int n_x) {
+    const int lane = threadIdx.x % 32;
+    const int64_t first = (int64_t(blockIdx.x) * kWarps + threadIdx.x / 32) * R;
+    const int64_t total = pick(seg.end, seg.n - 1);
+    if (first >= total) return;
+    StackedRow row[R];
+    const uint8_t* w[R];
+    bool live[R];
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+        live[i] = first + i < total;
+        row[i] = stacked_row(seg, live[i] ? first + i : first);
+        w[i] = row[i].weight + size_t(row[i].local) * row_bytes;
+    }
+    const uint8_t* w_up = GATED ? seg.weight[1] + size_t(row[0].local) * row_bytes : nullptr;
+    float acc[R][NX], up[NX];
+#pragma unroll
+    for (int t = 0; t < NX; ++t) {
+        up[t] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < R; ++i) acc[i][t] = 0.0f;
+    }
+    for (int u = lane; u < units; u += 32) {
+        float v[R][32], vu[GATED ? 32 : 1];
+#pragma unroll
+        for (int i = 0; i < R; ++i) U::load(w[i], u, v[i]);
+        if (GATED) U::load(w_up, u, vu);
+#pragma unroll
+        for (int t = 0; t < NX; ++t) {
+            if (t >= n_x) break;
+            const float4* xp = reinterpret_cast<const float4*>(x + t * ldx + int64_t(u) * 32);
+            float even[R], odd[R], even_up = 0.0f, odd_up = 0.0f;
+#pragma unroll
+            for (int i = 0; i < R; ++i) even[i] = 0.0f, odd[i] = 0.0f;
+#pragma unroll
+            for (int c = 0; c < 8; ++c) {
+                const float4 xv = __ldg(xp + c);
+#pragma unroll
+                for (int i = 0; i < R; ++i) {
+                    float& s = c % 2 ? odd[i] : even[i];
+                    s = fmaf(v[i][4 * c], xv.x, s);
+                    s = fmaf(v[i][4 * c + 1], xv.y, s);
+                    s = fmaf(v[i][4 * c + 2], xv.z, s);
+                    s = fmaf(v[i][4 * c + 3], xv.w, s);
+                }
+                if (GATED) {
+                    float& s = c % 2 ? odd_up : even_up;
+                    s = fmaf(vu[4 * c], xv.x, s);
+                    s = fmaf(vu[4 * c + 1], xv.y, s);
+                    s = fmaf(vu[4 * c + 2], xv.z, s);
+                    s = fmaf(vu[4 * c + 3], xv.w, s);
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < R; ++i) acc[i][t] += even[i] + odd[i];
+            if (GATED) up[t] += even_up + odd_up;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < R; ++i)
+        if (live[i]) store_row<NX, GATED>(row[i], acc[i], up, n_x);  // live is the same for the whole warp
 }
 
 template <class U>
@@ -92,10 +166,24 @@ struct Nothing {
     static void run() {}
 };
 
+template <class U, int R, bool GATED>
+void launch_units(const Segments& seg, size_t rb, int units, const float* x, int64_t ldx, int n_x, cudaStream_t s) {
+    const unsigned grid = blocks_for(seg.end[seg.n - 1], kWarps * R), threads = kWarps * 32;
+    if (n_x == 1) matvec_units_kernel<U, 1, R, GATED><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
+    else if (n_x == 2) matvec_units_kernel<U, 2, R, GATED><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
+    else if (n_x <= 4) matvec_units_kernel<U, 4, R, GATED><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
+    else matvec_units_kernel<U, 8, R, GATED><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
+}
+
 template <class U>
 struct Matvec {
     static void run(const Segments& seg, bool gated, size_t rb, int units, const float* x, int64_t ldx, int n_x,
                     cudaStream_t s) {
+        if (g_layout == MatvecLayout::RowPairs) {
+            if (gated) launch_units<U, 1, true>(seg, rb, units, x, ldx, n_x, s);
+            else launch_units<U, 2, false>(seg, rb, units, x, ldx, n_x, s);
+            return;
+        }
         const unsigned grid = blocks_for(seg.end[seg.n - 1], kWarps);
         const unsigned threads = kWarps * 32;
         if (gated) {
@@ -138,6 +226,9 @@ bool run_matvec(DType type, const Segments& seg, bool gated, int64_t cols, const
 } // namespace
 
 bool supports(DType type) { return with_units<Nothing>(type); }
+
+void set_matvec_layout(MatvecLayout layout) { g_layout = layout; }
+MatvecLayout matvec_layout() { return g_layout; }
 
 bool matvec_multi(DType type, int64_t cols, const MatvecOut* outs, int n_outs, const float* x, int n_x,
                   void* stream, const void* q8) {

@@ -3,7 +3,10 @@
 // 32 * (u % 8) .. + 31 of super-block u / 8. load gives a whole unit, load4 its elements
 // 4q .. 4q + 3 (so that eight lanes share a unit and neighbouring lanes read neighbouring
 // bytes). Values follow the scalar reference (kernels/cpu/quant/dequant_scalar.cpp)
-// expression by expression.
+// expression by expression. Codes become floats through small_uint_to_float (exact, and
+// several times the rate of an integer conversion), and load reads its unit's bytes in
+// the widest words the block's alignment allows: a lane of the float decode products
+// dequantizes whole units, so these two costs set its speed.
 #pragma once
 
 #include "arbor/kernels/dtype.h"
@@ -106,10 +109,13 @@ struct Units<DType::Q4_0> {
         const uint8_t* b = row + size_t(u) * sizeof(BlockQ4_0);
         const float d = half_at(b);
 #pragma unroll
-        for (int j = 0; j < 16; ++j) {
-            const int q = __ldg(b + 2 + j);
-            v[j] = float((q & 0x0f) - 8) * d;
-            v[j + 16] = float((q >> 4) - 8) * d;
+        for (int k = 0; k < 4; ++k) {  // blocks are 2-byte aligned
+            const uint32_t w = load_u16_pair(b + 2 + 4 * k);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                v[4 * k + e] = __fmul_rn(small_uint_to_float((w >> (8 * e)) & 0x0f) - 8.0f, d);
+                v[4 * k + e + 16] = __fmul_rn(small_uint_to_float((w >> (8 * e + 4)) & 0x0f) - 8.0f, d);
+            }
         }
     }
     __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {
@@ -128,10 +134,13 @@ struct Units<DType::Q4_1> {
         const uint8_t* b = row + size_t(u) * sizeof(BlockQ4_1);
         const float d = half_at(b), m = half_at(b + 2);
 #pragma unroll
-        for (int j = 0; j < 16; ++j) {
-            const int q = __ldg(b + 4 + j);
-            v[j] = __fadd_rn(__fmul_rn(float(q & 0x0f), d), m);
-            v[j + 16] = __fadd_rn(__fmul_rn(float(q >> 4), d), m);
+        for (int k = 0; k < 4; ++k) {  // blocks are 4-byte aligned
+            const uint32_t w = __ldg(reinterpret_cast<const uint32_t*>(b + 4 + 4 * k));
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                v[4 * k + e] = __fadd_rn(__fmul_rn(small_uint_to_float((w >> (8 * e)) & 0x0f), d), m);
+                v[4 * k + e + 16] = __fadd_rn(__fmul_rn(small_uint_to_float((w >> (8 * e + 4)) & 0x0f), d), m);
+            }
         }
     }
     __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {
@@ -153,8 +162,8 @@ struct Units<DType::Q5_0> {
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
             const int q = __ldg(b + 6 + j);
-            v[j] = float(((q & 0x0f) | int(((qh >> j) & 1) << 4)) - 16) * d;
-            v[j + 16] = float(((q >> 4) | int(((qh >> (j + 16)) & 1) << 4)) - 16) * d;
+            v[j] = __fmul_rn(small_uint_to_float((q & 0x0f) | (((qh >> j) & 1) << 4)) - 16.0f, d);
+            v[j + 16] = __fmul_rn(small_uint_to_float((q >> 4) | (((qh >> (j + 16)) & 1) << 4)) - 16.0f, d);
         }
     }
     __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {
@@ -180,8 +189,8 @@ struct Units<DType::Q5_1> {
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
             const int q = __ldg(b + 8 + j);
-            v[j] = __fadd_rn(__fmul_rn(float((q & 0x0f) | int(((qh >> j) & 1) << 4)), d), m);
-            v[j + 16] = __fadd_rn(__fmul_rn(float((q >> 4) | int(((qh >> (j + 16)) & 1) << 4)), d), m);
+            v[j] = __fadd_rn(__fmul_rn(small_uint_to_float((q & 0x0f) | (((qh >> j) & 1) << 4)), d), m);
+            v[j + 16] = __fadd_rn(__fmul_rn(small_uint_to_float((q >> 4) | (((qh >> (j + 16)) & 1) << 4)), d), m);
         }
     }
     __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {
@@ -204,7 +213,12 @@ struct Units<DType::Q8_0> {
         const uint8_t* b = row + size_t(u) * sizeof(BlockQ8_0);
         const float d = half_at(b);
 #pragma unroll
-        for (int j = 0; j < 32; ++j) v[j] = float(int8_t(__ldg(b + 2 + j))) * d;
+        for (int k = 0; k < 8; ++k) {  // blocks are 2-byte aligned
+            const uint32_t w = load_u16_pair(b + 2 + 4 * k);
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                v[4 * k + e] = __fmul_rn(small_uint_to_float(((w >> (8 * e)) & 0xff) ^ 0x80) - 128.0f, d);
+        }
     }
     __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {
         const uint8_t* b = row + size_t(u) * sizeof(BlockQ8_0);
@@ -227,7 +241,7 @@ struct Units<DType::Q4_K> {
         const float d = __half2float(__ushort_as_half(b->d)), dmin = __half2float(__ushort_as_half(b->dmin));
         int sc, mn;
         scale_min(b->scales, s, sc, mn);
-        const float d1 = __fmul_rn(d, float(sc)), m1 = __fmul_rn(dmin, float(mn));
+        const float d1 = __fmul_rn(d, small_uint_to_float(sc)), m1 = __fmul_rn(dmin, small_uint_to_float(mn));
         const uint4* q4 = reinterpret_cast<const uint4*>(b->qs + 32 * (s / 2));
         const int shift = 4 * (s & 1);
 #pragma unroll
@@ -236,8 +250,8 @@ struct Units<DType::Q4_K> {
             const uint32_t words[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
             for (int j = 0; j < 16; ++j) {
-                const int q = int((words[j / 4] >> (8 * (j % 4) + shift)) & 0x0f);
-                v[16 * i + j] = __fsub_rn(__fmul_rn(d1, float(q)), m1);
+                const uint32_t q = (words[j / 4] >> (8 * (j % 4) + shift)) & 0x0f;
+                v[16 * i + j] = __fsub_rn(__fmul_rn(d1, small_uint_to_float(q)), m1);
             }
         }
     }
@@ -267,14 +281,20 @@ struct Units<DType::Q5_K> {
         const float dmin = half_at(reinterpret_cast<const uint8_t*>(&b->dmin));
         int sc, mn;
         scale_min(b->scales, s, sc, mn);
-        const float d1 = __fmul_rn(d, float(sc)), m1 = __fmul_rn(dmin, float(mn));
-        const uint8_t* q = b->qs + 32 * (s / 2);
+        const float d1 = __fmul_rn(d, small_uint_to_float(sc)), m1 = __fmul_rn(dmin, small_uint_to_float(mn));
+        const uint4* q4 = reinterpret_cast<const uint4*>(b->qs + 32 * (s / 2));  // blocks are 16-byte aligned
+        const uint4* h4 = reinterpret_cast<const uint4*>(b->qh);
         const int shift = 4 * (s & 1);
 #pragma unroll
-        for (int l = 0; l < 32; ++l) {
-            const int lo = (__ldg(q + l) >> shift) & 0x0f;
-            const int hi = ((__ldg(b->qh + l) >> s) & 1) << 4;
-            v[l] = __fsub_rn(__fmul_rn(d1, float(lo | hi)), m1);
+        for (int i = 0; i < 2; ++i) {
+            const uint4 w = __ldg(q4 + i), h = __ldg(h4 + i);
+            const uint32_t lw[4] = {w.x, w.y, w.z, w.w}, hw[4] = {h.x, h.y, h.z, h.w};
+#pragma unroll
+            for (int j = 0; j < 16; ++j) {
+                const uint32_t lo = (lw[j / 4] >> (8 * (j % 4) + shift)) & 0x0f;
+                const uint32_t hi = ((hw[j / 4] >> (8 * (j % 4) + s)) & 1) << 4;
+                v[16 * i + j] = __fsub_rn(__fmul_rn(d1, small_uint_to_float(lo | hi)), m1);
+            }
         }
     }
     __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {
@@ -309,9 +329,13 @@ struct Units<DType::Q6_K> {
         const int lshift = 4 * (j >> 1), hshift = 2 * j;
         const float d0 = __fmul_rn(d, float(sc[0])), d1 = __fmul_rn(d, float(sc[1]));
 #pragma unroll
-        for (int l = 0; l < 32; ++l) {
-            const int q = (((__ldg(ql + l) >> lshift) & 0x0f) | (((__ldg(qh + l) >> hshift) & 3) << 4)) - 32;
-            v[l] = __fmul_rn(l < 16 ? d0 : d1, float(q));
+        for (int k = 0; k < 8; ++k) {  // blocks are 2-byte aligned
+            const uint32_t lw = load_u16_pair(ql + 4 * k), hw = load_u16_pair(qh + 4 * k);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const uint32_t c = ((lw >> (8 * e + lshift)) & 0x0f) | (((hw >> (8 * e + hshift)) & 3) << 4);
+                v[4 * k + e] = __fmul_rn(k < 4 ? d0 : d1, small_uint_to_float(c) - 32.0f);
+            }
         }
     }
     __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {

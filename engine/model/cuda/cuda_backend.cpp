@@ -10,6 +10,7 @@
 #include "arbor/kernels/cuda_kernels.h"
 #include "arbor/model.h"
 #include "cuda_memory.h"
+#include "step_profile.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -108,6 +109,7 @@ private:
     bool int8_matvec_ = false;
     std::map<std::array<int, 4>, cudaGraphExec_t> graphs_;
     uint64_t buffers_generation_ = 0, graphs_generation_ = 0;
+    StepProfile profile_;
 };
 
 void check_cublas(cublasStatus_t status, const char* what) {
@@ -176,6 +178,9 @@ CudaBackend::CudaBackend(const Model& model, const BackendOptions& options, int 
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a stream");
     // ARBOR_CUDA_GRAPHS=0 launches decode steps kernel by kernel (for comparisons).
     if (const char* g = std::getenv("ARBOR_CUDA_GRAPHS"); g && std::string(g) == "0") graphs_enabled_ = false;
+    // ARBOR_CUDA_MATVEC=row-per-warp: the earlier layout of the decode products (for comparisons).
+    if (const char* m = std::getenv("ARBOR_CUDA_MATVEC"); m && std::string(m) == "row-per-warp")
+        cuda::set_matvec_layout(cuda::MatvecLayout::RowPerWarp);
     // Int8 decode products only when asked for, as on the CPU: they move the logits by up to
     // ~0.1 on a trained model and flip greedy tokens at near-ties (Numerics in the README).
     int8_matvec_ = options.int8_activations;
@@ -380,6 +385,7 @@ void CudaBackend::enqueue(int rows, int n_out) {
     const auto qkv_q8 = [&](const DeviceLayer& lw) { return q8_for(rows, {&lw.wq, &lw.wk, &lw.wv}); };
     void* xq = qkv_q8(layers_[0]);
     cuda::rms_norm(x, nullptr, layers_[0].attn_norm, xn, rows, E, eps, stream_, xq);
+    profile_.mark("embed");
     for (int l = 0; l < cfg_.n_layer; ++l) {
         const DeviceLayer& lw = layers_[size_t(l)];
         if (rows <= cuda::kMatvecRows && lw.wq.type == lw.wk.type && lw.wk.type == lw.wv.type) {
@@ -391,14 +397,19 @@ void CudaBackend::enqueue(int rows, int n_out) {
             product(lw.wk, xn, rows, k, lw.bk, xq);
             product(lw.wv, xn, rows, v, lw.bv, xq);
         }
+        profile_.mark("qkv");
         cuda::rope_store_kv(q, k, v, rows, cfg_.n_head, inv_freq_, cfg_.rope_neox, rows_, kv_, l, stream_);
+        profile_.mark("rope+store");
         cuda::attention(q, att, cfg_.n_head, parts_, n_parts_, rows_, kv_, l, f(partial_out_), f(partial_stats_),
                         stream_);
         cuda::merge_attention(merges_, n_merges_, cfg_.n_head, cfg_.head_dim, f(partial_out_), f(partial_stats_), att,
                               stream_);
+        profile_.mark("attention");
         product(lw.wo, att, rows, tmp, nullptr, quantized(att, rows, lw.wo.cols, {&lw.wo}));
+        profile_.mark("wo");
         void* fq = q8_for(rows, {&lw.w_gate, &lw.w_up});
         cuda::add_rms_norm(x, tmp, lw.ffn_norm, xn, rows, E, eps, stream_, fq);
+        profile_.mark("add+norm");
         if (rows <= cuda::kMatvecRows && lw.w_gate.type == lw.w_up.type) {
             cuda::matvec_gated(lw.w_gate.type, lw.w_gate.cols, lw.w_gate.data, lw.w_up.data, FF, xn, rows, gate, stream_,
                                fq);
@@ -407,15 +418,19 @@ void CudaBackend::enqueue(int rows, int n_out) {
             product(lw.w_up, xn, rows, up, nullptr, fq);
             cuda::silu_mul(gate, up, int64_t(rows) * FF, stream_);
         }
+        profile_.mark("gate+up");
         product(lw.w_down, gate, rows, tmp, nullptr, quantized(gate, rows, FF, {&lw.w_down}));
+        profile_.mark("down");
         const bool last = l + 1 == cfg_.n_layer;
         xq = last ? nullptr : qkv_q8(layers_[size_t(l + 1)]);
         cuda::add_rms_norm(x, tmp, last ? nullptr : layers_[size_t(l + 1)].attn_norm, xn, rows, E, eps, stream_, xq);
+        profile_.mark("add+norm");
     }
     if (n_out > 0) {
         void* oq = q8_for(int(n_out), {&output_});
         cuda::rms_norm(x, out_rows_, output_norm_, xn, n_out, E, eps, stream_, oq);
         product(output_, xn, n_out, f(logits_), nullptr, oq);
+        profile_.mark("logits");
     }
 }
 
@@ -464,8 +479,10 @@ void CudaBackend::forward(const ForwardBatch& batch, std::vector<float>& logits)
     reserve(rows, n_out);
     std::vector<int32_t> out_rows;
     upload_step(batch, out_rows);
-    if (graphs_enabled_ && rows <= cuda::kMatvecRows) launch_graph(rows, int(n_out));
+    profile_.begin_step(rows, stream_);
+    if (graphs_enabled_ && rows <= cuda::kMatvecRows && !profile_.staged_step()) launch_graph(rows, int(n_out));
     else enqueue(rows, int(n_out));
+    profile_.end_kernels();
     logits.resize(size_t(n_out) * size_t(cfg_.n_vocab));
     if (n_out > 0) {
         check_cuda(cudaMemcpyAsync(logits.data(), logits_.get(), logits.size() * sizeof(float), cudaMemcpyDeviceToHost,
@@ -474,6 +491,7 @@ void CudaBackend::forward(const ForwardBatch& batch, std::vector<float>& logits)
     }
     check_cuda(cudaGetLastError(), "launching the step's kernels");
     check_cuda(cudaStreamSynchronize(stream_), "running the step");
+    profile_.end_step();
 }
 
 void CudaBackend::copy_page_prefix(int32_t src, int32_t dst, int32_t n_positions) {
