@@ -14,7 +14,10 @@
 namespace arbor::cuda {
 namespace {
 
-constexpr int kThreads = 128;
+// 256: a decode row's part is one block per KV head, so the block's threads are all the
+// parallelism its values loop has (two or four slices of positions for heads of 128 or
+// 64); shared memory stays under 48 KiB for 16 query heads of 256.
+constexpr int kThreads = 256;
 
 // G: query heads per KV head, at most MAXG (register arrays need a bound known at
 // compile time).

@@ -61,6 +61,106 @@ __global__ void add_rms_norm_kernel(float* x, const float* add, const float* w, 
     store_norm(xr, rsqrtf(block_sum(s) / float(n) + eps), w, y, q8, n);
 }
 
+// The norms for rows of a multiple of 32 (every model's width): a block of kWideThreads,
+// thread k holding elements 4k .. 4k + 3 of each chunk of 4 * kWideThreads, read and
+// written as float4. A decode step normalises one row, so the block is the whole kernel:
+// its passes over the row are as short as the row allows. A 32-element block of the
+// quantized output is eight neighbouring lanes of one warp; every lane takes every turn
+// of the loops (the shuffles need the whole warp), lanes past the row's end with zeros.
+constexpr int kWideThreads = 1024;
+
+__device__ float wide_block_sum(float v) {
+    __shared__ float partial[kWideThreads / 32];
+    v = warp_sum(v);
+    if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = v;
+    __syncthreads();
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kWideThreads / 32; ++i) s += partial[i];
+    __syncthreads();
+    return s;
+}
+
+// max and sum over the eight lanes of a 32-element block (lanes 8m .. 8m + 7).
+__device__ __forceinline__ float eight_lane_max(float v) {
+#pragma unroll
+    for (int offset = 1; offset < 8; offset <<= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    return v;
+}
+__device__ __forceinline__ int eight_lane_sum(int v) {
+#pragma unroll
+    for (int offset = 1; offset < 8; offset <<= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+    return v;
+}
+
+// Elements i .. i + 3 (v) of a row of cols, quantized as store_q8 would (the same scale:
+// a maximum does not depend on the order it is taken in; the same codes and code sum).
+__device__ __forceinline__ void store_q8_four(const float (&v)[4], bool active, int64_t i, int64_t cols,
+                                              uint8_t* row) {
+    float amax = 0.0f;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) amax = fmaxf(amax, fabsf(v[e]));
+    const float d = q8::scale_for(eight_lane_max(active ? amax : 0.0f));
+    int8_t c[4];
+    int sum = 0;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) sum += c[e] = q8::code(v[e], d);
+    sum = eight_lane_sum(active ? sum : 0);
+    if (!active) return;
+    *reinterpret_cast<char4*>(row + i) = make_char4(c[0], c[1], c[2], c[3]);
+    if (i % q8::kBlock == 0) reinterpret_cast<q8::Scale*>(row + cols)[i / q8::kBlock] = {d, sum};
+}
+
+// y row t = xr * scale * w (and its quantized row), for the wide kernels.
+__device__ __forceinline__ void store_norm_wide(const float* xr, float scale, const float* w, float* y, uint8_t* q8,
+                                                int64_t n) {
+    const int64_t t = blockIdx.x;
+    for (int64_t c0 = 0; c0 < n; c0 += 4 * kWideThreads) {
+        const int64_t i = c0 + 4 * threadIdx.x;
+        const bool active = i < n;
+        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (active) {
+            const float4 xv = *reinterpret_cast<const float4*>(xr + i);
+            const float4 wv = *reinterpret_cast<const float4*>(w + i);
+            v[0] = xv.x * scale * wv.x, v[1] = xv.y * scale * wv.y;
+            v[2] = xv.z * scale * wv.z, v[3] = xv.w * scale * wv.w;
+            *reinterpret_cast<float4*>(y + t * n + i) = make_float4(v[0], v[1], v[2], v[3]);
+        }
+        if (q8) store_q8_four(v, active, i, n, q8 + size_t(t) * q8::row_bytes(n));
+    }
+}
+
+__global__ void __launch_bounds__(kWideThreads)
+    rms_norm_wide_kernel(const float* x, const int32_t* src, const float* w, float* y, int64_t n, float eps,
+                         uint8_t* q8) {
+    const int64_t t = blockIdx.x;
+    const float* xr = x + (src ? src[t] : t) * n;
+    float s = 0.0f;
+    for (int64_t i = 4 * threadIdx.x; i < n; i += 4 * kWideThreads) {
+        const float4 v = *reinterpret_cast<const float4*>(xr + i);
+        s += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+    }
+    store_norm_wide(xr, rsqrtf(wide_block_sum(s) / float(n) + eps), w, y, q8, n);
+}
+
+__global__ void __launch_bounds__(kWideThreads)
+    add_rms_norm_wide_kernel(float* x, const float* add, const float* w, float* y, int64_t n, float eps,
+                             uint8_t* q8) {
+    const int64_t t = blockIdx.x;
+    float* xr = x + t * n;
+    const float* ar = add + t * n;
+    float s = 0.0f;
+    for (int64_t i = 4 * threadIdx.x; i < n; i += 4 * kWideThreads) {
+        float4 v = *reinterpret_cast<const float4*>(xr + i);
+        const float4 a = *reinterpret_cast<const float4*>(ar + i);
+        v.x += a.x, v.y += a.y, v.z += a.z, v.w += a.w;
+        *reinterpret_cast<float4*>(xr + i) = v;  // read back below by this same thread
+        s += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+    }
+    if (!w) return;
+    store_norm_wide(xr, rsqrtf(wide_block_sum(s) / float(n) + eps), w, y, q8, n);
+}
+
 __global__ void silu_mul_kernel(float* gate, const float* up, int64_t n) {
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
@@ -132,14 +232,20 @@ int device_count(std::string* why_not) {
 
 void rms_norm(const float* x, const int32_t* src, const float* w, float* y, int rows, int64_t n, float eps,
               void* stream, void* q8) {
-    if (rows > 0)
+    if (rows > 0 && n % q8::kBlock == 0)
+        rms_norm_wide_kernel<<<rows, kWideThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+            x, src, w, y, n, eps, static_cast<uint8_t*>(q8));
+    else if (rows > 0)
         rms_norm_kernel<<<rows, kNormThreads, 0, static_cast<cudaStream_t>(stream)>>>(
             x, src, w, y, n, eps, n % q8::kBlock == 0 ? static_cast<uint8_t*>(q8) : nullptr);
 }
 
 void add_rms_norm(float* x, const float* add, const float* w, float* y, int rows, int64_t n, float eps,
                   void* stream, void* q8) {
-    if (rows > 0)
+    if (rows > 0 && n % q8::kBlock == 0)
+        add_rms_norm_wide_kernel<<<rows, kWideThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+            x, add, w, y, n, eps, static_cast<uint8_t*>(q8));
+    else if (rows > 0)
         add_rms_norm_kernel<<<rows, kNormThreads, 0, static_cast<cudaStream_t>(stream)>>>(
             x, add, w, y, n, eps, n % q8::kBlock == 0 ? static_cast<uint8_t*>(q8) : nullptr);
 }
@@ -163,7 +269,8 @@ void add_bias(float* y, int64_t ld, const float* bias, int rows, int64_t n, void
 void rope_store_kv(float* q, const float* k, const float* v, int rows, int n_head, const float* inv_freq,
                    bool neox, const RowTables& rt, const KvLayout& kv, int layer, void* stream) {
     if (rows > 0)
-        rope_store_kernel<<<rows, 128, size_t(kv.head_dim) * sizeof(float), static_cast<cudaStream_t>(stream)>>>(
+        // 512 threads: a decode step's single row is the whole launch.
+        rope_store_kernel<<<rows, 512, size_t(kv.head_dim) * sizeof(float), static_cast<cudaStream_t>(stream)>>>(
             q, k, v, n_head, inv_freq, neox, rt, kv, layer);
 }
 

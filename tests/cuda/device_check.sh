@@ -4,11 +4,14 @@
 # every core, writes synthetic models, runs the GPU test suites and the GPU benchmarks,
 # and ends with one summary. Meant to finish within 8 minutes on a 16-core machine.
 #
-#   bash tests/cuda/device_check.sh [--quick | --tests-only] [--model FILE.gguf]...
+#   bash tests/cuda/device_check.sh [--quick | --tests-only] [--model FILE.gguf]... [--baseline SRC.tar.xz]
 #
 # --quick: tests and the small benchmarks only (no 8B model); --tests-only: no
 # benchmarks. --model: also test and benchmark these GGUF files (e.g. the default model,
-# where it is on the machine).
+# where it is on the machine). --baseline: an earlier source tree of Arbor as `git archive`
+# writes it (xz-compressed), built beside this one; the two arbor-bench binaries then
+# decode the 8B model in alternating runs, so that a change's before and after come from
+# one run.
 # Needs nvcc, cmake, a C++20 compiler and the development files of spdlog, fmt, ICU and simdjson;
 # where the system lacks them, set ARBOR_DEPS_PREFIX to a prefix that has them (for
 # example Debian 12's libspdlog-dev, libfmt-dev, libicu-dev, libsimdjson-dev and their libraries unpacked
@@ -21,12 +24,14 @@ readonly MODELS="${ARBOR_CHECK_MODELS:-$BUILD/models}"
 quick=0
 tests_only=0
 extra_models=()
+baseline=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --quick) quick=1 ;;
         --tests-only) tests_only=1 ;;
         --model) extra_models+=("$2"); shift ;;
-        *) echo "usage: bash tests/cuda/device_check.sh [--quick | --tests-only] [--model FILE.gguf]..." >&2; exit 2 ;;
+        --baseline) baseline="$2"; shift ;;
+        *) echo "usage: bash tests/cuda/device_check.sh [--quick | --tests-only] [--model FILE.gguf]... [--baseline SRC.tar.xz]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -53,10 +58,13 @@ fi
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 
-echo "==> configure and build ($BUILD)"
-if ! cmake -S "$REPO_ROOT" -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DARBOR_ENGINE_ONLY=ON \
+configure() {  # source, build
+    cmake -S "$1" -B "$2" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DARBOR_ENGINE_ONLY=ON \
         -DCMAKE_DISABLE_FIND_PACKAGE_Qt6=ON -DCMAKE_DISABLE_FIND_PACKAGE_SQLite3=ON \
-        -DCMAKE_CUDA_ARCHITECTURES="$cap" "${prefix_args[@]}" >"$BUILD.configure.log" 2>&1; then
+        -DCMAKE_CUDA_ARCHITECTURES="$cap" "${prefix_args[@]}" >"$2.configure.log" 2>&1
+}
+echo "==> configure and build ($BUILD)"
+if ! configure "$REPO_ROOT" "$BUILD"; then
     tail -30 "$BUILD.configure.log"
     note "FAILED: configure (see $BUILD.configure.log)"
     printf '%s\n' "${summary[@]}"
@@ -69,6 +77,17 @@ if ! cmake --build "$BUILD" -j "$(nproc)" >"$BUILD.build.log" 2>&1; then
     exit 1
 fi
 note "built in $(elapsed)"
+base_bench=""
+if [[ -n "$baseline" ]]; then
+    mkdir -p "$BUILD-base-src"
+    if tar -xJf "$baseline" -C "$BUILD-base-src" && configure "$BUILD-base-src" "$BUILD-base" &&
+        cmake --build "$BUILD-base" -j "$(nproc)" --target arbor-bench arbor_cuda >"$BUILD-base.build.log" 2>&1; then
+        base_bench="$BUILD-base/tests/bench/arbor-bench"
+        note "baseline built in $(elapsed)"
+    else
+        note "FAILED: building the baseline (see $BUILD-base.build.log)"
+    fi
+fi
 
 bin="$BUILD/tests"
 mkdir -p "$MODELS"
@@ -119,10 +138,10 @@ note "arbor-bench-cuda (the kernels alone)"
 while IFS= read -r l; do [[ "$l" == \|* || "$l" == device* ]] && note "    $l"; done <<<"$kernels_out"
 bench() {  # model, arbor-bench arguments...
     local model="$1"; shift
-    local out
-    out="$(timeout 240 "$bin/bench/arbor-bench" --model "$model" --device cuda "$@" 2>&1)" || {
-        note "FAILED: arbor-bench $(basename "$model") $*: $(echo "$out" | tail -1)"; failed=1; return; }
-    note "arbor-bench $(basename "$model") $*"
+    local out exe="${BENCH_EXE:-$bin/bench/arbor-bench}" label="${BENCH_LABEL:-arbor-bench}"
+    out="$(timeout 240 "$exe" --model "$model" --device cuda "$@" 2>&1)" || {
+        note "FAILED: $label $(basename "$model") $*: $(echo "$out" | tail -1)"; failed=1; return; }
+    note "$label $(basename "$model") $*"
     while IFS= read -r l; do [[ "$l" == \|* ]] && note "    $l"; done <<<"$out"
     # Decode streams every weight once per token: tokens/s x file size ~ weight bytes read per second.
     local tps bytes
@@ -157,6 +176,16 @@ if [[ $quick -eq 0 ]]; then
         note "float decode products, earlier layout (row per warp) then the default (row pairs):"
         ARBOR_CUDA_MATVEC=row-per-warp bench "$m" --prompt-tokens 512 --gen-tokens 128 -r 2
         bench "$m" --prompt-tokens 512 --gen-tokens 128 -r 2
+    done
+fi
+if [[ -n "$base_bench" && $quick -eq 0 ]]; then
+    for opt in "" --int8-activations; do
+        note "the baseline's arbor-bench and this one's, alternating ${opt}:"
+        for round in 1 2; do
+            BENCH_EXE="$base_bench" BENCH_LABEL="baseline" bench "$MODELS/llama-8b-q4_k.gguf" \
+                --prompt-tokens 512 --gen-tokens 128 -r 1 $opt
+            bench "$MODELS/llama-8b-q4_k.gguf" --prompt-tokens 512 --gen-tokens 128 -r 1 $opt
+        done
     done
 fi
 note "benchmarks done ($(elapsed))"

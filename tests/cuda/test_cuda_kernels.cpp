@@ -211,10 +211,12 @@ double max_rel(const std::vector<float>& a, const std::vector<float>& b) {
     return worst;
 }
 
-void test_row_ops(Checks& c, std::mt19937& rng) {
+// The norms on rows of 1000 (the general kernels), and of 576, 4096 and 4160 (the wide
+// kernels for multiples of 32: a partly filled warp, one chunk, a second chunk).
+void test_norms(Checks& c, std::mt19937& rng, int64_t n) {
     const int rows = 5;
-    const int64_t n = 1000;
     const float eps = 1e-5f;
+    const std::string size = " (" + std::to_string(n) + " wide)";
     const auto x = gpu_check::random_floats(size_t(rows * n), rng), add = gpu_check::random_floats(size_t(rows * n), rng);
     const auto w = gpu_check::random_floats(size_t(n), rng);
     std::vector<float> ref(size_t(rows * n)), sum(x);
@@ -224,30 +226,37 @@ void test_row_ops(Checks& c, std::mt19937& rng) {
     Dev<int32_t> dsrc(src);
     cuda::rms_norm(dx.p, dsrc.p, dw.p, dy.p, rows, n, eps, nullptr);
     for (int t = 0; t < rows; ++t) ref::rms_norm(&x[size_t(src[size_t(t)] * n)], w.data(), &ref[size_t(t * n)], n, eps);
-    c.expect(max_rel(dy.get(), ref) < 1e-5, "rms_norm of gathered rows within 1e-5");
+    c.expect(max_rel(dy.get(), ref) < 1e-5, "rms_norm of gathered rows within 1e-5" + size);
 
     cuda::add_rms_norm(dx.p, dadd.p, dw.p, dy.p, rows, n, eps, nullptr);
     for (int t = 0; t < rows; ++t) ref::rms_norm(&sum[size_t(t * n)], w.data(), &ref[size_t(t * n)], n, eps);
-    c.expect(dx.get() == sum, "add_rms_norm adds exactly");
-    c.expect(max_rel(dy.get(), ref) < 1e-5, "add_rms_norm normalizes the sums within 1e-5");
+    c.expect(dx.get() == sum, "add_rms_norm adds exactly" + size);
+    c.expect(max_rel(dy.get(), ref) < 1e-5, "add_rms_norm normalizes the sums within 1e-5" + size);
+    if (n % 32 != 0) return;
 
     // The norms' quantized output: quantize_q8's bits of the rows they wrote.
     {
-        const int64_t m = 1024;
+        const int64_t m = n;
         Dev<float> mx(gpu_check::random_floats(size_t(rows * m), rng)), madd(gpu_check::random_floats(size_t(rows * m), rng));
         Dev<float> mw(gpu_check::random_floats(size_t(m), rng)), my(size_t(rows * m));
         Dev<uint8_t> fused(cuda::q8_bytes(m, rows)), apart(cuda::q8_bytes(m, rows));
         cuda::rms_norm(mx.p, nullptr, mw.p, my.p, rows, m, eps, nullptr, fused.p);
         cuda::quantize_q8(my.p, m, rows, apart.p, nullptr);
-        c.expect(fused.get() == apart.get(), "rms_norm's quantized rows are quantize_q8's of its output");
+        c.expect(fused.get() == apart.get(), "rms_norm's quantized rows are quantize_q8's of its output" + size);
         cuda::add_rms_norm(mx.p, madd.p, mw.p, my.p, rows, m, eps, nullptr, fused.p);
         cuda::quantize_q8(my.p, m, rows, apart.p, nullptr);
-        c.expect(fused.get() == apart.get(), "add_rms_norm's quantized rows are quantize_q8's of its output");
+        c.expect(fused.get() == apart.get(), "add_rms_norm's quantized rows are quantize_q8's of its output" + size);
     }
+}
+
+void test_row_ops(Checks& c, std::mt19937& rng) {
+    for (int64_t n : {1000, 576, 4096, 4160}) test_norms(c, rng, n);
+    const int64_t n = 1000;
+    const auto x = gpu_check::random_floats(size_t(5 * n), rng), add = gpu_check::random_floats(size_t(5 * n), rng);
 
     std::vector<float> gate(x);
     ref::silu_mul(gate.data(), add.data(), int64_t(gate.size()));
-    Dev<float> dgate(x);
+    Dev<float> dgate(x), dadd(add);
     cuda::silu_mul(dgate.p, dadd.p, int64_t(x.size()), nullptr);
     c.expect(max_rel(dgate.get(), gate) < 1e-5, "silu_mul within 1e-5");
 }
