@@ -218,6 +218,10 @@ void read_experts(const GgufFile& file, ModelConfig& c) {
     if (c.n_expert_used > c.n_expert)
         throw Error("expert_used_count " + std::to_string(c.n_expert_used) + " exceeds expert_count " +
                     std::to_string(c.n_expert));
+    // llama.cpp also reads a per-layer array here (get_key_or_arr); experts of different
+    // widths per layer are not supported.
+    if (const GgufValue* width = file.find(a + "expert_feed_forward_length"); width && width->as_array())
+        throw Error("per-layer expert widths (" + a + "expert_feed_forward_length as an array) are not supported");
     c.n_ff_exp = positive(file, a + "expert_feed_forward_length", uint64_t(c.n_ff / c.n_expert_used));
     if (file.get_uint(a + "expert_group_count").value_or(0) > 1)
         throw Error("expert groups (" + a + "expert_group_count) are not supported");

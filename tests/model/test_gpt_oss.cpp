@@ -169,6 +169,8 @@ private slots:
                                         << QStringList{"shared experts", "not supported for gpt-oss"};
         QTest::newRow("partial rotary") << "u32:gpt-oss.rope.dimension_count=16"
                                         << QStringList{"partial or odd rotary dimensions", "gpt-oss"};
+        QTest::newRow("per-layer expert widths") << "widths-array"
+                                                 << QStringList{"per-layer expert widths", "expert_feed_forward_length"};
         QTest::newRow("sinks not finite") << "nan-sink" << QStringList{"'blk.2.attn_sinks.weight'", "not finite"};
     }
 
@@ -179,6 +181,9 @@ private slots:
         if (edit == "nan-sink") {
             const float nan = NAN;
             std::memcpy(p.tensor("blk.2.attn_sinks.weight").data.data() + 4, &nan, sizeof nan);
+        } else if (edit == "widths-array") {
+            const std::vector<arbor::GgufValue> widths(4, arbor::test::gv::u32(32));
+            p.set("gpt-oss.expert_feed_forward_length", arbor::test::gv::arr(arbor::GgufType::Uint32, widths));
         } else {
             try {
                 arbor::test::apply_edit(p, edit);

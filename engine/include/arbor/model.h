@@ -32,7 +32,8 @@ struct ModelConfig {
     //   SoftmaxAll (qwen3moe): the highest probabilities of a softmax over all router
     //     logits, each divided by the chosen ones' sum;
     //   SoftmaxChosen (gpt-oss): the highest router logits, weighted by a softmax over
-    //     the chosen logits alone.
+    //     the chosen logits alone (the same experts and, up to rounding, the same weights
+    //     as SoftmaxAll: kept apart as llama.cpp computes them apart).
     int32_t n_expert = 0;
     int32_t n_expert_used = 0;
     int32_t n_ff_exp = 0;
