@@ -73,7 +73,9 @@ void CpuAttention::plan(const ForwardBatch& batch, std::span<const int32_t> row_
     }
 }
 
-void CpuAttention::run(const ForwardBatch& batch, int32_t layer, const float* q, float* out) {
+void CpuAttention::run(const ForwardBatch& batch, int32_t layer, const float* q, float* out,
+                       std::span<const float> sinks) {
+    sinks_ = sinks;
     pool_.parallel_for(int64_t(tasks_.size()), [&](int64_t i, int thread) {
         const Task& task = tasks_[size_t(i)];
         attend(layer, batch.sequences[size_t(task.seq)], task, q, out, scratch_[size_t(thread)]);
@@ -137,8 +139,14 @@ void CpuAttention::attend(int32_t layer, const SequenceRows& seq, const Task& ta
         const int32_t n = std::max(0, at.ends[size_t(i)] - at.starts[size_t(i)]);
         float* scores = row_scores(scratch, i, at.span);
         for (int32_t h = 0; h < group_; ++h) {
-            const SoftmaxStats s = softmax(scores + size_t(h) * size_t(at.span) + (at.starts[size_t(i)] - at.begin), n);
-            if (stats) stats[h] = s;
+            float* p = scores + size_t(h) * size_t(at.span) + (at.starts[size_t(i)] - at.begin);
+            const SoftmaxStats s = softmax(p, n);
+            if (stats) stats[h] = s;  // a part: the sink joins at the merge
+            else if (!sinks_.empty() && n > 0) {
+                const double sum = double(s.sum);
+                const float share = float(sum / (sum + sink_term(task.kv_head * group_ + h, s.max)));
+                for (int32_t j = 0; j < n; ++j) p[j] *= share;
+            }
         }
         std::fill(outs[size_t(i)], outs[size_t(i)] + group_ * D, 0.0f);
     }
@@ -255,11 +263,17 @@ void CpuAttention::merge_parts(const Merge& merge, float* out) {
             const SoftmaxStats& s = partial_stats_[part(p)];
             total += share[size_t(p)] = double(s.sum) * std::exp(double(s.max) - double(max));
         }
+        total += sink_term(merge.kv_head * group_ + h, max);
         float* o = row_out + h * D;
         std::fill(o, o + D, 0.0f);
         for (int32_t p = 0; p < merge.parts; ++p)
             axpy_f32(float(share[size_t(p)] / total), &partial_out_[part(p) * size_t(D)], o, D);
     }
+}
+
+double CpuAttention::sink_term(int32_t head, float max) const {
+    // In double: a sink far above every score makes the others' share near 0, not inf / inf.
+    return sinks_.empty() ? 0.0 : std::exp(double(sinks_[size_t(head)]) - double(max));
 }
 
 } // namespace arbor

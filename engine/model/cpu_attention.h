@@ -2,6 +2,8 @@
 // with its query heads to the keys and values of its sequence at positions 0 .. its own,
 // read through the sequence's block table from the KV pages (kv_pages.h):
 //   out_h = softmax(q_h . k_j * query_scale over j) . v_j
+// With learned sinks (gpt-oss) head h's softmax has one more logit, sink_h, that has no
+// value: out_h = sum_j exp(s_j) v_j / (sum_j exp(s_j) + exp(sink_h)).
 // Query heads share their KV head in groups of n_head / n_head_kv (grouped-query
 // attention); a sliding-window layer's row sees only its last sliding_window positions.
 // tests/model/paged_attention_reference.cpp computes the same naively, in double.
@@ -38,8 +40,8 @@ public:
     void plan(const ForwardBatch& batch, std::span<const int32_t> row_pos);
     // out (rows x n_head * head_dim) = every row's attention in layer `layer`, from its
     // query heads q (rows x n_head * head_dim, positioned); the step's own K/V are stored.
-    // Needs the plan of this batch.
-    void run(const ForwardBatch& batch, int32_t layer, const float* q, float* out);
+    // sinks: the layer's n_head sink logits, or empty. Needs the plan of this batch.
+    void run(const ForwardBatch& batch, int32_t layer, const float* q, float* out, std::span<const float> sinks = {});
 
 private:
     // Consecutive rows of one sequence that one task serves at most: a prompt's rows attend
@@ -96,12 +98,16 @@ private:
     void sum_values(int32_t layer, const SequenceRows& seq, const Task& task, const TaskPositions& at,
                     float* const* outs, Scratch& scratch);
     void merge_parts(const Merge& merge, float* out);
+    // Query head `head`'s sink term in a softmax of largest score `max`: exp(sink - max),
+    // added to the softmax's sum; 0 without sinks.
+    double sink_term(int32_t head, float max) const;
 
     const ModelConfig& cfg_;
     const KvPages& kv_;
     ThreadPool& pool_;
     const int32_t attention_part_;
     const int32_t group_;  // query heads per KV head
+    std::span<const float> sinks_;  // the running layer's
 
     // The plan.
     std::vector<int32_t> row_pos_;

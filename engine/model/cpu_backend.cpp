@@ -1,5 +1,5 @@
 // The CPU backend: a batched forward pass of llama-family models (llama, qwen2, qwen3,
-// qwen3moe, gemma3, smollm3, phi3, mistral3) over paged KV. forward() reads as the transformer it computes: embed the
+// qwen3moe, gemma3, smollm3, phi3, mistral3, gpt-oss) over paged KV. forward() reads as the transformer it computes: embed the
 // tokens; for each layer an attention block and an FFN block, each
 //   xn = norm(x), x += [post_norm](branch(xn));
 // then the final norm and the logits. Every matrix product covers all rows of the batch
@@ -107,7 +107,7 @@ private:
     // experts, else gate and up.
     std::span<const MatmulOutput> ffn_input_products(const LayerWeights& lw) {
         if (cfg_.has_experts()) {
-            ffn_inputs_[0] = product(lw.ffn_gate_inp, router_.data(), cfg_.n_expert);
+            ffn_inputs_[0] = product(lw.ffn_gate_inp, router_.data(), cfg_.n_expert, lw.ffn_gate_inp_b);
             return {ffn_inputs_.data(), 1};
         }
         ffn_inputs_ = {product(lw.w_gate, gate_.data(), cfg_.n_ff), product(lw.w_up, up_.data(), cfg_.n_ff)};
@@ -302,8 +302,8 @@ void CpuBackend::attention_block(const ForwardBatch& batch, int32_t layer) {
     const LayerWeights& lw = model_.weights().layers[size_t(layer)];
     multiply(xn_.data(), qkv_products(lw));
     position_and_store_kv(batch, layer);
-    attention_.run(batch, layer, q_.data(), att_.data());
-    const MatmulOutput o[] = {product(lw.wo, tmp_.data(), cfg_.n_embd)};
+    attention_.run(batch, layer, q_.data(), att_.data(), lw.attn_sinks);
+    const MatmulOutput o[] = {product(lw.wo, tmp_.data(), cfg_.n_embd, lw.bo)};
     multiply(att_.data(), o);
     residual_then_norm(lw.attn_post_norm, &lw.ffn_norm, ffn_input_products(lw));
 }

@@ -13,30 +13,55 @@ namespace {
 // llama.cpp clamps the chosen weights' sum to the smallest normal F16 before dividing.
 constexpr float kMinWeightSum = 6.103515625e-5f;
 
+// gpt-oss's gated activation as ggml computes it (ggml_swiglu_oai with llama.cpp's alpha
+// and limit): gate = min(gate, 7) * sigmoid(1.702 min(gate, 7)) * (clamp(up, -7, 7) + 1).
+constexpr float kOaiAlpha = 1.702f;
+constexpr float kOaiLimit = 7.0f;
+
+void swiglu_oai(float* gate, const float* up, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        const float x = std::min(gate[i], kOaiLimit);
+        const float y = std::clamp(up[i], -kOaiLimit, kOaiLimit);
+        gate[i] = x / (1.0f + std::exp(kOaiAlpha * -x)) * (y + 1.0f);
+    }
+}
+
+// Expert e's slice of a stack of per-expert biases (empty: none).
+const float* expert_bias(const std::vector<float>& biases, int64_t width, int32_t e) {
+    return biases.empty() ? nullptr : biases.data() + int64_t(e) * width;
+}
+
 } // namespace
 
 void CpuExperts::route(float* router_logits, int64_t rows) {
     const int32_t n = cfg_.n_expert, k = cfg_.n_expert_used;
+    const bool softmax_chosen = cfg_.expert_gating == ModelConfig::Gating::SoftmaxChosen;
     rows_ = rows;
     by_expert_.resize(size_t(n));
     for (auto& list : by_expert_) list.clear();
     std::vector<int32_t> order(static_cast<size_t>(n));
+    std::vector<float> weights(static_cast<size_t>(k));
     for (int64_t t = 0; t < rows; ++t) {
         float* p = router_logits + t * n;
-        const float top = *std::max_element(p, p + n);
-        double sum = 0.0;
-        for (int32_t e = 0; e < n; ++e) sum += (p[e] = std::exp(p[e] - top));
-        for (int32_t e = 0; e < n; ++e) p[e] = float(p[e] / sum);
+        if (!softmax_chosen) {
+            const float top = *std::max_element(p, p + n);
+            double sum = 0.0;
+            for (int32_t e = 0; e < n; ++e) sum += (p[e] = std::exp(p[e] - top));
+            for (int32_t e = 0; e < n; ++e) p[e] = float(p[e] / sum);
+        }
         std::iota(order.begin(), order.end(), 0);
         std::partial_sort(order.begin(), order.begin() + k, order.end(),
                           [&](int32_t a, int32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
-        float chosen_sum = 0.0f;
-        for (int32_t j = 0; j < k; ++j) chosen_sum += p[order[size_t(j)]];
-        chosen_sum = std::max(chosen_sum, kMinWeightSum);
-        for (int32_t j = 0; j < k; ++j) {
-            const int32_t e = order[size_t(j)];
-            by_expert_[size_t(e)].emplace_back(t, p[e] / chosen_sum);
+        for (int32_t j = 0; j < k; ++j) weights[size_t(j)] = p[order[size_t(j)]];
+        if (softmax_chosen) {
+            softmax(weights.data(), k);
+        } else {
+            float chosen_sum = 0.0f;
+            for (float w : weights) chosen_sum += w;
+            chosen_sum = std::max(chosen_sum, kMinWeightSum);
+            for (float& w : weights) w /= chosen_sum;
         }
+        for (int32_t j = 0; j < k; ++j) by_expert_[size_t(order[size_t(j)])].emplace_back(t, weights[size_t(j)]);
     }
 }
 
@@ -54,11 +79,18 @@ void CpuExperts::run(const LayerWeights& lw, const float* xn, float* out) {
         up_.resize(size_t(n * F));
         down_.resize(size_t(n * E));
         for (int64_t i = 0; i < n; ++i) std::copy_n(xn + rows[size_t(i)].first * E, E, &x_[size_t(i * E)]);
-        const MatmulOutput gate_up[] = {product_(expert_rows(lw.gate_exps, cfg_.n_expert, e), gate_.data(), F),
-                                        product_(expert_rows(lw.up_exps, cfg_.n_expert, e), up_.data(), F)};
+        MatmulOutput gate_up[] = {product_(expert_rows(lw.gate_exps, cfg_.n_expert, e), gate_.data(), F),
+                                  product_(expert_rows(lw.up_exps, cfg_.n_expert, e), up_.data(), F)};
+        gate_up[0].bias = expert_bias(lw.gate_exps_b, F, e);
+        gate_up[1].bias = expert_bias(lw.up_exps_b, F, e);
         matmul(pool_, x_.data(), n, gate_up, scratch_, activations_);
-        for (int64_t i = 0; i < n; ++i) silu_mul(&gate_[size_t(i * F)], &up_[size_t(i * F)], F);
-        const MatmulOutput down[] = {product_(expert_rows(lw.down_exps, cfg_.n_expert, e), down_.data(), E)};
+        for (int64_t i = 0; i < n; ++i) {
+            if (cfg_.ffn_activation == ModelConfig::Activation::SwigluOai)
+                swiglu_oai(&gate_[size_t(i * F)], &up_[size_t(i * F)], F);
+            else silu_mul(&gate_[size_t(i * F)], &up_[size_t(i * F)], F);
+        }
+        MatmulOutput down[] = {product_(expert_rows(lw.down_exps, cfg_.n_expert, e), down_.data(), E)};
+        down[0].bias = expert_bias(lw.down_exps_b, E, e);
         matmul(pool_, gate_.data(), n, down, scratch_, activations_);
         for (int64_t i = 0; i < n; ++i) {
             const auto [t, w] = rows[size_t(i)];

@@ -1,6 +1,10 @@
-// The CPU backend's FFN of a layer of routed experts (qwen3moe). For the rows of a step:
-//   p = softmax(xn . router), E = the n_expert_used largest p (ties: lower id),
-//   out = sum over e in E of p_e / sum_E(p) * down_e(silu(xn . gate_e) * (xn . up_e)).
+// The CPU backend's FFN of a layer of routed experts (qwen3moe, gpt-oss). For the rows
+// of a step, with router logits l = xn . router (+ its bias):
+//   qwen3moe:   p = softmax(l), E = the n_expert_used largest p, w_e = p_e / sum_E(p);
+//   gpt-oss: E = the n_expert_used largest l, w = softmax(l over E);
+//   out = sum over e in E of w_e * down_e(act(xn . gate_e, xn . up_e))
+// (ties to the lower id; act: silu(g) * u, or gpt-oss's clamped SwiGLU (model.h); each
+// product plus the expert's bias where the model has them).
 // Rows are grouped by expert, so each chosen expert's matrices are read once per step
 // (a prompt's rows share them) and the experts no row chose are not read at all.
 #pragma once

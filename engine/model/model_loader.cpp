@@ -13,11 +13,11 @@
 namespace arbor {
 namespace {
 
-const char* const kSupported = "llama, qwen2, qwen3, qwen3moe, gemma3, smollm3, phi3, mistral3";
+const char* const kSupported = "llama, qwen2, qwen3, qwen3moe, gemma3, smollm3, phi3, mistral3, gpt-oss";
 
 bool supported(const std::string& arch) {
     return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "qwen3moe" || arch == "gemma3" ||
-           arch == "smollm3" || arch == "phi3" || arch == "mistral3";
+           arch == "smollm3" || arch == "phi3" || arch == "mistral3" || arch == "gpt-oss";
 }
 
 // llama.cpp's LLAMA_MAX_EXPERTS.
@@ -30,11 +30,12 @@ float yarn_corr_dim(int32_t n_dims, int32_t n_ctx_orig, float n_rot, float base)
 }
 
 // Per pair i: 1 below the ramp (the unscaled frequency), 0 above it (the scaled one),
-// linear between (ggml's rope_yarn_ramp with ggml_rope_yarn_corr_dims' bounds).
-std::vector<float> yarn_ramp(const ModelConfig& c) {
+// linear between (ggml's rope_yarn_ramp with ggml_rope_yarn_corr_dims' bounds), for
+// layers rotating at `base`.
+std::vector<float> yarn_ramp(const ModelConfig& c, float base) {
     const int32_t n_dims = c.n_rot;
-    const float low = std::max(0.0f, std::floor(yarn_corr_dim(n_dims, c.rope_yarn_orig_ctx, c.rope_yarn_beta_fast, c.rope_base)));
-    const float high = std::min(float(n_dims - 1), std::ceil(yarn_corr_dim(n_dims, c.rope_yarn_orig_ctx, c.rope_yarn_beta_slow, c.rope_base)));
+    const float low = std::max(0.0f, std::floor(yarn_corr_dim(n_dims, c.rope_yarn_orig_ctx, c.rope_yarn_beta_fast, base)));
+    const float high = std::min(float(n_dims - 1), std::ceil(yarn_corr_dim(n_dims, c.rope_yarn_orig_ctx, c.rope_yarn_beta_slow, base)));
     std::vector<float> ramp(size_t(n_dims / 2));
     for (size_t i = 0; i < ramp.size(); ++i) {
         const float y = (float(i) - low) / std::max(0.001f, high - low);
@@ -82,12 +83,29 @@ public:
         const GgufTensor* t = required ? &require(name) : find(name);
         if (!t) return {};
         check_shape(*t, n, 1);
-        std::vector<float> out(static_cast<size_t>(n));
-        dequantize_row(t->type, t->data, out.data(), n);
-        return out;
+        return floats(*t, n, 1);
+    }
+
+    // count vectors of n values in one [n, count] tensor (an expert's bias each), in order.
+    std::vector<float> vectors(const std::string& name, int64_t n, int64_t count) const {
+        const GgufTensor& t = require(name);
+        if (t.dims != std::vector<int64_t>{n, count})
+            throw Error("tensor '" + name + "' has shape [" + dims_text(t) + "], expected [" + std::to_string(n) +
+                        ", " + std::to_string(count) + "]");
+        return floats(t, n, count);
     }
 
 private:
+    static std::vector<float> floats(const GgufTensor& t, int64_t n, int64_t rows) {
+        if (n % dtype_info(t.type).block_size != 0)
+            throw Error("tensor '" + t.name + "' of type " + std::string(dtype_name(t.type)) +
+                        " does not hold whole blocks per row");
+        std::vector<float> out(static_cast<size_t>(n * rows));
+        for (int64_t r = 0; r < rows; ++r)
+            dequantize_row(t.type, t.data + r * row_bytes(t.type, n), out.data() + r * n, n);
+        return out;
+    }
+
     static TensorView weight_view(const GgufTensor& t) {
         if (!dtype_info(t.type).weight_type)
             throw Error("tensor '" + t.name + "' has unsupported type " + std::string(dtype_name(t.type)));
@@ -117,8 +135,10 @@ int32_t positive(const GgufFile& file, const std::string& key, std::optional<uin
 }
 
 // Which layers of n_layer slide: the metadata's sliding_window_pattern, either one flag
-// per layer or a period N whose last layer is global (llama.cpp's reading, default 6).
-std::vector<bool> local_layer_pattern(const GgufFile& file, const std::string& key, int32_t n_layer) {
+// per layer or a period N whose last layer is global (llama.cpp's reading; without the
+// key the architecture's period: gemma3 6, gpt-oss 2).
+std::vector<bool> local_layer_pattern(const GgufFile& file, const std::string& key, int32_t n_layer,
+                                      uint64_t default_period) {
     std::vector<bool> local(static_cast<size_t>(n_layer));
     const GgufValue* v = file.find(key);
     if (const auto* flags = v ? v->as_array() : nullptr) {
@@ -132,7 +152,7 @@ std::vector<bool> local_layer_pattern(const GgufFile& file, const std::string& k
         }
         return local;
     }
-    const uint64_t period = v ? file.get_uint(key).value_or(0) : 6;
+    const uint64_t period = v ? file.get_uint(key).value_or(0) : default_period;
     for (int32_t i = 0; i < n_layer; ++i) local[size_t(i)] = period == 0 || uint64_t(i) % period < period - 1;
     return local;
 }
@@ -157,7 +177,7 @@ void read_gemma3(const GgufFile& file, ModelConfig& c) {
     if (window == 0) return;
     if (window > (1u << 24)) throw Error("invalid sliding window " + std::to_string(window));
     c.sliding_window = int32_t(window);
-    c.local_layers = local_layer_pattern(file, a + "attention.sliding_window_pattern", c.n_layer);
+    c.local_layers = local_layer_pattern(file, a + "attention.sliding_window_pattern", c.n_layer, 6);
     c.rope_base_local = float(file.get_float(a + "rope.freq_base_swa").value_or(10000.0));
     if (!(c.rope_base_local > 0.0f)) throw Error("invalid rope.freq_base_swa in metadata");
 }
@@ -182,10 +202,13 @@ void read_mistral3(const GgufFile& file, ModelConfig& c) {
         throw Error("mistral3 with routed experts (" + a + "expert_count) is not supported");
 }
 
-// Qwen3-MoE's routing, as llama.cpp runs it (src/models/qwen3moe.cpp): softmax over all
-// experts, the top expert_used_count, their weights normalised to sum 1 whatever
-// expert_weights_norm says, no expert groups or shared experts. Keys that would ask for
-// another routing are refused rather than ignored.
+// The routing of qwen3moe and gpt-oss as llama.cpp runs them (src/models/qwen3moe.cpp,
+// openai-moe.cpp): qwen3moe takes the top expert_used_count of a softmax over all
+// experts, their weights normalised to sum 1 whatever expert_weights_norm says; gpt-oss
+// the top logits, weighted by a softmax over those alone (already summing to 1, and
+// llama.cpp reads neither expert_weights_norm nor expert_gating_func for it). No expert
+// groups or shared experts. Keys that would ask for another routing are refused rather
+// than ignored.
 void read_experts(const GgufFile& file, ModelConfig& c) {
     const std::string a = c.architecture + ".";
     c.n_expert = positive(file, a + "expert_count");
@@ -195,20 +218,46 @@ void read_experts(const GgufFile& file, ModelConfig& c) {
     if (c.n_expert_used > c.n_expert)
         throw Error("expert_used_count " + std::to_string(c.n_expert_used) + " exceeds expert_count " +
                     std::to_string(c.n_expert));
+    // llama.cpp also reads a per-layer array here (get_key_or_arr); experts of different
+    // widths per layer are not supported.
+    if (const GgufValue* width = file.find(a + "expert_feed_forward_length"); width && width->as_array())
+        throw Error("per-layer expert widths (" + a + "expert_feed_forward_length as an array) are not supported");
     c.n_ff_exp = positive(file, a + "expert_feed_forward_length", uint64_t(c.n_ff / c.n_expert_used));
     if (file.get_uint(a + "expert_group_count").value_or(0) > 1)
         throw Error("expert groups (" + a + "expert_group_count) are not supported");
     if (file.get_uint(a + "expert_shared_count").value_or(0) > 0)
         throw Error("shared experts (" + a + "expert_shared_count) are not supported for " + c.architecture);
-    if (const GgufValue* norm = file.find(a + "expert_weights_norm"); norm && norm->as_bool() != std::optional(true))
-        throw Error("unnormalised expert weights (" + a + "expert_weights_norm false) are not supported for " +
-                    c.architecture);
     if (const auto scale = file.get_float(a + "expert_weights_scale"); scale && *scale != 0.0 && *scale != 1.0)
         throw Error("scaled expert weights (" + a + "expert_weights_scale " + std::to_string(*scale) +
                     ") are not supported for " + c.architecture);
+    if (c.architecture == "gpt-oss") {
+        c.expert_gating = ModelConfig::Gating::SoftmaxChosen;
+        return;
+    }
+    if (const GgufValue* norm = file.find(a + "expert_weights_norm"); norm && norm->as_bool() != std::optional(true))
+        throw Error("unnormalised expert weights (" + a + "expert_weights_norm false) are not supported for " +
+                    c.architecture);
     if (const auto gating = file.get_uint(a + "expert_gating_func"); gating && *gating != 1)
         throw Error("expert gating function " + std::to_string(*gating) + " (" + a +
                     "expert_gating_func) is not supported: only softmax (1)");
+}
+
+// gpt-oss as llama.cpp reads it (its openai-moe architecture, src/models/openai-moe.cpp):
+// a sliding window (required) on the layers of sliding_window_pattern (default period 2:
+// even layers slide, odd ones are global), the local layers rotating at rope.freq_base_swa
+// (default: the global base) with the global layers' scaling; learned attention sinks;
+// routed experts with the clamped SwiGLU. Its biases and sinks are bound in Model::load.
+void read_gpt_oss(const GgufFile& file, ModelConfig& c) {
+    const std::string a = c.architecture + ".";
+    c.sliding_window = positive(file, a + "attention.sliding_window");
+    c.local_layers = local_layer_pattern(file, a + "attention.sliding_window_pattern", c.n_layer, 2);
+    c.rope_base_local = float(file.get_float(a + "rope.freq_base_swa").value_or(c.rope_base));
+    if (!(c.rope_base_local > 0.0f) || !std::isfinite(c.rope_base_local))
+        throw Error("invalid rope.freq_base_swa in metadata");
+    c.rope_scaled_local = true;
+    c.attn_sinks = true;
+    c.ffn_activation = ModelConfig::Activation::SwigluOai;
+    read_experts(file, c);
 }
 
 } // namespace
@@ -276,6 +325,7 @@ ModelConfig read_model_config(const GgufFile& file) {
     if (c.architecture == "gemma3") read_gemma3(file, c);
     if (c.architecture == "qwen3moe") read_experts(file, c);
     if (c.architecture == "mistral3") read_mistral3(file, c);
+    if (c.architecture == "gpt-oss") read_gpt_oss(file, c);
     return c;
 }
 
@@ -301,13 +351,18 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
     const int64_t q_dim = int64_t(c.n_head) * c.head_dim;
     w.token_embd = bind.matrix("token_embd.weight", c.n_embd, c.n_vocab);
     w.output_norm = bind.vector("output_norm.weight", c.n_embd);
-    w.output = bind.find("output.weight") ? bind.matrix("output.weight", c.n_embd, c.n_vocab) : w.token_embd;
+    // gpt-oss has no tied variant: llama.cpp requires its output.weight.
+    const bool tied = c.architecture != "gpt-oss" && !bind.find("output.weight");
+    w.output = tied ? w.token_embd : bind.matrix("output.weight", c.n_embd, c.n_vocab);
     w.layers.resize(size_t(c.n_layer));
     for (int32_t i = 0; i < c.n_layer; ++i) {
         const std::string p = "blk." + std::to_string(i) + ".";
         LayerWeights& l = w.layers[size_t(i)];
         l.attn_norm = bind.vector(p + "attn_norm.weight", c.n_embd);
-        l.ffn_norm = bind.vector(p + "ffn_norm.weight", c.n_embd);
+        // gpt-oss's FFN norm is the tensor named post_attention_norm (llama.cpp's
+        // attn_post_norm), applied to the FFN's input like any ffn_norm.
+        l.ffn_norm = bind.vector(p + (c.architecture == "gpt-oss" ? "post_attention_norm.weight" : "ffn_norm.weight"),
+                                 c.n_embd);
         if (c.architecture == "phi3" && bind.find(p + "attn_qkv.weight")) {
             // Phi-3's fused projection: Q's rows, then K's, then V's.
             const TensorView qkv = bind.matrix(p + "attn_qkv.weight", c.n_embd, q_dim + 2 * c.kv_dim());
@@ -323,6 +378,12 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
         l.bq = bind.vector(p + "attn_q.bias", q_dim, false);
         l.bk = bind.vector(p + "attn_k.bias", c.kv_dim(), false);
         l.bv = bind.vector(p + "attn_v.bias", c.kv_dim(), false);
+        if (c.architecture == "gpt-oss") {
+            l.bo = bind.vector(p + "attn_output.bias", c.n_embd);
+            l.attn_sinks = bind.vector(p + "attn_sinks.weight", c.n_head);
+            for (float s : l.attn_sinks)
+                if (!std::isfinite(s)) throw Error("tensor '" + p + "attn_sinks.weight' holds a value that is not finite");
+        }
         // Biases that llama.cpp's mistral3 adds and Arbor's products here do not.
         if (c.architecture == "mistral3")
             for (const char* bias : {"attn_output.bias", "ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"})
@@ -332,6 +393,12 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
             l.gate_exps = bind.stack(p + "ffn_gate_exps.weight", c.n_embd, c.n_ff_exp, c.n_expert);
             l.up_exps = bind.stack(p + "ffn_up_exps.weight", c.n_embd, c.n_ff_exp, c.n_expert);
             l.down_exps = bind.stack(p + "ffn_down_exps.weight", c.n_ff_exp, c.n_embd, c.n_expert);
+            if (c.architecture == "gpt-oss") {
+                l.ffn_gate_inp_b = bind.vector(p + "ffn_gate_inp.bias", c.n_expert);
+                l.gate_exps_b = bind.vectors(p + "ffn_gate_exps.bias", c.n_ff_exp, c.n_expert);
+                l.up_exps_b = bind.vectors(p + "ffn_up_exps.bias", c.n_ff_exp, c.n_expert);
+                l.down_exps_b = bind.vectors(p + "ffn_down_exps.bias", c.n_embd, c.n_expert);
+            }
         } else if (c.architecture == "phi3") {
             // Fused gate and up, gate's rows first (llama.cpp's swiglu: silu(first half) * second half).
             const TensorView gate_up = bind.matrix(p + "ffn_up.weight", c.n_embd, 2 * int64_t(c.n_ff));
@@ -353,18 +420,24 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
     }
     w.rope_freq_factors = bind.vector("rope_freqs.weight", c.n_rot / 2, false);
 
-    // Sliding-window layers rotate with their own base and are never scaled (llama.cpp's
-    // rope_freq_scale_train_swa is 1). YaRN blends each pair's scaled and unscaled
-    // frequency (ggml's rope_yarn with ext_factor 1) and scales cos/sin.
+    // Sliding-window layers rotate with their own base and, but for gpt-oss's, are
+    // never scaled (llama.cpp's rope_freq_scale_train_swa is 1). YaRN blends each pair's
+    // scaled and unscaled frequency (ggml's rope_yarn with ext_factor 1) and scales cos/sin.
     const int32_t half = c.n_rot / 2;
-    const std::vector<float> ramp = c.rope_yarn ? yarn_ramp(c) : std::vector<float>(size_t(half), 0.0f);
-    m->inv_freq_.resize(size_t(half));
-    for (int32_t i = 0; i < half; ++i) {
-        double f = std::pow(double(c.rope_base), -2.0 * i / c.n_rot);
-        if (!w.rope_freq_factors.empty()) f /= w.rope_freq_factors[size_t(i)];
-        const double mix = ramp[size_t(i)];
-        m->inv_freq_[size_t(i)] = float(f * c.rope_freq_scale * (1.0 - mix) + f * mix);
-    }
+    const auto frequencies = [&](float base, bool scaled) {
+        const std::vector<float> ramp =
+            scaled && c.rope_yarn ? yarn_ramp(c, base) : std::vector<float>(size_t(half), 0.0f);
+        const double scale = scaled ? c.rope_freq_scale : 1.0;
+        std::vector<float> inv_freq(static_cast<size_t>(half));
+        for (int32_t i = 0; i < half; ++i) {
+            double f = std::pow(double(base), -2.0 * i / c.n_rot);
+            if (scaled && !w.rope_freq_factors.empty()) f /= w.rope_freq_factors[size_t(i)];
+            const double mix = ramp[size_t(i)];
+            inv_freq[size_t(i)] = float(f * scale * (1.0 - mix) + f * mix);
+        }
+        return inv_freq;
+    };
+    m->inv_freq_ = frequencies(c.rope_base, true);
     m->mscale_ = m->mscale_local_ = c.rope_attn_factor;
     if (c.rope_yarn) {
         // llama.cpp's context sets its attention factor to get_mscale(factor) / (1 + 0.1
@@ -378,9 +451,8 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
                      (1.0f + 0.1f * std::log(1.0f / c.rope_freq_scale));
     }
     if (!c.local_layers.empty()) {
-        m->inv_freq_local_.resize(size_t(half));
-        for (int32_t i = 0; i < half; ++i)
-            m->inv_freq_local_[size_t(i)] = float(std::pow(double(c.rope_base_local), -2.0 * i / c.n_rot));
+        m->inv_freq_local_ = frequencies(c.rope_base_local, c.rope_scaled_local);
+        if (c.rope_scaled_local) m->mscale_local_ = m->mscale_;
     }
     spdlog::info("loaded {} ({}): {} layers, {} embd, {} heads ({} kv), vocab {}", c.name, c.architecture,
                  c.n_layer, c.n_embd, c.n_head, c.n_head_kv, c.n_vocab);

@@ -24,12 +24,12 @@ std::string joined(const std::vector<std::string>& names) {
 void usage() {
     std::fprintf(stderr,
                  "usage: arbor-synth --shape %s --type %s --out FILE.gguf\n"
-                 "                   [--arch llama|qwen2|qwen3|qwen3moe|gemma3|smollm3|phi3|mistral3] [--seed N] [--tied|--untied]\n"
+                 "                   [--arch llama|qwen2|qwen3|qwen3moe|gemma3|smollm3|phi3|mistral3|gpt-oss] [--seed N] [--tied|--untied]\n"
                  "                   [--threads N] [--layers N] [--embd N] [--heads N] [--kv-heads N] [--head-dim N]\n"
-                 "                   [--ff N] [--vocab N] [--window N (gemma3's sliding window)]\n"
+                 "                   [--ff N] [--vocab N] [--window N (gemma3's and gpt-oss's sliding window)]\n"
                  "                   [--yarn FACTOR (YaRN RoPE scaling beyond the shape's context)]\n"
                  "                   [--rope-dims N (phi3: rotate the first N of each head)]\n"
-                 "                   [--experts N] [--experts-used N] [--expert-ff N (qwen3moe's experts)]\n"
+                 "                   [--experts N] [--experts-used N] [--expert-ff N (qwen3moe's and gpt-oss's experts)]\n"
                  "                   [--ctx N (trained context; YaRN's original one)]\n",
                  joined(arbor::synth::shape_names()).c_str(), joined(arbor::synth::weight_type_names()).c_str());
 }

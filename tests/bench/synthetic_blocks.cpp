@@ -3,6 +3,7 @@
 #include "arbor/kernels/fp16.h"
 #include "arbor/kernels/quant_blocks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -168,6 +169,13 @@ void fill_iq4_xs(Rng& rng, uint8_t* out, int64_t n, double sigma) {
     });
 }
 
+// MXFP4: value = 2^(e - 128) * c for the doubled E2M1 codes c (root mean square about
+// 5.85), the exponent byte e drawn from the three around the one for sigma.
+void fill_mxfp4(Rng& rng, uint8_t* out, int64_t n, double sigma) {
+    const int e = 128 + int(std::lround(std::log2(sigma / 5.85)));
+    fill_blocks<BlockMXFP4>(rng, out, n, [&](BlockMXFP4& b) { b.e = uint8_t(std::clamp(e - 1 + int(rng.next() % 3), 2, 254)); });
+}
+
 // Uniform on [mean - sqrt(3) sigma, mean + sqrt(3) sigma): standard deviation sigma.
 template <typename Store>
 void fill_floats(Rng& rng, uint8_t* out, int64_t n, double mean, double sigma, Store store) {
@@ -217,6 +225,7 @@ void fill_random_blocks(DType type, double mean, double sigma, Rng& rng, uint8_t
     case DType::Q3_K: fill_q3_k(rng, out, n, sigma); return;
     case DType::IQ4_NL: fill_iq4_nl(rng, out, n, sigma); return;
     case DType::IQ4_XS: fill_iq4_xs(rng, out, n, sigma); return;
+    case DType::MXFP4: fill_mxfp4(rng, out, n, sigma); return;
     default:
         throw std::invalid_argument("synthetic weights: no generator for type " + std::string(dtype_name(type)));
     }

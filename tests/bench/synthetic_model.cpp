@@ -58,6 +58,7 @@ constexpr TypeName kTypes[] = {
     {"iq4_xs", DType::IQ4_XS, 30},
 };
 constexpr uint32_t kFileTypeQ4_K_M = 15;
+constexpr uint32_t kFileTypeMxfp4Moe = 38;
 
 bool is_k_quant(DType t) {
     return t == DType::Q2_K || t == DType::Q3_K || t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K ||
@@ -120,7 +121,7 @@ std::vector<Plan> plan_tensors(const SyntheticSpec& spec) {
             matrix(p + "attn_k.weight", i, embd, kv_dim, unit);
             matrix(p + "attn_v.weight", i, embd, kv_dim, unit);
         }
-        if (spec.arch == Arch::Qwen2) {
+        if (spec.arch == Arch::Qwen2 || spec.arch == Arch::GptOss) {
             vector(p + "attn_q.bias", q_dim, 0.0, 0.1);
             vector(p + "attn_k.bias", kv_dim, 0.0, 0.1);
             vector(p + "attn_v.bias", kv_dim, 0.0, 0.1);
@@ -130,6 +131,21 @@ std::vector<Plan> plan_tensors(const SyntheticSpec& spec) {
             vector(p + "attn_k_norm.weight", uint64_t(s.head_dim), 1.0, 0.05);
         }
         matrix(p + "attn_output.weight", i, q_dim, embd, 0.5 / std::sqrt(double(q_dim)));
+        if (spec.arch == Arch::GptOss) {
+            vector(p + "attn_output.bias", embd, 0.0, 0.1);
+            vector(p + "attn_sinks.weight", uint64_t(s.n_head), 1.0, 1.0);
+            // gpt-oss's FFN norm: llama.cpp's attn_post_norm, in the FFN norm's place.
+            vector(p + "post_attention_norm.weight", embd, 1.0, 0.05);
+            matrix(p + "ffn_gate_inp.weight", i, embd, n_expert, unit);
+            vector(p + "ffn_gate_inp.bias", n_expert, 0.0, 0.1);
+            experts(p + "ffn_gate_exps.weight", i, embd, expert_ff, 4.0 * unit);
+            plans.push_back({p + "ffn_gate_exps.bias", DType::F32, {expert_ff, n_expert}, 0.0, 0.5});
+            experts(p + "ffn_up_exps.weight", i, embd, expert_ff, 4.0 * unit);
+            plans.push_back({p + "ffn_up_exps.bias", DType::F32, {expert_ff, n_expert}, 0.0, 0.5});
+            experts(p + "ffn_down_exps.weight", i, expert_ff, embd, 0.125 / std::sqrt(double(expert_ff)));
+            plans.push_back({p + "ffn_down_exps.bias", DType::F32, {embd, n_expert}, 0.0, 0.1});
+            continue;
+        }
         if (spec.arch == Arch::Gemma3) vector(p + "post_attention_norm.weight", embd, 1.0, 0.05);
         vector(p + "ffn_norm.weight", embd, 1.0, 0.05);
         if (spec.arch == Arch::Qwen3moe) {
@@ -155,9 +171,9 @@ void add_metadata(test::GgufWriter& w, const SyntheticSpec& spec) {
     const Shape& s = spec.shape;
     const std::string arch(arch_name(spec.arch));
     const std::string a = arch + ".";
-    uint32_t file_type = kFileTypeQ4_K_M;
+    uint32_t file_type = spec.types.mxfp4_moe ? kFileTypeMxfp4Moe : kFileTypeQ4_K_M;
     for (const auto& t : kTypes)
-        if (!spec.types.q4_k_m && t.type == spec.types.base) file_type = t.file_type;
+        if (!spec.types.q4_k_m && !spec.types.mxfp4_moe && t.type == spec.types.base) file_type = t.file_type;
     w.add("general.architecture", str(arch));
     w.add("general.name", str("synthetic " + s.name + " " + spec.types.name + " seed " + std::to_string(spec.seed)));
     w.add("general.file_type", u32(file_type));
@@ -178,7 +194,8 @@ void add_metadata(test::GgufWriter& w, const SyntheticSpec& spec) {
         w.add(a + "rope.scaling.factor", f32(8.0f));
         w.add(a + "attention.sliding_window", u32(uint32_t(s.sliding_window)));
     }
-    if (spec.arch == Arch::Qwen3moe) {
+    if (spec.arch == Arch::GptOss) w.add(a + "attention.sliding_window", u32(uint32_t(s.sliding_window)));
+    if (spec.arch == Arch::Qwen3moe || spec.arch == Arch::GptOss) {
         w.add(a + "expert_count", u32(uint32_t(s.n_expert)));
         w.add(a + "expert_used_count", u32(uint32_t(s.n_expert_used)));
         w.add(a + "expert_feed_forward_length", u32(uint32_t(s.expert_width())));
@@ -266,7 +283,8 @@ std::vector<std::string> shape_names() {
 
 constexpr std::pair<Arch, std::string_view> kArchNames[] = {
     {Arch::Llama, "llama"}, {Arch::Qwen2, "qwen2"}, {Arch::Qwen3, "qwen3"}, {Arch::Gemma3, "gemma3"},
-    {Arch::Smollm3, "smollm3"}, {Arch::Phi3, "phi3"}, {Arch::Qwen3moe, "qwen3moe"}, {Arch::Mistral3, "mistral3"}};
+    {Arch::Smollm3, "smollm3"}, {Arch::Phi3, "phi3"}, {Arch::Qwen3moe, "qwen3moe"}, {Arch::Mistral3, "mistral3"},
+    {Arch::GptOss, "gpt-oss"}};
 
 std::string_view arch_name(Arch arch) {
     for (const auto& [a, name] : kArchNames)
@@ -284,6 +302,7 @@ std::optional<Arch> arch_named(std::string_view name) {
 std::optional<WeightTypes> weight_types_named(std::string_view name) {
     const std::string n = lower(name);
     if (n == "q4_k_m") return WeightTypes{n, DType::Q4_K, true};
+    if (n == "mxfp4_moe") return WeightTypes{n, DType::F32, false, true};
     for (const auto& t : kTypes)
         if (n == t.name) return WeightTypes{n, t.type, false};
     return std::nullopt;
@@ -293,12 +312,14 @@ std::vector<std::string> weight_type_names() {
     std::vector<std::string> out;
     for (const auto& t : kTypes) out.emplace_back(t.name);
     out.emplace_back("q4_k_m");
+    out.emplace_back("mxfp4_moe");
     return out;
 }
 
 DType matrix_type(const WeightTypes& types, std::string_view tensor, int layer, int n_layer, int64_t cols,
                   bool tied) {
     DType t = types.base;
+    if (types.mxfp4_moe && tensor.ends_with("_exps.weight")) return DType::MXFP4;
     if (types.q4_k_m) {
         const bool is_output = tensor == "output.weight" || (tied && tensor == "token_embd.weight");
         const bool layer_more_bits = (tensor.ends_with("attn_v.weight") || tensor.ends_with("ffn_down.weight")) &&
@@ -339,7 +360,10 @@ void validate(const SyntheticSpec& spec) {
     if (s.rope_dims > 0 && (spec.arch != Arch::Phi3 || s.rope_dims > s.head_dim || s.rope_dims % 2 != 0))
         fail("rotary dimensions " + std::to_string(s.rope_dims) + ": only phi3 rotates part of a head (an even part)");
     if (spec.arch == Arch::Phi3 && q_dim != s.n_embd) fail("phi3 needs heads x head size = embedding size");
-    if (spec.arch == Arch::Qwen3moe) {
+    if (spec.arch == Arch::GptOss && s.tied) fail("gpt-oss has a separate output (use --untied)");
+    if (spec.types.mxfp4_moe && spec.arch != Arch::Qwen3moe && spec.arch != Arch::GptOss)
+        fail("mxfp4_moe needs an architecture with experts (qwen3moe, gpt-oss)");
+    if (spec.arch == Arch::Qwen3moe || spec.arch == Arch::GptOss) {
         if (s.n_expert < 1 || s.n_expert > 1024) fail("expert count " + std::to_string(s.n_expert) + " is outside 1..1024");
         if (s.n_expert_used < 1 || s.n_expert_used > s.n_expert)
             fail(std::to_string(s.n_expert_used) + " experts used of " + std::to_string(s.n_expert));

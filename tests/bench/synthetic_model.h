@@ -32,13 +32,13 @@ struct Shape {
     bool tied = true;          // output projection is token_embd
     int n_ctx_train = 4096;
     double rope_base = 10000.0;
-    int sliding_window = 512;  // gemma3's local layers only
+    int sliding_window = 512;  // gemma3's and gpt-oss's local layers only
     // YaRN RoPE scaling by this factor over the n_ctx_train positions trained (the file's
     // context_length is n_ctx_train times it, as a YaRN-extended Qwen3's); 0: none.
     int yarn_factor = 0;
     int rope_dims = 0;  // rotated dimensions of a head (phi3 may rotate part of it); 0: head_dim
-    // qwen3moe's routed experts: n_expert_used of n_expert per token, each expert_ff wide
-    // (0: n_ff).
+    // qwen3moe's and gpt-oss's routed experts: n_expert_used of n_expert per token,
+    // each expert_ff wide (0: n_ff).
     int n_expert = 8;
     int n_expert_used = 2;
     int expert_ff = 0;
@@ -60,18 +60,25 @@ std::vector<std::string> shape_names();
 // as llama.cpp's ffn_gate_exps / ffn_up_exps / ffn_down_exps instead of the dense FFN.
 // mistral3: llama's tensors; with --yarn, Ministral 3's YaRN keys (betas 32 and 1, log
 // multiplier 1) and attention temperature 0.1 over the shape's trained context.
-enum class Arch { Llama, Qwen2, Qwen3, Gemma3, Smollm3, Phi3, Qwen3moe, Mistral3 };
+// gpt-oss (llama.cpp's openai-moe): Q/K/V and output biases, attention sinks (mean 1,
+// sigma 1), the FFN norm named post_attention_norm, a biased router and biased experts
+// whose gate and up have sigma 4/sqrt(cols) (so gpt-oss's clamp at 7 is reached), sliding
+// window on even layers (llama.cpp's default period 2), a separate output.
+enum class Arch { Llama, Qwen2, Qwen3, Gemma3, Smollm3, Phi3, Qwen3moe, Mistral3, GptOss };
 std::string_view arch_name(Arch arch);
 std::optional<Arch> arch_named(std::string_view name);
 
 // The weight types of a file: one type for every matrix, or a mix like llama.cpp's
 // Q4_K_M (Q4_K, with Q6_K for the output and some layers' attn_v and ffn_down).
+// mxfp4_moe: llama.cpp's MXFP4_MOE, routed experts' matrices MXFP4 and the rest F32.
 struct WeightTypes {
     std::string name;  // "q4_k", "q4_k_m", ...
     DType base = DType::F32;
     bool q4_k_m = false;
+    bool mxfp4_moe = false;
 };
-// f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k q4_k_m (any case).
+// f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k q2_k q3_k iq4_nl iq4_xs q4_k_m
+// mxfp4_moe (any case).
 std::optional<WeightTypes> weight_types_named(std::string_view name);
 std::vector<std::string> weight_type_names();
 

@@ -75,6 +75,14 @@ std::pair<double, double> moments(const arbor::TensorView& w) {
     return {mean, std::sqrt(std::max(0.0, sum2 / n - mean * mean))};
 }
 
+// Empty when a weight matrix has about the intended spread sigma and no offset; else its
+// mean and standard deviation.
+QString spread_failure(const arbor::TensorView& w, double sigma) {
+    const auto [mean, sd] = moments(w);
+    if (sd > 0.7 * sigma && sd < 1.3 * sigma && std::abs(mean) < 0.15 * sigma) return {};
+    return QString("mean %1, sd %2, intended sd %3").arg(mean).arg(sd).arg(sigma);
+}
+
 // Prefills a short chat and decodes three tokens: every logit finite, unit-scale logits
 // that differ between tokens and none huge (the weights' scales keep activations bounded).
 void check_generation(const arbor::Model& model) {
@@ -108,6 +116,15 @@ class TestSyntheticModel : public QObject {
     QTemporaryDir tmp_;
 
     std::filesystem::path path(const QString& name) const { return tmp_.filePath(name).toStdString(); }
+
+    // A tiny model of `arch` with a separate output, written and loaded.
+    std::unique_ptr<arbor::Model> untied_model(const char* type, Arch arch) {
+        SyntheticSpec spec = spec_of("tiny", type, arch);
+        spec.shape.tied = false;
+        const auto file = path(QString("tiny-%1-%2.gguf").arg(QString::fromUtf8(arbor::synth::arch_name(arch).data()), type));
+        arbor::synth::write_synthetic_model(spec, file);
+        return arbor::Model::load(file);
+    }
 
 private slots:
     void initTestCase() { QVERIFY(tmp_.isValid()); }
@@ -159,9 +176,8 @@ private slots:
         // Weights have about the intended spread (1/sqrt(row length)) and no offset.
         for (const auto* w : {&model->weights().layers[0].wq, &model->weights().layers[1].w_down}) {
             const double sigma = (w == &model->weights().layers[0].wq ? 1.0 : 0.5) / std::sqrt(double(w->cols));
-            const auto [mean, sd] = moments(*w);
-            QVERIFY2(sd > 0.7 * sigma && sd < 1.3 * sigma, qPrintable(QString("sd %1, intended %2").arg(sd).arg(sigma)));
-            QVERIFY2(std::abs(mean) < 0.15 * sigma, qPrintable(QString("mean %1, sd %2").arg(mean).arg(sigma)));
+            const QString failure = spread_failure(*w, sigma);
+            QVERIFY2(failure.isEmpty(), qPrintable(failure));
         }
 
         check_generation(*model);
@@ -184,11 +200,7 @@ private slots:
     // products take one expert at a time), and their logits stay those of the GGUF order
     // within the panels' 16-bit rounding of activations; int8 activations run them too.
     void quantizedExpertsRun() {
-        SyntheticSpec spec = spec_of("tiny", "q4_0", Arch::Qwen3moe);
-        spec.shape.tied = false;
-        const auto file = path("tiny-qwen3moe-q4_0.gguf");
-        arbor::synth::write_synthetic_model(spec, file);
-        const auto model = arbor::Model::load(file);
+        const auto model = untied_model("q4_0", Arch::Qwen3moe);
         QCOMPARE(model->config().n_expert, 8);
         QCOMPARE(model->config().n_expert_used, 2);
         QCOMPARE(model->weights().layers[0].gate_exps.type, DType::Q4_0);
@@ -214,6 +226,27 @@ private slots:
             qInfo("%s", qPrintable(what));
             QVERIFY2(diff > 0.0 && diff < bound, qPrintable(what));
         }
+    }
+
+    // gpt-oss with MXFP4 experts (mxfp4_moe): the experts' matrices are MXFP4 with about
+    // the intended spread (4/sqrt(row length), so gpt-oss's clamp is reached), everything
+    // else F32; it generates, and int8 activations are refused naming MXFP4.
+    void mxfp4ExpertsRun() {
+        const auto model = untied_model("mxfp4_moe", Arch::GptOss);
+        QCOMPARE(model->config().architecture, std::string("gpt-oss"));
+        const auto& layer = model->weights().layers[1];
+        for (const auto* w : {&layer.gate_exps, &layer.up_exps, &layer.down_exps}) QCOMPARE(w->type, DType::MXFP4);
+        QCOMPARE(layer.wq.type, DType::F32);
+        QCOMPARE(model->weights().output.type, DType::F32);
+        const QString failure = spread_failure(layer.gate_exps, 4.0 / std::sqrt(double(layer.gate_exps.cols)));
+        QVERIFY2(failure.isEmpty(), qPrintable(failure));
+        check_generation(*model);
+
+        arbor::BackendOptions int8;
+        int8.int8_activations = true;
+        int8.kv_tokens = 64;
+        const QString error = thrown<arbor::Error>([&] { arbor::make_cpu_backend(*model, int8); });
+        QVERIFY2(error.contains("MXFP4"), qPrintable(error));
     }
 
     // The named shapes are the published models' (one layer written, to stay small), and
@@ -378,6 +411,10 @@ private slots:
         QVERIFY(!std::filesystem::exists(path("bad.gguf")));
         QVERIFY(!arbor::synth::shape_named("2b"));
         QVERIFY(!arbor::synth::weight_types_named("iq2_xs"));
+        s = spec_of("tiny", "mxfp4_moe");
+        QCOMPARE(refusal(s), QString("synthetic model tiny: mxfp4_moe needs an architecture with experts (qwen3moe, gpt-oss)"));
+        s = spec_of("tiny", "f32", Arch::GptOss);
+        QCOMPARE(refusal(s), QString("synthetic model tiny: gpt-oss has a separate output (use --untied)"));
 
         const QString error = thrown<std::runtime_error>(
             [&] { arbor::synth::write_synthetic_model(spec_of("tiny", "q4_0"), path("no-such-dir/x.gguf")); });

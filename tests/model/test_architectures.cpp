@@ -7,26 +7,25 @@
 // multiplier, attention temperature).
 // Last-position logits are compared with llama.cpp's. Model::load's errors are checked on
 // copies of a model broken in one way each.
-#include "test_support.h"
+#include "synthetic_model_files.h"
 
 #include "arbor/generator.h"
-#include "arbor/model.h"
-#include "../gguf/gguf_test_writer.h"
 
-#include <QCryptographicHash>
-#include <QFile>
 #include <QJsonArray>
-#include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <map>
 #include <string>
 
 using arbor::TokenId;
+using arbor::test::argmax;
+using arbor::test::ids_of;
+using arbor::test::load_error;
+using arbor::test::Parts;
+using arbor::test::synthetic_dir;
 
 namespace {
 
@@ -35,199 +34,38 @@ namespace {
 constexpr double kMaxAbsDiff = 1e-4;
 constexpr double kMaxAbsDiffQuantized = 1e-3;
 
-std::filesystem::path synthetic_dir() { return arbor::test::test_data_dir() / "synthetic"; }
-
-std::vector<TokenId> ids_of(const QJsonValue& v) {
-    std::vector<TokenId> out;
-    for (const auto& x : v.toArray()) out.push_back(TokenId(x.toInt()));
-    return out;
-}
-
-int32_t argmax(const std::vector<float>& v) { return int32_t(std::max_element(v.begin(), v.end()) - v.begin()); }
-
-// A model's metadata and tensors, editable and writable as a new file.
-struct Parts {
-    std::vector<std::pair<std::string, arbor::GgufValue>> metadata;
-    std::vector<arbor::test::TestTensor> tensors;
-
-    static Parts read(const std::filesystem::path& path) {
-        const auto file = arbor::GgufFile::open(path);
-        Parts p{file->metadata(), {}};
-        for (const auto& t : file->tensors()) {
-            arbor::test::TestTensor tt;
-            tt.name = t.name;
-            tt.type = uint32_t(t.type);
-            for (int64_t d : t.dims) tt.dims.push_back(uint64_t(d));
-            tt.data.assign(t.data, t.data + t.n_bytes);
-            p.tensors.push_back(std::move(tt));
-        }
-        return p;
-    }
-
-    void set(const std::string& key, arbor::GgufValue value) {
-        for (auto& [k, v] : metadata)
-            if (k == key) { v = std::move(value); return; }
-        metadata.emplace_back(key, std::move(value));
-    }
-    void erase_key(const std::string& key) {
-        std::erase_if(metadata, [&](const auto& kv) { return kv.first == key; });
-    }
-    void erase_tensor(const std::string& name) {
-        std::erase_if(tensors, [&](const auto& t) { return t.name == name; });
-    }
-    arbor::test::TestTensor& tensor(const std::string& name) {
-        for (auto& t : tensors)
-            if (t.name == name) return t;
-        throw std::runtime_error("no tensor " + name);
-    }
-
-    void write(const std::filesystem::path& path) const {
-        arbor::test::GgufWriter w;
-        for (const auto& [k, v] : metadata) w.add(k, v);
-        for (const auto& t : tensors) w.add_tensor(t);
-        arbor::test::write_file(path, w.bytes());
-    }
-};
-
 } // namespace
 
 class TestArchitectures : public QObject {
     Q_OBJECT
-    QJsonArray models_;
-    std::map<QString, std::unique_ptr<arbor::Model>> loaded_;
+    arbor::test::SyntheticModels models_;
     QTemporaryDir tmp_;
 
-    const arbor::Model& model(const QString& file) {
-        auto& m = loaded_[file];
-        if (!m) m = arbor::Model::load(synthetic_dir() / file.toStdString());
-        return *m;
-    }
-
-    QJsonObject reference(const QString& file) const {
-        for (const auto& m : models_)
-            if (m.toObject().value("file").toString() == file) return m.toObject();
-        return {};
-    }
-
+    const arbor::Model& model(const QString& file) { return models_.model(file); }
+    QJsonObject reference(const QString& file) const { return models_.reference(file); }
     // Prefills every reference case (whole, and in chunks of 7 across KV pages) and
     // compares the last-position logits; returns the largest difference seen.
     // attention_part > 0 splits each row's attention into parts of that many positions.
     double compare_with_reference(const arbor::Model& m, const QJsonObject& ref, const char* what,
                                   int32_t attention_part = 0) {
-        arbor::BackendOptions options;
-        options.kv_tokens = 256;
-        options.threads = 2;
-        if (attention_part > 0) options.attention_part = attention_part;
-        options.kv_type = arbor::KvType::F32;  // as the reference ran
-        auto backend = arbor::make_cpu_backend(m, options);
         const double tolerance =
             ref.value("file").toString() == "llama-ropefreqs-quant.gguf" ? kMaxAbsDiffQuantized : kMaxAbsDiff;
-        double worst = 0.0;
-        for (const auto& c : ref.value("cases").toArray()) {
-            const auto ids = ids_of(c.toObject().value("ids"));
-            const QJsonArray want = c.toObject().value("logits").toArray();
-            for (int32_t chunk : {512, 7}) {
-                arbor::Generator gen(m, *backend, chunk);
-                const std::vector<float> got = gen.prefill(ids);
-                if (got.size() != size_t(want.size())) {
-                    QTest::qFail(qPrintable(QString("%1: %2 logits, reference has %3").arg(what).arg(got.size()).arg(want.size())),
-                                 __FILE__, __LINE__);
-                    return INFINITY;
-                }
-                double diff = 0.0;
-                int32_t want_argmax = 0;
-                for (qsizetype i = 0; i < want.size(); ++i) {
-                    diff = std::max(diff, std::abs(double(got[size_t(i)]) - want[i].toDouble()));
-                    if (want[i].toDouble() > want[want_argmax].toDouble()) want_argmax = int32_t(i);
-                }
-                worst = std::max(worst, diff);
-                if (!(diff < tolerance) || argmax(got) != want_argmax) {
-                    QTest::qFail(qPrintable(QString("%1, %2 ids, chunk %3: max abs diff %4, argmax %5 (reference %6)")
-                                                .arg(what).arg(ids.size()).arg(chunk).arg(diff).arg(argmax(got)).arg(want_argmax)),
-                                 __FILE__, __LINE__);
-                    return worst;
-                }
-            }
-        }
-        return worst;
+        const arbor::test::ReferenceDiff d = arbor::test::diff_from_reference(m, ref, tolerance, attention_part);
+        if (!d.failure.isEmpty())
+            QTest::qFail(qPrintable(QString("%1, %2").arg(what, d.failure)), __FILE__, __LINE__);
+        return d.failure.isEmpty() ? d.worst : INFINITY;
     }
 
     // The largest logit difference from the reference of `file`'s longest case.
     double last_case_diff(const arbor::Model& m, const QString& file) {
-        arbor::BackendOptions options;
-        options.kv_tokens = 256;
-        options.kv_type = arbor::KvType::F32;
-        auto backend = arbor::make_cpu_backend(m, options);
-        const QJsonObject c = reference(file).value("cases").toArray().last().toObject();
-        arbor::Generator gen(m, *backend, 512);
-        const std::vector<float> got = gen.prefill(ids_of(c.value("ids")));
-        const QJsonArray want = c.value("logits").toArray();
-        double diff = 0.0;
-        for (qsizetype i = 0; i < want.size(); ++i) diff = std::max(diff, std::abs(double(got[size_t(i)]) - want[i].toDouble()));
-        return diff;
+        return arbor::test::last_case_diff(m, reference(file));
     }
 
-    // The message of the arbor::Error that loading `path` throws, or what happened instead.
-    static QString load_error(const std::filesystem::path& path) {
-        try {
-            arbor::Model::load(path);
-        } catch (const arbor::Error& e) {
-            return QString::fromStdString(e.what());
-        } catch (const std::exception& e) {
-            return "non-arbor::Error exception: " + QString::fromStdString(e.what());
-        }
-        return "no error";
-    }
-
-    // Half the rows of a matrix, half the length of a vector; F32 data shrinks alike.
-    static void halve(arbor::test::TestTensor& t) {
-        QCOMPARE(t.type, 0u);
-        t.dims.back() /= 2;
-        uint64_t n = 1;
-        for (uint64_t d : t.dims) n *= d;
-        t.data.resize(size_t(n) * sizeof(float));
-    }
-
-    // One edit "OP:ARG": drop:TENSOR, transpose:TENSOR (a matrix), halve:TENSOR,
-    // pattern:N (gemma3's per-layer window flags, N of them), bias:TENSOR (64 zeros),
-    // erase:KEY, or KEY=VALUE
-    // after set (a string), u32, f32 or bool (true/false).
     static void apply_edit(Parts& p, const QString& edit) {
-        const QString op = edit.section(':', 0, 0);
-        const std::string arg = edit.section(':', 1).toStdString();
-        if (op == "drop") {
-            p.erase_tensor(arg);
-        } else if (op == "transpose") {
-            auto& t = p.tensor(arg);
-            std::swap(t.dims[0], t.dims[1]);
-        } else if (op == "halve") {
-            halve(p.tensor(arg));
-        } else if (op == "longrope") {  // Phi-3 128k's factor tensors (12 pairs here)
-            for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"}) {
-                arbor::test::TestTensor t;
-                t.name = name;
-                t.dims = {12};
-                t.data.assign(12 * sizeof(float), 0);
-                p.tensors.push_back(std::move(t));
-            }
-        } else if (op == "bias") {  // a zero F32 vector of 64
-            arbor::test::TestTensor t;
-            t.name = arg;
-            t.dims = {64};
-            t.data.assign(64 * sizeof(float), 0);
-            p.tensors.push_back(std::move(t));
-        } else if (op == "erase") {
-            p.erase_key(arg);
-        } else if (op == "pattern") {
-            std::vector<arbor::GgufValue> flags(size_t(std::stoi(arg)), arbor::test::gv::boolean(true));
-            p.set("gemma3.attention.sliding_window_pattern", arbor::test::gv::arr(arbor::GgufType::Bool, flags));
-        } else {
-            const std::string key = arg.substr(0, arg.find('=')), value = arg.substr(arg.find('=') + 1);
-            if (op == "set") p.set(key, arbor::test::gv::str(value));
-            else if (op == "u32") p.set(key, arbor::test::gv::u32(uint32_t(std::stoul(value))));
-            else if (op == "f32") p.set(key, arbor::test::gv::f32(std::stof(value)));
-            else if (op == "bool") p.set(key, arbor::test::gv::boolean(value == "true"));
-            else QFAIL(qPrintable("unknown edit " + edit));
+        try {
+            arbor::test::apply_edit(p, edit);
+        } catch (const std::exception& e) {
+            QFAIL(e.what());
         }
     }
 
@@ -244,24 +82,15 @@ private slots:
     void initTestCase() {
         QVERIFY(tmp_.isValid());
         for (const char* name : {"reference.json", "reference-qwen3-gemma3.json", "reference-smollm3-yarn.json",
-                                 "reference-phi3.json", "reference-qwen3moe.json", "reference-mistral3.json"}) {
-            QFile f(QString::fromStdString((synthetic_dir() / name).string()));
-            QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(QString("tests/data/synthetic/%1 missing").arg(name)));
-            for (const auto& m : QJsonDocument::fromJson(f.readAll()).object().value("models").toArray())
-                models_.append(m);
-        }
-        QCOMPARE(models_.size(), 10);
+                                 "reference-phi3.json", "reference-qwen3moe.json", "reference-mistral3.json"})
+            QVERIFY2(models_.add_references(name), qPrintable(QString("tests/data/synthetic/%1 missing or empty").arg(name)));
+        QCOMPARE(models_.references().size(), 10);
     }
 
     // The model files are the ones the reference was computed on.
     void filesMatchReference() {
-        for (const auto& m : models_) {
-            const QString file = m.toObject().value("file").toString();
-            QFile f(QString::fromStdString((synthetic_dir() / file.toStdString()).string()));
-            QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(file));
-            QCOMPARE(QString(QCryptographicHash::hash(f.readAll(), QCryptographicHash::Sha256).toHex()),
-                     m.toObject().value("sha256").toString());
-        }
+        const QString changed = models_.changed_file();
+        QVERIFY2(changed.isEmpty(), qPrintable(changed + " is not the file its reference was computed on"));
     }
 
     void configuration() {
@@ -385,7 +214,7 @@ private slots:
     }
 
     void tokenizerMatchesReference() {
-        for (const auto& r : models_) {
+        for (const auto& r : models_.references()) {
             const auto o = r.toObject();
             const auto& tok = model(o.value("file").toString()).tokenizer();
             QCOMPARE(tok.n_vocab(), o.value("n_vocab").toInt());
@@ -395,7 +224,7 @@ private slots:
 
     void logitsMatchReference_data() {
         QTest::addColumn<QString>("file");
-        for (const auto& m : models_) {
+        for (const auto& m : models_.references()) {
             const QString file = m.toObject().value("file").toString();
             QTest::newRow(qPrintable(file)) << file;
         }
@@ -669,46 +498,9 @@ private slots:
     // forward (84 rows routed to different experts, sequences on interleaved pages) gives
     // each sequence's reference logits; so does a decode row beside another's prefill.
     void expertsBatchedAcrossSequences() {
-        const auto& m = model("qwen3moe-tiny.gguf");
-        const QJsonArray cases = reference("qwen3moe-tiny.gguf").value("cases").toArray();
-        QCOMPARE(cases.size(), 3);
-        arbor::BackendOptions options;
-        options.kv_tokens = 256;
-        options.threads = 2;
-        options.kv_type = arbor::KvType::F32;
-        auto backend = arbor::make_cpu_backend(m, options);
-        const int32_t ps = backend->page_size(), pages = backend->page_count();
-        std::vector<std::vector<TokenId>> ids;
-        std::vector<std::vector<int32_t>> tables(size_t(cases.size()));
-        arbor::ForwardBatch batch;
-        for (qsizetype s = 0; s < cases.size(); ++s) {
-            ids.push_back(ids_of(cases[s].toObject().value("ids")));
-            for (int32_t i = 0; i * ps < int32_t(ids.back().size()); ++i)
-                tables[size_t(s)].push_back(pages - 1 - int32_t(s) - 3 * i);
-            batch.sequences.push_back({int32_t(batch.tokens.size()), int32_t(ids.back().size()), 0, tables[size_t(s)],
-                                       arbor::SequenceRows::Logits::Last});
-            batch.tokens.insert(batch.tokens.end(), ids.back().begin(), ids.back().end());
-        }
-        const auto check = [&](const float* got, qsizetype s, const char* what) {
-            const QJsonArray want = cases[s].toObject().value("logits").toArray();
-            double diff = 0.0;
-            for (qsizetype i = 0; i < want.size(); ++i) diff = std::max(diff, std::abs(double(got[i]) - want[i].toDouble()));
-            QVERIFY2(diff < kMaxAbsDiff, qPrintable(QString("%1, sequence %2: max abs diff %3").arg(what).arg(s).arg(diff)));
-        };
-        std::vector<float> logits;
-        backend->forward(batch, logits);
-        QCOMPARE(logits.size(), size_t(3 * m.config().n_vocab));
-        for (qsizetype s = 0; s < 3; ++s) check(&logits[size_t(s * m.config().n_vocab)], s, "one batch");
-
-        // Sequence 0's last id decoded next to sequence 1's prefill (its pages rewritten).
-        arbor::ForwardBatch mixed;
-        mixed.tokens = {ids[0].back()};
-        mixed.tokens.insert(mixed.tokens.end(), ids[1].begin(), ids[1].end());
-        mixed.sequences.push_back({0, 1, int32_t(ids[0].size()) - 1, tables[0], arbor::SequenceRows::Logits::Last});
-        mixed.sequences.push_back({1, int32_t(ids[1].size()), 0, tables[1], arbor::SequenceRows::Logits::Last});
-        backend->forward(mixed, logits);
-        check(logits.data(), 0, "decode row");
-        check(&logits[size_t(m.config().n_vocab)], 1, "beside a decode row");
+        const QString failure =
+            arbor::test::batched_failure(model("qwen3moe-tiny.gguf"), reference("qwen3moe-tiny.gguf"), kMaxAbsDiff);
+        QVERIFY2(failure.isEmpty(), qPrintable(failure));
     }
 
     // The rewriting itself keeps a model loadable and its logits unchanged, so the errors

@@ -1,6 +1,7 @@
 // A loaded model: configuration, weight views into the mapped GGUF file, tokenizer and
 // chat template. Supported architectures: llama (Llama 2/3.x, Mistral, SmolLM2,
-// TinyLlama), qwen2, qwen3, qwen3moe, gemma3, smollm3, phi3 and mistral3.
+// TinyLlama), qwen2, qwen3, qwen3moe, gemma3, smollm3, phi3, mistral3 and gpt-oss
+// (gpt-oss).
 #pragma once
 
 #include "arbor/gguf.h"
@@ -25,13 +26,18 @@ struct ModelConfig {
     int32_t head_dim = 0;
     int32_t n_rot = 0;  // leading dimensions of each head that RoPE rotates (head_dim but for phi3's partial rotary)
     int32_t n_ff = 0;
-    // Routed experts (qwen3moe): each token's FFN is the sum of the n_expert_used experts
-    // (of n_expert) with the highest router probability (softmax over all experts), each
-    // weighted by its probability over the chosen ones' sum; an expert's FFN is n_ff_exp
-    // wide. n_expert 0: a dense FFN of n_ff.
+    // Routed experts: each token's FFN is the weighted sum of n_expert_used experts (of
+    // n_expert), each n_ff_exp wide. n_expert 0: a dense FFN of n_ff. How the experts are
+    // chosen and weighted:
+    //   SoftmaxAll (qwen3moe): the highest probabilities of a softmax over all router
+    //     logits, each divided by the chosen ones' sum;
+    //   SoftmaxChosen (gpt-oss): the highest router logits, weighted by a softmax over
+    //     the chosen logits alone (the same experts and, up to rounding, the same weights
+    //     as SoftmaxAll: kept apart as llama.cpp computes them apart).
     int32_t n_expert = 0;
     int32_t n_expert_used = 0;
     int32_t n_ff_exp = 0;
+    enum class Gating { SoftmaxAll, SoftmaxChosen } expert_gating = Gating::SoftmaxAll;
     int32_t n_vocab = 0;
     int32_t n_ctx_train = 0;
     float rms_eps = 1e-5f;
@@ -64,14 +70,22 @@ struct ModelConfig {
     // gated FFN, and final logits soft-capped as cap * tanh(logit / cap) when cap > 0.
     float embd_scale = 1.0f;
     float attn_scale = 0.0f;
-    enum class Activation { Silu, GeluTanh } ffn_activation = Activation::Silu;
+    // SwigluOai (gpt-oss's experts): g = min(gate, 7), u = clamp(up, -7, 7),
+    // out = g * sigmoid(1.702 g) * (u + 1).
+    enum class Activation { Silu, GeluTanh, SwigluOai } ffn_activation = Activation::Silu;
     float final_logit_softcap = 0.0f;
     // Sliding-window attention: a layer marked local attends to the last
     // sliding_window positions only (its own included) and rotates with rope_base_local,
-    // unscaled. Empty: every layer is global.
+    // unscaled unless rope_scaled_local (gpt-oss: its local layers take the global
+    // layers' scaling, YaRN included). Empty: every layer is global.
     int32_t sliding_window = 0;
     std::vector<bool> local_layers;
     float rope_base_local = 10000.0f;
+    bool rope_scaled_local = false;
+    // Learned attention sinks (gpt-oss): each query head's softmax has one more logit,
+    // the layer's attn_sinks value of that head, which takes its share of the weight and
+    // adds no value.
+    bool attn_sinks = false;
 
     int32_t kv_dim() const { return n_head_kv * head_dim; }
     bool has_experts() const { return n_expert > 0; }
@@ -92,6 +106,8 @@ struct LayerWeights {
     std::vector<float> attn_norm, ffn_norm;
     TensorView wq, wk, wv, wo;
     std::vector<float> bq, bk, bv;  // empty without QKV bias
+    std::vector<float> bo;          // the attention output's bias (gpt-oss); else empty
+    std::vector<float> attn_sinks;  // one logit per query head (gpt-oss); else empty
     // Per-head RMSNorm of queries and keys before RoPE (qwen3, gemma3), head_dim each;
     // norms of the attention and FFN outputs before the residual add (gemma3). Empty when
     // the architecture has none.
@@ -102,6 +118,10 @@ struct LayerWeights {
     // llama.cpp's ffn_*_exps, expert e's rows following expert e-1's (expert_rows).
     TensorView ffn_gate_inp;
     TensorView gate_exps, up_exps, down_exps;
+    // Biases of a layer of experts (gpt-oss; else empty): the router's (n_expert), and
+    // each expert's gate/up (n_ff_exp) and down (n_embd) biases, expert e's after e-1's.
+    std::vector<float> ffn_gate_inp_b;
+    std::vector<float> gate_exps_b, up_exps_b, down_exps_b;
 };
 
 // Expert e's matrix of a stack of n_expert equal matrices (its rows / n_expert rows each).
