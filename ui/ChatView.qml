@@ -64,13 +64,26 @@ Item {
             // time).
             cacheBuffer: 10000000
             Accessible.name: qsTr("Messages")
-            ScrollBar.vertical: ScrollBar {}
+            ScrollBar.vertical: ScrollBar {
+                // Dragging the bar moves the view without a movementStarted.
+                onPressedChanged: if (pressed) messageList.pinned = null
+            }
             // Stay at the bottom while a reply streams in, unless the user scrolled up.
             property bool followEnd: true
             onMovementEnded: followEnd = atYEnd
-            onContentHeightChanged: if (followEnd) scrollToEnd()
+            onContentHeightChanged: {
+                if (followEnd) scrollToEnd()
+                else if (pinned) place(pinned)
+            }
             onHeightChanged: if (followEnd) scrollToEnd()
             onCountChanged: if (followEnd) scrollToEnd()
+            // A new width wraps every message anew: the text at the top of the view stays
+            // there (pinned below), wherever the wrapping above it moves it. The place is the
+            // one read when the view last scrolled: by the time the list's width changes,
+            // the messages (whose widths follow it) may have wrapped anew already.
+            property var topPlace: null
+            onContentYChanged: if (!followEnd && !pinned) topPlace = placeAtTop()
+            onWidthChanged: if (!followEnd && !pinned && topPlace) pinned = topPlace
             // Moves the view, keeping its items. positionViewAtEnd() instead drops every
             // item when the last one is out of view and creates them again: a message that
             // grows (a long one being laid out, a streaming reply) changes the content
@@ -78,26 +91,58 @@ Item {
             function scrollToEnd() {
                 contentY = Math.max(originY - topMargin, originY + contentHeight + bottomMargin - height)
             }
-            // Scroll anchoring: a reply's block measured above the view (scrolling up makes
-            // them a screen ahead) moved what is in sight by `by`; scrolling as much keeps it
-            // still. Not while following the end, which places the view itself, nor for the
-            // first message wholly above the view, which the list moves up itself.
-            // While a tab's saved position is pinned (from showing the tab until the user
-            // moves the view), a measurement places the view again at the saved distance
-            // into the saved message instead: the blocks were estimated anew when the tab
-            // came back, so keeping what is in sight would keep the estimate's position.
+
+            // A place in the conversation: the message `top`, and in a reply the `block` and
+            // the `fraction` of it above the view's top; otherwise (block -1) `offset` pixels
+            // into the message. null where the view's top is between messages.
+            function placeAtTop() {
+                let top = indexAt(1, contentY + 1)
+                if (top < 0) top = indexAt(1, contentY + 1 + spacing)
+                const item = top >= 0 ? itemAtIndex(top) : null
+                if (!item) return null
+                const offset = contentY - item.y
+                const inReply = item.placeIn(offset)
+                return { top: top, block: inReply ? inReply.block : -1, fraction: inReply ? inReply.fraction : 0, offset: offset }
+            }
+            // Scrolls to `where` (a placeAtTop()); false when its message has no item.
+            function place(where) {
+                const item = itemAtIndex(where.top)
+                if (!item) return false
+                const inReply = where.block >= 0 ? item.yOfPlace(where.block, where.fraction) : -1
+                contentY = item.y + (inReply >= 0 ? inReply : where.offset)
+                return true
+            }
+
+            // While a place is pinned (a tab shown again, or the width changed; until the
+            // user moves the view), every change of layout scrolls back to it: the blocks
+            // were estimated anew (a tab's delegates are made again) or wrapped anew (a
+            // width), so keeping what is in sight still would keep the estimate's position.
             property var pinned: null
-            onMovementStarted: pinned = null
+            // The user moves the view: it neither follows the end (until a movement ends
+            // there) nor keeps a pinned place.
+            onMovementStarted: {
+                pinned = null
+                followEnd = false
+            }
             onFollowEndChanged: if (followEnd) pinned = null
+
+            // Scroll anchoring: a reply's block measured above the view (scrolling up makes
+            // them a screen ahead) moved what is in sight down by `by`. Every message moves
+            // up as much instead of the view scrolling down: setting contentY ends a wheel
+            // notch's or a flick's movement in progress (Qt 6.4), so the scroll would stop
+            // short, while the messages' own y is what the list lays them out from (it places
+            // each after the first, as it does when its first item grows above the view), so
+            // the move is kept by the next layout and leaves the movement alone.
+            // Not while following the end, which places the view itself, nor for the first
+            // message wholly above the view, which the list moves up itself.
             function keepStill(bubble, by) {
                 if (followEnd) return
-                const pinnedItem = pinned ? itemAtIndex(pinned.top) : null
-                if (pinnedItem) {
-                    contentY = pinnedItem.y + pinned.offset
-                    return
-                }
+                if (pinned && place(pinned)) return
                 if (bubble.index === 0 && bubble.y + bubble.height <= contentY) return
-                contentY += by
+                for (let i = 0; i < count; ++i) {
+                    const item = itemAtIndex(i)
+                    if (item) item.y -= by
+                }
             }
 
             delegate: MessageBubble {
@@ -188,14 +233,13 @@ Item {
 
     onSessionChanged: {
         if (shown) {
-            // Scroll position as the message at the top and how far into it the view is.
-            const top = messageList.indexAt(1, messageList.contentY + 1)
-            const item = top >= 0 ? messageList.itemAtIndex(top) : null
+            // The place as pixels into the message at the top: the tab comes back at the
+            // same width, where those pixels hold the same text once its blocks are measured.
+            const where = messageList.placeAtTop()
             hiddenTabs[shown.conversationId] = {
                 draft: composer.text,
-                followEnd: messageList.followEnd || top < 0,
-                top: top,
-                offset: item ? messageList.contentY - item.y : 0
+                followEnd: messageList.followEnd || !where,
+                where: where ? { top: where.top, block: -1, offset: where.offset } : null
             }
         }
         shown = session
@@ -204,6 +248,7 @@ Item {
         composer.text = saved ? saved.draft : ""
         messageList.followEnd = saved ? saved.followEnd : true
         messageList.pinned = null
+        messageList.topPlace = null
         messageList.forceLayout()
         if (messageList.followEnd) {
             messageList.scrollToEnd()
@@ -211,11 +256,9 @@ Item {
             // Placed from the item's own y (what the offset was measured from): adding the
             // offset to where positionViewAtIndex left the view missed by the list's margins
             // whenever the items above had been laid out again.
-            messageList.positionViewAtIndex(saved.top, ListView.Beginning)
-            const item = messageList.itemAtIndex(saved.top)
-            if (item) messageList.contentY = item.y + saved.offset
-            else messageList.contentY += saved.offset
-            messageList.pinned = { top: saved.top, offset: saved.offset }
+            messageList.positionViewAtIndex(saved.where.top, ListView.Beginning)
+            if (!messageList.place(saved.where)) messageList.contentY += saved.where.offset
+            messageList.pinned = saved.where
         }
         if (session) composer.focusInput()
     }

@@ -28,6 +28,9 @@ Item {
     // The block's item, null while it is out of sight.
     function blockItem(row) { return list.itemAt(row) }
     function blockTop(row) { return list.blockTop(row) }
+    function blockHeight(row) { return list.blockHeight(row) }
+    // The block at `y` (in this view), -1 when there are none.
+    function blockAt(y) { return list.blockAt(y) }
     function forceLayout() { list.forceLayout() }
 
     implicitHeight: list.implicitHeight

@@ -44,6 +44,26 @@ Item {
     Accessible.name: (isUser ? qsTr("You") : qsTr("Assistant")) + ": "
                      + (!isReply ? shortText : streaming ? qsTr("writing a reply") : model.text)
 
+    // A place `into` pixels below the bubble's top, in a reply's terms: the block there and
+    // the fraction of it above that line (which survives the block wrapping anew at another
+    // width). null outside the reply's blocks.
+    function placeIn(into) {
+        const text = replyText.item
+        if (!text || text.blockCount === 0) return null
+        const y = into - text.mapToItem(bubble, 0, 0).y
+        const block = y >= 0 ? text.blockAt(y) : -1
+        if (block < 0) return null
+        const height = text.blockHeight(block), top = text.blockTop(block)
+        if (y > top + height) return null
+        return { block: block, fraction: height > 0 ? (y - top) / height : 0 }
+    }
+    // How far below the bubble's top that place is now; -1 when the reply has no such block.
+    function yOfPlace(block, fraction) {
+        const text = replyText.item
+        if (!text || block < 0 || block >= text.blockCount) return -1
+        return text.mapToItem(bubble, 0, 0).y + text.blockTop(block) + fraction * text.blockHeight(block)
+    }
+
     // Where a long text is cut for its collapsed view, -1 when it is short enough.
     function cutOf(text) {
         let end = -1

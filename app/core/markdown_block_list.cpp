@@ -114,6 +114,16 @@ qreal MarkdownBlockList::blockTop(int row) {
     return row >= 0 && row < int(tops_.size()) ? tops_[row] : 0;
 }
 
+qreal MarkdownBlockList::blockHeight(int row) {
+    return model_ && row >= 0 && row < model_->rowCount() ? heightOf(row) : 0;
+}
+
+int MarkdownBlockList::blockAt(qreal y) {
+    if (!model_ || model_->rowCount() == 0) return -1;
+    updateTops();
+    return rowAt(y);
+}
+
 void MarkdownBlockList::relayoutFrom(int row) {
     dirtyFrom_ = std::min(dirtyFrom_, std::max(row, 0));
     polish();

@@ -63,8 +63,12 @@ public:
     int itemCount() const { return int(items_.size()); }
     // The item of block `row`, null when the block is out of sight.
     Q_INVOKABLE QQuickItem* itemAt(int row) const;
-    // Where block `row` starts in the list.
+    // Where block `row` starts in the list, and how tall it is (measured, else estimated).
     Q_INVOKABLE qreal blockTop(int row);
+    Q_INVOKABLE qreal blockHeight(int row);
+    // The block at `y` in the list (the first above 0, the last below the end), -1 when
+    // there are none.
+    Q_INVOKABLE int blockAt(qreal y);
     // Lays the list out now rather than before the next frame.
     Q_INVOKABLE void forceLayout() { updatePolish(); }
 

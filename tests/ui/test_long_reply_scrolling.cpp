@@ -1,20 +1,25 @@
 // A 20,000-word reply restored from the store, read in the real window (offscreen): its
 // blocks get items only near the view, so scrolling up measures blocks a screen ahead of
 // the view, each off its estimate by a few pixels. What is in sight must stay still
-// meanwhile (scroll anchoring); the whole reply copies from the bubble's Copy button
-// wherever the view is; a selection in a block survives the block scrolling far out of
-// sight and copies with Ctrl+C.
+// meanwhile (scroll anchoring), without cutting short a wheel notch or a flick in motion;
+// a new width keeps the text at the top of the view in sight; the whole reply copies from
+// the bubble's Copy button wherever the view is; a selection in a block survives the block
+// scrolling far out of sight and copies with Ctrl+C.
 #include "test_support.h"
 #include "window_test_support.h"
 
 #include "arbor/store.h"
 
 #include <QClipboard>
+#include <QElapsedTimer>
 #include <QGuiApplication>
 #include <QSignalSpy>
+#include <QStyleHints>
+#include <QWheelEvent>
 #include <QtTest>
 
 #include <cmath>
+#include <functional>
 
 using namespace arbor::app;
 using arbor::test::findItem;
@@ -102,7 +107,55 @@ struct RestoredReply {
         return out;
     }
     qreal yInView(QQuickItem* item) const { return item->mapToItem(list, QPointF()).y(); }
+    bool moving() const { return list->property("moving").toBool(); }
+
+    // Starts a movement up with `start`, waits until it ends and returns how far the
+    // topmost prose block in sight moved down meanwhile (what the user sees scroll). The
+    // block must never move back up in a frame.
+    qreal movedUpBy(const std::function<void()>& start) {
+        const QList<QQuickItem*> inSight = proseInSight();
+        if (inSight.isEmpty()) {
+            QTest::qFail(qPrintable(QStringLiteral("nothing in sight at %1").arg(contentY())), __FILE__, __LINE__);
+            return 0;
+        }
+        QPointer<QQuickItem> chosen = inSight.front();
+        const qreal from = yInView(chosen);
+        qreal last = from;
+        start();
+        QElapsedTimer waited;
+        waited.start();
+        do {
+            running->window->grabWindow();  // a frame, as the screen gets it
+            QTest::qWait(8);
+            if (!chosen) break;
+            const qreal now = yInView(chosen);
+            if (now < last - 0.5) {
+                QTest::qFail(qPrintable(QStringLiteral("the block in sight went from %1 to %2 in one frame").arg(last).arg(now)),
+                             __FILE__, __LINE__);
+                return 0;
+            }
+            last = now;
+        } while ((moving() || waited.elapsed() < 50) && waited.elapsed() < 10000);
+        if (!chosen) {
+            QTest::qFail("the block in sight went", __FILE__, __LINE__);
+            return 0;
+        }
+        settle();
+        return yInView(chosen) - from;
+    }
 };
+
+// One notch of a mouse wheel up over the list, as the window gets it: an angle delta of
+// 120 with the pixel delta a platform may add, no scroll phase.
+void wheelNotchUp(QQuickWindow* window, QQuickItem* over, qreal pixels) {
+    static ulong timestamp = 1000;
+    timestamp += 500;
+    const QPointF at = over->mapToScene(QPointF(over->width() / 2, over->height() / 2));
+    QWheelEvent event(at, window->mapToGlobal(at), QPoint(0, int(pixels)), QPoint(0, 120), Qt::NoButton, Qt::NoModifier,
+                      Qt::NoScrollPhase, false);
+    event.setTimestamp(timestamp);
+    QGuiApplication::sendEvent(window, &event);
+}
 
 } // namespace
 
@@ -110,6 +163,9 @@ class TestLongReplyScrolling : public QObject {
     Q_OBJECT
 private slots:
     void scrollingUpKeepsWhatIsInSightStill();
+    void wheelNotchesScrollTheirWholeWay();
+    void flicksScrollTheirWholeWay();
+    void newWidthKeepsTheTopOfTheViewInSight();
     void copyWorksWhereverTheViewIs();
     void selectionSurvivesScrollingAway();
 };
@@ -146,6 +202,98 @@ void TestLongReplyScrolling::scrollingUpKeepsWhatIsInSightStill() {
     qInfo("%d steps up, %lld shifts from blocks measured above the view, worst offset %.1f px", steps,
           qlonglong(shifted.count()), worst);
     QVERIFY2(shifted.count() > 0, "no block above the view was measured off its estimate: nothing was anchored");
+    QVERIFY2(loops.warnings().isEmpty(), qPrintable(loops.warnings().join('\n')));
+}
+
+// Notch by notch from the reply's end up through a few screens: each notch moves what is in
+// sight by the distance Qt gives a notch (wheelScrollLines lines of 24 px, from rest), although
+// blocks above the view are measured while it moves. Setting the view's position to anchor
+// them would end the notch's movement where it was.
+void TestLongReplyScrolling::wheelNotchesScrollTheirWholeWay() {
+    ARBOR_REQUIRE_MODEL();
+    const LayoutLoopWatch loops;
+    RestoredReply reply;
+    reply.open();
+    if (QTest::currentTestFailed()) return;
+    QSignalSpy shifted(reply.bubble, SIGNAL(shiftedInSight(qreal)));
+    const qreal notch = QGuiApplication::styleHints()->wheelScrollLines() * 24;
+    const int notches = 40;
+    qreal total = 0;
+    for (int i = 0; i < notches; ++i) {
+        const qreal moved = reply.movedUpBy([&] { wheelNotchUp(reply.running->window, reply.list, notch); });
+        if (QTest::currentTestFailed()) return;
+        QVERIFY2(std::abs(moved - notch) <= 2, qPrintable(QStringLiteral("notch %1 moved the text %2 px, not %3 (%4 shifts so far)")
+                                                              .arg(i).arg(moved).arg(notch).arg(shifted.count())));
+        total += moved;
+    }
+    qInfo("%d notches moved the text %.1f px (asked %.0f); %lld shifts from blocks measured above the view", notches,
+          total, notches * notch, qlonglong(shifted.count()));
+    QVERIFY2(std::abs(total - notches * notch) <= 4, qPrintable(QStringLiteral("moved %1 px in all").arg(total)));
+    QVERIFY2(shifted.count() > 0, "no block above the view was measured off its estimate: nothing was anchored");
+    QCOMPARE(reply.list->property("followEnd").toBool(), false);
+    QVERIFY2(loops.warnings().isEmpty(), qPrintable(loops.warnings().join('\n')));
+}
+
+// Kinetic flicks up from the middle of the reply (Flickable.flick, what releasing a drag
+// starts): each moves what is in sight v^2 / (2 deceleration), the whole way, while blocks
+// above the view are measured.
+void TestLongReplyScrolling::flicksScrollTheirWholeWay() {
+    ARBOR_REQUIRE_MODEL();
+    RestoredReply reply;
+    reply.open();
+    if (QTest::currentTestFailed()) return;
+    reply.scrollTo(reply.contentY() / 2);
+    QSignalSpy shifted(reply.bubble, SIGNAL(shiftedInSight(qreal)));
+    const qreal velocity = std::min<qreal>(1500, reply.list->property("maximumFlickVelocity").toDouble());
+    const qreal distance = velocity * velocity / (2 * reply.list->property("flickDeceleration").toDouble());
+    for (int i = 0; i < 4; ++i) {
+        const int before = int(shifted.count());
+        const qreal moved = reply.movedUpBy([&] {
+            QVERIFY(QMetaObject::invokeMethod(reply.list, "flick", Q_ARG(qreal, 0), Q_ARG(qreal, velocity)));
+        });
+        if (QTest::currentTestFailed()) return;
+        qInfo("flick %d moved the text %.1f px (expected %.1f), %d blocks measured above the view meanwhile", i, moved,
+              distance, int(shifted.count()) - before);
+        QVERIFY2(std::abs(moved - distance) <= 2,
+                 qPrintable(QStringLiteral("flick %1 moved the text %2 px, not %3").arg(i).arg(moved).arg(distance)));
+    }
+    QVERIFY2(shifted.count() > 0, "no block above the view was measured off its estimate: nothing was anchored");
+}
+
+// In the middle of the reply, the window made narrower and then wider again: the block at
+// the top of the view wraps anew, the thousands of blocks above it too (estimated), and
+// still the topmost prose block in sight before stays in sight, near where it was.
+void TestLongReplyScrolling::newWidthKeepsTheTopOfTheViewInSight() {
+    ARBOR_REQUIRE_MODEL();
+    const LayoutLoopWatch loops;
+    RestoredReply reply;
+    reply.open();
+    if (QTest::currentTestFailed()) return;
+    reply.scrollTo(reply.contentY() / 2);
+    for (const int width : {620, 1200, 900}) {
+        const QList<QQuickItem*> before = reply.proseInSight();
+        QVERIFY(!before.isEmpty());
+        // By its text: the block's item may be made again meanwhile.
+        const QString text = before.front()->property("text").toString();
+        const QString what = text.left(40);
+        const qreal y = reply.yInView(before.front());
+        reply.running->window->resize(width, reply.running->window->height());
+        QTRY_COMPARE(reply.running->window->width(), width);
+        for (int i = 0; i < 3; ++i) {
+            QTest::qWait(20);
+            reply.settle();
+        }
+        QQuickItem* chosen = nullptr;
+        for (QQuickItem* item : itemsNamed(reply.bubble, QStringLiteral("markdownText")))
+            if (item->isVisible() && item->property("text").toString() == text) chosen = item;
+        QVERIFY2(chosen, qPrintable(QStringLiteral("\"%1\" went out of sight at width %2").arg(what).arg(width)));
+        const qreal now = reply.yInView(chosen);
+        qInfo("width %d: \"%s\" from %.1f to %.1f px in the view", width, qPrintable(what), y, now);
+        QVERIFY2(now >= 0 && now + chosen->height() <= reply.list->height(),
+                 qPrintable(QStringLiteral("\"%1\" is at %2 px at width %3, out of the view").arg(what).arg(now).arg(width)));
+        QVERIFY2(std::abs(now - y) <= reply.list->height() / 4,
+                 qPrintable(QStringLiteral("\"%1\" moved from %2 to %3 px at width %4").arg(what).arg(y).arg(now).arg(width)));
+    }
     QVERIFY2(loops.warnings().isEmpty(), qPrintable(loops.warnings().join('\n')));
 }
 
