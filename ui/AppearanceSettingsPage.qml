@@ -13,12 +13,10 @@ SettingsPage {
     SettingsGrid {
 
         SettingLabel { text: qsTr("Theme") }
-        ComboBox {
+        SettingComboBox {
             objectName: "themeBox"
             model: [qsTr("Follow system"), qsTr("Light"), qsTr("Dark")]
             readonly property var values: ["system", "light", "dark"]
-            // As wide as its longest choice: none is cut.
-            implicitContentWidthPolicy: ComboBox.WidestText
             currentIndex: Math.max(0, values.indexOf(page.app.settings.theme))
             Accessible.name: qsTr("Theme")
             onActivated: index => page.app.settings.theme = values[index]

@@ -65,7 +65,7 @@ SettingsPage {
         SettingHint { text: qsTr("0 uses one thread per core.") }
 
         SettingLabel { text: qsTr("Device") }
-        ComboBox {
+        SettingComboBox {
             id: deviceBox
             objectName: "deviceBox"
             Layout.fillWidth: true

@@ -45,7 +45,7 @@ SettingsPage {
         }
 
         SettingLabel { text: qsTr("KV cache type") }
-        ComboBox {
+        SettingComboBox {
             objectName: "kvTypeBox"
             readonly property var values: ["f16", "q8_0", "f32"]
             model: [qsTr("F16 (default)"), qsTr("Q8_0 (about half the memory)"), qsTr("F32 (twice the memory)")]

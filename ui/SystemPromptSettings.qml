@@ -35,7 +35,7 @@ ColumnLayout {
     RowLayout {
         Layout.fillWidth: true
         visible: presets.count > 0
-        ComboBox {
+        SettingComboBox {
             id: presets
             objectName: "defaultPresetBox"
             Layout.fillWidth: true

@@ -13,6 +13,7 @@ ReplyStats::FinishReason fromEngineReason(arbor::FinishReason reason) {
     switch (reason) {
     case arbor::FinishReason::Stop: return ReplyStats::FinishReason::Stop;
     case arbor::FinishReason::Length: return ReplyStats::FinishReason::Length;
+    case arbor::FinishReason::ContextFull: return ReplyStats::FinishReason::ContextFull;
     case arbor::FinishReason::Cancelled: return ReplyStats::FinishReason::Cancelled;
     case arbor::FinishReason::Error: return ReplyStats::FinishReason::Error;
     }
@@ -64,6 +65,7 @@ std::string storedFinishReason(ReplyStats::FinishReason reason, const QString& e
     case ReplyStats::FinishReason::None: return {};
     case ReplyStats::FinishReason::Stop: return "stop";
     case ReplyStats::FinishReason::Length: return "length";
+    case ReplyStats::FinishReason::ContextFull: return "context full";
     case ReplyStats::FinishReason::Cancelled: return "cancelled";
     case ReplyStats::FinishReason::Unloaded: return "model unloaded";
     case ReplyStats::FinishReason::Error: return std::string(kErrorPrefix) + error.toStdString();
@@ -76,6 +78,7 @@ ReplyStats::FinishReason finishReasonFromStored(const std::string& stored, QStri
     if (stored.empty()) return F::None;
     if (stored == "stop") return F::Stop;
     if (stored == "length") return F::Length;
+    if (stored == "context full") return F::ContextFull;
     if (stored == "cancelled") return F::Cancelled;
     if (stored == "model unloaded") return F::Unloaded;
     const std::string_view why = stored.starts_with(kErrorPrefix)

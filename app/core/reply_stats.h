@@ -29,7 +29,8 @@ struct ReplyStats {
     Q_PROPERTY(QString error MEMBER error)
 public:
     // Why a reply ended; None while it has not (or it predates finish reasons).
-    enum class FinishReason { None, Stop, Length, Cancelled, Unloaded, Error };
+    // Length: at max tokens; ContextFull: the reply filled the model's context first.
+    enum class FinishReason { None, Stop, Length, ContextFull, Cancelled, Unloaded, Error };
     Q_ENUM(FinishReason)
 
     // A field is measured when it is non-negative; -1: unknown (an older message, or a

@@ -24,6 +24,7 @@ QString ReplyStatsText::format(const ReplyStats& stats) {
     }
     using F = ReplyStats::FinishReason;
     if (stats.finishReason == F::Length) parts << tr("stopped at max tokens");
+    else if (stats.finishReason == F::ContextFull) parts << tr("stopped: the context is full");
     else if (stats.finishReason != F::None && stats.finishReason != F::Stop)
         parts << QString::fromStdString(storedFinishReason(stats.finishReason, stats.error));
     return parts.join(QStringLiteral("  ·  "));

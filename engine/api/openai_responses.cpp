@@ -27,7 +27,8 @@ std::string new_response_id(std::string_view prefix) {
 Json finish_reason_json(FinishReason reason) {
     switch (reason) {
     case FinishReason::Stop: return Json("stop");
-    case FinishReason::Length: return Json("length");
+    case FinishReason::Length:
+    case FinishReason::ContextFull: return Json("length");
     default: return Json();
     }
 }

@@ -20,7 +20,8 @@ struct ResponseMeta {
 // A fresh id such as "chatcmpl-5f0c..." (24 random hex digits after the prefix).
 std::string new_response_id(std::string_view prefix);
 
-// "stop" or "length"; null for requests that did not end normally.
+// "stop" or "length" (a full context included, as OpenAI reports it); null for requests
+// that did not end normally.
 Json finish_reason_json(FinishReason reason);
 
 struct Usage {

@@ -276,7 +276,7 @@ struct Engine::Impl {
             return true;
         }
         if (int32_t(a.seq.tokens.size()) >= context) {
-            finish(a, FinishReason::Length);
+            finish(a, FinishReason::ContextFull);
             return true;
         }
         return false;

@@ -1,7 +1,8 @@
-// How a chat session's turn ends early (Stop, closing the tab, unloading the model) and
-// what it costs the GUI thread: the real default model, a real database, and a second
-// connection reading what the session wrote (chat_session_fixture.h).
+// How a chat session's turn ends early (Stop, closing the tab, unloading the model, a full
+// context) and what it costs the GUI thread: the real default model, a real database, and
+// a second connection reading what the session wrote (chat_session_fixture.h).
 #include "chat_session_fixture.h"
+#include "reply_stats_text.h"
 
 #include <QElapsedTimer>
 #include <QThread>
@@ -10,6 +11,9 @@
 #include <limits>
 
 #include <time.h>
+
+using arbor::app::ReplyStats;
+using arbor::app::ReplyStatsText;
 
 namespace {
 // CPU time the calling thread has used, in ms (time spent waiting for a core excluded).
@@ -149,6 +153,31 @@ private slots:
         QCOMPARE(m.stats.finish_reason, std::string("model unloaded"));
         compareRow(*s->messages(), 1, m);
         QTRY_COMPARE_WITH_TIMEOUT(own.state(), QString("ready"), kWaitMs);
+    }
+
+    // A reply that fills the model's context ends there, complete, with its own reason
+    // (not "stopped at max tokens", which offers to continue it), stored and shown so.
+    void replyEndsWhenTheContextIsFull() {
+        constexpr int kContext = 160;
+        ModelService own;
+        own.load(QString::fromStdString(arbor::test::model_path().string()), 2, 64, 0, QStringLiteral("f16"), kContext);
+        QTRY_COMPARE_WITH_TIMEOUT(own.state(), QString("ready"), kWaitMs);
+        QCOMPARE(own.contextSize(), kContext);
+        auto s = session(own);
+        QVERIFY(s);
+        QCOMPARE(s->saveSettings(kLongSettings), QString());  // max tokens far past the context
+        const qint64 id = reply(*s, [&] { return s->send(kLongAnswer); });
+        QVERIFY(id);
+        const auto m = reader()->message(id);
+        QCOMPARE(m.state, arbor::MessageState::complete);
+        QCOMPARE(m.stats.finish_reason, std::string("context full"));
+        QVERIFY(m.stats.prompt_tokens.has_value());
+        QCOMPARE(*m.stats.prompt_tokens + int(m.token_ids.size()), kContext);
+        compareRow(*s->messages(), 1, m);
+        const ReplyStats shown = s->messages()->row(1).stats;
+        QCOMPARE(shown.finishReason, ReplyStats::FinishReason::ContextFull);
+        const QString line = ReplyStatsText::format(shown);
+        QVERIFY2(line.endsWith(QStringLiteral("stopped: the context is full")), qPrintable(line));
     }
 
     // A 65,000-character paste is tokenized on a pool thread: composing its turn costs

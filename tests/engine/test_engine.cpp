@@ -421,6 +421,35 @@ private slots:
         QVERIFY(c.get(no_tokens).tokens.empty());
     }
 
+    // A reply that reaches the end of the context stops there with its own reason, far
+    // from its max_tokens; one whose max_tokens ends exactly at the context's end (as the
+    // API asks, capped to the room left) stops at max tokens.
+    void replyEndsWhenTheContextIsFull() {
+        constexpr int kContext = 48;
+        arbor::EngineOptions o = options();
+        o.context_tokens = kContext;
+        arbor::Engine engine(*model_, o);
+        QCOMPARE(engine.context_size(), kContext);
+        const auto prompt = encode(kPrompts[0]);
+        const int room = kContext - int(prompt.size());
+        QVERIFY(room > 1);
+        Collector c;
+        auto request = [&](int max_tokens) {
+            arbor::Request r = greedy(prompt, max_tokens);
+            r.options.stop_at_end_of_generation = false;  // nothing but a length ends it
+            return c.submit(engine, std::move(r));
+        };
+        const auto long_reply = request(1000);
+        QVERIFY(c.wait(long_reply));
+        QCOMPARE(c.get(long_reply).finish, arbor::FinishReason::ContextFull);
+        QCOMPARE(int(c.get(long_reply).tokens.size()), room);
+        QCOMPARE(arbor::finish_reason_name(c.get(long_reply).finish), std::string_view("context full"));
+        const auto capped = request(room);
+        QVERIFY(c.wait(capped));
+        QCOMPARE(c.get(capped).finish, arbor::FinishReason::Length);
+        QCOMPARE(c.get(capped).tokens, c.get(long_reply).tokens);
+    }
+
     // A sink that throws on its Finished event gets no second one (the engine once
     // failed the step and finished the request again with an error); the engine goes on
     // serving.

@@ -116,6 +116,15 @@ TestCase {
         compare(visibleNamed(stopped, "continueButton").length, 0)
     }
 
+    // A reply that filled the model's context says so, not "max tokens"; it has no room
+    // to go on, so it offers no Continue.
+    function test_replyAtFullContextSaysSo() {
+        const bubble = make({ text: "cut", stats: testStats.make({ finishReason: ReplyStats.ContextFull }) })
+        bubble.isLast = true
+        compare(visibleNamed(bubble, "statsLabel")[0].text, "stopped: the context is full")
+        compare(visibleNamed(bubble, "continueButton").length, 0)
+    }
+
     // A reply cut off by a crash or kill has no figures; it says what happened.
     function test_interruptedReplySaysSo() {
         const bubble = make({ text: "", state: MessageState.Stopped })

@@ -18,7 +18,10 @@ struct GenerateOptions {
     bool stop_at_end_of_generation = true;  // end on eos / end-of-turn tokens
 };
 
-enum class FinishReason { Stop, Length, Cancelled, Error };
+// Length: max_tokens generated (or a prefill-only request done). ContextFull: the
+// sequence reached the engine's context before either (the API reports it as "length",
+// as OpenAI does).
+enum class FinishReason { Stop, Length, ContextFull, Cancelled, Error };
 std::string_view finish_reason_name(FinishReason reason);
 
 } // namespace arbor
