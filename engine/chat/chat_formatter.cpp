@@ -60,6 +60,9 @@ ChatFormatter::ChatFormatter(const Tokenizer& tokenizer, std::string_view jinja_
     const bool marker = !after.empty() && tokenizer_.is_special(after.front());
     end_of_turn_.assign(after.begin(), marker ? after.begin() + 1 : after.end());
     separator_.assign(marker ? after.begin() + 1 : after.end(), after.end());
+    if (p.history_assistant_header != p.assistant_header)
+        spdlog::info("chat template: the model's template opens replies in the history with less than the generation "
+                     "prompt; Arbor keeps the whole prompt a reply continued");
     if (!p.default_system.empty())
         spdlog::info("chat template: the model's template adds a default system prompt to chats without one; "
                      "Arbor sends none ({} bytes)", p.default_system.size());

@@ -31,13 +31,13 @@ struct Refused {
 
 class Deriver {
 public:
-    explicit Deriver(std::string_view source) : template_(source) {}
+    Deriver(std::string_view source, const jinja::Object& globals) : template_(source), globals_(globals) {}
 
     std::string render(const std::vector<Message>& messages, bool generation_prompt) const {
         jinja::Array list;
         for (const Message& m : messages)
             list.emplace_back(jinja::Object{{"role", Value(m.role)}, {"content", Value(std::string(m.content))}});
-        Value context{jinja::Object{}};
+        Value context{globals_};
         context.set("messages", Value(std::move(list)));
         context.set("add_generation_prompt", Value(generation_prompt));
         context.set("bos_token", Value(std::string(kBos)));
@@ -145,6 +145,7 @@ private:
     }
 
     jinja::CompiledTemplate template_;
+    jinja::Object globals_;
 };
 
 std::string replace_all(std::string s, std::string_view from, const std::string& to) {
@@ -157,9 +158,10 @@ std::string replace_all(std::string s, std::string_view from, const std::string&
 
 std::variant<ChatTemplatePieces, std::string> derive_chat_template_pieces(std::string_view jinja_source,
                                                                           const std::string& bos_token,
-                                                                          const std::string& eos_token) {
+                                                                          const std::string& eos_token,
+                                                                          const jinja::Object& globals) {
     try {
-        ChatTemplatePieces p = Deriver(jinja_source).derive();
+        ChatTemplatePieces p = Deriver(jinja_source, globals).derive();
         for (std::string* piece : {&p.prefix, &p.system_header, &p.system_end, &p.user_header, &p.user_end,
                                    &p.assistant_header, &p.history_assistant_header, &p.after_reply, &p.default_system})
             *piece = replace_all(replace_all(*piece, kBos, bos_token), kEos, eos_token);
@@ -168,6 +170,8 @@ std::variant<ChatTemplatePieces, std::string> derive_chat_template_pieces(std::s
         return std::string(e.what());
     } catch (const Refused& r) {
         return r.reason;
+    } catch (const std::exception& e) {
+        return std::string("the template could not be rendered: ") + e.what();
     }
 }
 

@@ -7,6 +7,8 @@
 // reason, and the caller falls back to a hard-coded family.
 #pragma once
 
+#include "arbor/jinja.h"
+
 #include <string>
 #include <string_view>
 #include <variant>
@@ -27,9 +29,11 @@ struct ChatTemplatePieces {
     std::string default_system;
 };
 
-// The pieces, or why the template cannot be used (render errors included).
+// The pieces, or why the template cannot be used (render errors included). `globals`
+// adds to or overrides the render context (tests pin strftime_now with it).
 std::variant<ChatTemplatePieces, std::string> derive_chat_template_pieces(std::string_view jinja_source,
                                                                           const std::string& bos_token,
-                                                                          const std::string& eos_token);
+                                                                          const std::string& eos_token,
+                                                                          const jinja::Object& globals = {});
 
 } // namespace arbor

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 
 namespace arbor::jinja {
 namespace {
@@ -138,11 +139,11 @@ bool apply_test(std::string_view name, const Value& v, const std::vector<Value>&
     if (name == "callable") return v.is_function();
     if (name == "odd" || name == "even") {
         if (v.type() != Value::Type::Int) fail("test '" + std::string(name) + "' needs an integer");
-        return (v.as_int() % 2 != 0) == (name == "odd");
+        return (v.as_int() % 2 != 0) == (name == "odd");  // INT64_MIN % 2 is defined
     }
     if (name == "divisibleby") {
         if (a0.as_int() == 0) fail("divisibleby 0");
-        return v.as_int() % a0.as_int() == 0;
+        return a0.as_int() == -1 || v.as_int() % a0.as_int() == 0;
     }
     if (name == "eq" || name == "equalto" || name == "==") return equals(v, a0);
     if (name == "ne" || name == "!=") return !equals(v, a0);
@@ -247,7 +248,10 @@ Value apply_filter(std::string_view name, const Value& v, CallArgs& a) {
     }
     if (name == "float") return Value(v.is_number() ? v.as_float() : v.is_string() ? std::strtod(v.str().c_str(), nullptr) : 0.0);
     if (name == "abs") {
-        if (v.type() == Value::Type::Int) return Value(v.as_int() < 0 ? -v.as_int() : v.as_int());
+        if (v.type() == Value::Type::Int) {
+            if (v.as_int() == INT64_MIN) fail("integer overflow in abs");
+            return Value(v.as_int() < 0 ? -v.as_int() : v.as_int());
+        }
         if (v.is_number()) return Value(v.as_float() < 0 ? -v.as_float() : v.as_float());
         fail("abs needs a number");
     }

@@ -466,7 +466,13 @@ private:
 } // namespace
 
 std::unique_ptr<Template> parse_template(std::string_view source, int max_nesting) {
-    return Parser(lex(source), max_nesting).run();
+    try {
+        return Parser(lex(source), max_nesting).run();
+    } catch (const JinjaError&) {
+        throw;
+    } catch (const std::exception& e) {
+        throw JinjaError(std::string("the template could not be parsed: ") + e.what());
+    }
 }
 
 } // namespace arbor::jinja

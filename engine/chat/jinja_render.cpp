@@ -5,6 +5,7 @@
 #include "jinja_ast.h"
 #include "jinja_value_ops.h"
 
+#include <cstdint>
 #include <ctime>
 #include <unordered_map>
 
@@ -57,9 +58,10 @@ private:
             }
             if (stride == 0) throw JinjaError("range step cannot be zero");
             Array out;
-            for (int64_t i = start; stride > 0 ? i < stop : i > stop; i += stride) {
+            for (int64_t i = start; stride > 0 ? i < stop : i > stop;) {
                 step(0);
                 out.emplace_back(i);
+                if (__builtin_add_overflow(i, stride, &i)) break;
             }
             return Value(std::move(out));
         }));
@@ -304,7 +306,9 @@ private:
             if (e.name == "not") return Value(!v.truthy());
             if (!v.is_number()) fail(e.line, "unary " + e.name + " needs a number, not a " + type_name(v));
             if (e.name == "+") return v;
-            return v.type() == Value::Type::Float ? Value(-v.as_float()) : Value(-v.as_int());
+            if (v.type() == Value::Type::Float) return Value(-v.as_float());
+            if (v.as_int() == INT64_MIN) fail(e.line, "integer overflow in unary -");
+            return Value(-v.as_int());
         }
         case Expr::Kind::Binary: {
             const Value a = eval(*e.args[0]);
@@ -365,7 +369,13 @@ CompiledTemplate& CompiledTemplate::operator=(CompiledTemplate&&) noexcept = def
 
 std::string CompiledTemplate::render(const Value& context) const {
     if (!context.is_object()) throw JinjaError("the template context must be a dict");
-    return Renderer(limits_, context).run(impl_->body);
+    try {
+        return Renderer(limits_, context).run(impl_->body);
+    } catch (const JinjaError&) {
+        throw;
+    } catch (const std::exception& e) {  // e.g. out of memory: still the template's failure
+        throw JinjaError(std::string("the template could not be rendered: ") + e.what());
+    }
 }
 
 } // namespace arbor::jinja

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 
 namespace arbor::jinja {
@@ -310,7 +311,7 @@ Value binary(std::string_view op, const Value& a, const Value& b) {
     if (op == "*" && ((a.is_string() && b.type() == Value::Type::Int) || (b.is_string() && a.type() == Value::Type::Int))) {
         const std::string& s = a.is_string() ? a.str() : b.str();
         const int64_t n = a.is_string() ? b.as_int() : a.as_int();
-        if (n > 0 && s.size() * size_t(n) > (16u << 20)) type_error("string repetition too large");
+        if (n > 0 && uint64_t(n) > (16u << 20) / std::max<size_t>(1, s.size())) type_error("string repetition too large");
         std::string out;
         for (int64_t i = 0; i < n; ++i) out += s;
         return Value(std::move(out));
@@ -323,7 +324,11 @@ Value binary(std::string_view op, const Value& a, const Value& b) {
         return Value(a.as_float() / b.as_float());
     }
     if (op == "**") {
-        if (!floats && b.as_int() >= 0) return Value(int64_t(std::pow(double(a.as_int()), double(b.as_int()))));
+        if (!floats && b.as_int() >= 0) {
+            const double p = std::pow(double(a.as_int()), double(b.as_int()));
+            if (!(std::fabs(p) < 9.2e18)) type_error("integer overflow in **");
+            return Value(int64_t(p));
+        }
         return Value(std::pow(a.as_float(), b.as_float()));
     }
     if (floats) {
@@ -335,11 +340,15 @@ Value binary(std::string_view op, const Value& a, const Value& b) {
         if (op == "//") return Value(std::floor(x / y));
         if (op == "%") return Value(x - y * std::floor(x / y));
     } else {
+        // Python integers do not overflow; ours refuse to.
         const int64_t x = a.as_int(), y = b.as_int();
-        if (op == "+") return Value(x + y);
-        if (op == "-") return Value(x - y);
-        if (op == "*") return Value(x * y);
+        int64_t r = 0;
+        if (op == "+" && !__builtin_add_overflow(x, y, &r)) return Value(r);
+        if (op == "-" && !__builtin_sub_overflow(x, y, &r)) return Value(r);
+        if (op == "*" && !__builtin_mul_overflow(x, y, &r)) return Value(r);
+        if (op == "+" || op == "-" || op == "*") type_error("integer overflow in " + std::string(op));
         if (y == 0) type_error("division by zero");
+        if (x == INT64_MIN && y == -1) type_error("integer overflow in " + std::string(op));
         if (op == "//") return Value(floor_div(x, y));
         if (op == "%") return Value(x - y * floor_div(x, y));
     }

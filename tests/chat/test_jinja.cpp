@@ -2,7 +2,7 @@
 // checked against Python's jinja2 configured as in make_expected.py), and the errors an
 // untrusted template must end in: syntax, unknown names, raise_exception and the limits
 // on recursion, steps and output.
-#include "jinja_test_values.h"
+#include "chat_template_fixtures.h"
 
 #include "arbor/jinja.h"
 
@@ -149,6 +149,8 @@ private slots:
         row("attribute of undefined", "{{ none.x.y }}", "is undefined (reading .y)");
         row("calling undefined", "{{ nothing() }}", "'nothing' is undefined (calling it)");
         row("bad operands", "{{ 1 + 'a' }}", "unsupported operand types for +: integer and string");
+        row("integer overflow", "{{ 9223372036854775807 + 1 }}", "integer overflow in +");
+        row("repetition overflow", "{{ 'ab' * 9223372036854775807 }}", "string repetition too large");
         row("undefined in arithmetic", "{{ nothing + 1 }}", "an undefined value in '+'");
         row("bad syntax", "{{ 1 + }}", "unexpected '}}' in an expression");
         row("unpack", "{% for a, b in [1] %}{% endfor %}", "cannot unpack");
@@ -157,9 +159,9 @@ private slots:
         row("nested loops", "{% for a in range(1000) %}{% for b in range(1000) %}{% for c in range(10) %}{% endfor %}{% endfor %}{% endfor %}",
             "more than 1000000 steps");
         row("output size", "{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}", "output larger than 4194304 bytes");
-        row("deep parentheses", "{{ " + repeat("(", 5000) + "1" + repeat(")", 5000) + " }}", "nesting deeper than 100");
-        row("deep ifs", repeat("{% if true %}", 5000), "nesting deeper than 100");
-        row("deep not", "{{ " + repeat("not ", 5000) + "1 }}", "nesting deeper than 100");
+        row("deep parentheses", "{{ " + repeat("(", 5000) + "1" + repeat(")", 5000) + " }}", "nesting deeper than 64");
+        row("deep ifs", repeat("{% if true %}", 5000), "nesting deeper than 64");
+        row("deep not", "{{ " + repeat("not ", 5000) + "1 }}", "nesting deeper than 64");
         row("context not a dict", "", "");
     }
 

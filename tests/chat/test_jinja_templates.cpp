@@ -1,12 +1,10 @@
 // Real chat templates (tests/data/chat_templates, as their publishers ship them) rendered
 // by our Jinja interpreter, compared byte for byte with Python jinja2's renders of the
 // same conversations (expected.json, made by make_expected.py there).
-#include "jinja_test_values.h"
-#include "test_support.h"
+#include "chat_template_fixtures.h"
 
 #include "arbor/jinja.h"
 
-#include <QFile>
 #include <QJsonDocument>
 #include <QtTest>
 
@@ -14,17 +12,7 @@ using namespace arbor;
 
 namespace {
 
-QJsonObject read_json(const QString& name) {
-    QFile f(QString::fromStdString((test::test_data_dir() / "chat_templates").string()) + "/" + name);
-    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot open %s", qPrintable(f.fileName()));
-    return QJsonDocument::fromJson(f.readAll()).object();
-}
-
-std::string read_text(const QString& name) {
-    QFile f(QString::fromStdString((test::test_data_dir() / "chat_templates").string()) + "/" + name);
-    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot open %s", qPrintable(f.fileName()));
-    return f.readAll().toStdString();
-}
+QJsonObject read_json(const QString& name) { return QJsonDocument::fromJson(test::chat_template_fixture(name)).object(); }
 
 } // namespace
 
@@ -59,7 +47,7 @@ private slots:
         context.set("eos_token", test::to_value(tokens["eos_token"]));
         context.set("strftime_now", test::pinned_strftime_now());
 
-        const jinja::CompiledTemplate tpl(read_text(file));
+        const jinja::CompiledTemplate tpl(test::chat_template_fixture(file).toStdString());
         if (expected.contains("error")) {
             try {
                 (void)tpl.render(context);

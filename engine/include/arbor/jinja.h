@@ -62,7 +62,14 @@ public:
     bool is_function() const { return type_ == Type::Function; }
 
     bool as_bool() const { return int_ != 0; }
-    int64_t as_int() const { return type_ == Type::Float ? int64_t(float_) : int_; }
+    // Floats truncate toward zero, saturating (NaN is 0).
+    int64_t as_int() const {
+        if (type_ != Type::Float) return int_;
+        if (!(float_ == float_)) return 0;
+        if (float_ >= 9.2e18) return INT64_MAX;
+        if (float_ <= -9.2e18) return INT64_MIN;
+        return int64_t(float_);
+    }
     double as_float() const { return type_ == Type::Float ? float_ : double(int_); }
     const std::string& str() const { return *string_; }
     Array& array() const { return *array_; }
@@ -90,7 +97,7 @@ struct Limits {
     size_t max_output_bytes = 4u << 20;
     int64_t max_steps = 1'000'000;  // loop iterations, macro calls and emitted pieces together
     int max_call_depth = 16;        // nested macro calls
-    int max_nesting = 100;          // nested tags and parenthesised expressions in the source
+    int max_nesting = 64;           // nested tags and parenthesised expressions in the source
 };
 
 class Template;

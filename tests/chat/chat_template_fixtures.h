@@ -1,9 +1,13 @@
-// Conversions for the Jinja tests: JSON fixtures to template values, and the pinned
-// strftime_now the expected renders were made with (make_expected.py pins it the same way).
+// What the chat-template tests share: the files of tests/data/chat_templates, JSON to
+// template values, and the pinned strftime_now the expected renders were made with
+// (make_expected.py pins it the same way).
 #pragma once
+
+#include "test_support.h"
 
 #include "arbor/jinja.h"
 
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QJsonValue>
@@ -11,6 +15,12 @@
 #include <ctime>
 
 namespace arbor::test {
+
+inline QByteArray chat_template_fixture(const QString& name) {
+    QFile f(QString::fromStdString((test_data_dir() / "chat_templates").string()) + "/" + name);
+    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot open %s", qPrintable(f.fileName()));
+    return f.readAll();
+}
 
 inline jinja::Value to_value(const QJsonValue& v) {
     switch (v.type()) {
