@@ -17,6 +17,9 @@
 // given. Llama 2 and Gemma have no system role: system messages are folded into the next
 // user message the way their templates do (a system message with no user message right
 // after it becomes a user turn of its own).
+//
+// A model's own Jinja template gives the same kind of pieces, read off its renders
+// (chat_template_pieces.h), with a system role of its own wherever the template has one.
 #pragma once
 
 #include "arbor/role.h"
