@@ -25,7 +25,7 @@ int run_chat(const std::vector<std::string>& raw) {
     options.sampler = sampler_params(args, 0.7f);
     LoadedModel loaded = load_model(args);
     const Model& model = *loaded.model;
-    const ChatFormatter formatter(model.tokenizer(), detect_chat_template(model.chat_template_source()));
+    const ChatFormatter formatter(model.tokenizer(), model.chat_template_source());
 
     std::vector<ChatMessage> messages;
     if (auto system = args.get("--system")) messages.push_back({Role::System, formatter.encode_content(*system)});

@@ -130,8 +130,8 @@ void ModelService::load(const QString& path, int threads, int kvMiB, int kvDiskM
             options.backend.device = device.toStdString();
             options.backend.cpu_fallback = true;
             loaded->engine = std::make_unique<arbor::Engine>(*loaded->model, options);
-            loaded->formatter = std::make_unique<arbor::ChatFormatter>(
-                loaded->model->tokenizer(), arbor::detect_chat_template(loaded->model->chat_template_source()));
+            loaded->formatter =
+                std::make_unique<arbor::ChatFormatter>(loaded->model->tokenizer(), loaded->model->chat_template_source());
             QMetaObject::invokeMethod(this, [this, generation, loaded]() mutable {
                 this->loaded(generation, std::move(loaded));
             }, Qt::QueuedConnection);

@@ -66,7 +66,7 @@ ApiServer::Impl::Impl(Engine& e, const Model& m, ApiServerOptions o)
     : engine(e), model(m), options(std::move(o)), host_guard(options.host, options.allowed_hosts),
       cache_scope(cache_scope_of(options)),
       model_id(options.model_id.empty() ? model_id_from_path(m.file().path().string()) : options.model_id),
-      created(int64_t(std::time(nullptr))), chat(m.tokenizer(), detect_chat_template(m.chat_template_source())),
+      created(int64_t(std::time(nullptr))), chat(m.tokenizer(), m.chat_template_source()),
       replies(options.reply_memory_entries), http(http_options(options), *this) {}
 
 HttpHeaders ApiServer::Impl::common_headers(const HttpRequest& request) const {

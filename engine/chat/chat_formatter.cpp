@@ -1,9 +1,12 @@
 #include "arbor/chat_template.h"
 
+#include "chat_template_pieces.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <string>
+#include <variant>
 
 namespace arbor {
 namespace {
@@ -14,8 +17,60 @@ void append(std::vector<TokenId>& out, const std::vector<TokenId>& ids) {
 
 } // namespace
 
-ChatFormatter::ChatFormatter(const Tokenizer& tokenizer, ChatTemplateKind kind)
-    : tokenizer_(tokenizer), kind_(kind) {
+ChatFormatter::ChatFormatter(const Tokenizer& tokenizer, ChatTemplateKind kind) : tokenizer_(tokenizer) {
+    init_family(kind);
+}
+
+ChatFormatter::ChatFormatter(const Tokenizer& tokenizer, std::string_view jinja_source) : tokenizer_(tokenizer) {
+    if (jinja_source.empty()) {
+        init_family(detect_chat_template(jinja_source));  // logs that there is none
+        return;
+    }
+    const auto token_text = [&](TokenId id) { return id >= 0 ? tokenizer_.token_bytes(id) : std::string(); };
+    auto derived = derive_chat_template_pieces(jinja_source, token_text(tokenizer_.bos()), token_text(tokenizer_.eos()));
+    if (const std::string* reason = std::get_if<std::string>(&derived)) {
+        template_note_ = *reason;
+        const auto family = match_chat_template_family(jinja_source);
+        if (family)
+            spdlog::warn("chat template: the model's template cannot be used ({}); using the {} family its markers match",
+                         *reason, chat_template_name(*family));
+        else
+            spdlog::warn("chat template: the model's template cannot be used ({}) and matches no known family; using ChatML",
+                         *reason);
+        init_family(family.value_or(ChatTemplateKind::ChatML));
+        return;
+    }
+    const ChatTemplatePieces& p = std::get<ChatTemplatePieces>(derived);
+    uses_model_template_ = true;
+    kind_ = match_chat_template_family(jinja_source).value_or(ChatTemplateKind::ChatML);
+    prefix_ = special(p.prefix);
+    // Same rule as the families: a template that writes no BOS gets the tokenizer's when
+    // the vocabulary asks for one.
+    if (tokenizer_.adds_bos() && tokenizer_.bos() >= 0 && (prefix_.empty() || prefix_.front() != tokenizer_.bos()))
+        prefix_.insert(prefix_.begin(), tokenizer_.bos());
+    system_role_ = true;
+    system_header_ = special(p.system_header);
+    system_end_ = special(p.system_end);
+    user_header_ = special(p.user_header);
+    user_end_ = special(p.user_end);
+    assistant_header_ = special(p.assistant_header);
+    // The first token after a reply is its end-of-turn marker when it is a special token
+    // (<|im_end|>, <|eot_id|>, </s>); what follows is the separator before the next turn.
+    const std::vector<TokenId> after = special(p.after_reply);
+    const bool marker = !after.empty() && tokenizer_.is_special(after.front());
+    end_of_turn_.assign(after.begin(), marker ? after.begin() + 1 : after.end());
+    separator_.assign(marker ? after.begin() + 1 : after.end(), after.end());
+    if (p.history_assistant_header != p.assistant_header)
+        spdlog::info("chat template: the model's template opens replies in the history with less than the generation "
+                     "prompt; Arbor keeps the whole prompt a reply continued");
+    if (!p.default_system.empty())
+        spdlog::info("chat template: the model's template adds a default system prompt to chats without one; "
+                     "Arbor sends none ({} bytes)", p.default_system.size());
+    init_stop_tokens("of the model");
+}
+
+void ChatFormatter::init_family(ChatTemplateKind kind) {
+    kind_ = kind;
     const TokenId bos = tokenizer_.bos();
     const TokenId eos = tokenizer_.eos();
     // Families whose template text starts with BOS get the tokenizer's BOS id; the others
@@ -75,11 +130,18 @@ ChatFormatter::ChatFormatter(const Tokenizer& tokenizer, ChatTemplateKind kind)
         user_end_ = end_of_turn_;
         append(user_end_, separator_);
     }
+    system_role_ = !system_header_.empty();
+    system_end_ = end_of_turn_;
+    append(system_end_, separator_);
+    init_stop_tokens(chat_template_name(kind));
+}
 
+void ChatFormatter::init_stop_tokens(std::string_view name) {
+    const TokenId eos = tokenizer_.eos();
     if (end_of_turn_.size() == 1) stop_tokens_.push_back(end_of_turn_[0]);
     else
         spdlog::warn("chat template {}: the end-of-turn marker is not a single token in this vocabulary ({} ids)",
-                     chat_template_name(kind), end_of_turn_.size());
+                     name, end_of_turn_.size());
     if (eos >= 0 && std::find(stop_tokens_.begin(), stop_tokens_.end(), eos) == stop_tokens_.end())
         stop_tokens_.push_back(eos);
 }
@@ -104,8 +166,7 @@ bool ChatFormatter::ends_turn(const std::vector<TokenId>& content) const {
 void ChatFormatter::append_system(std::vector<TokenId>& out, const std::vector<TokenId>& content) const {
     append(out, system_header_);
     append(out, content);
-    append(out, end_of_turn_);
-    append(out, separator_);
+    append(out, system_end_);
 }
 
 void ChatFormatter::append_user(std::vector<TokenId>& out, const std::vector<const std::vector<TokenId>*>& systems,
@@ -144,7 +205,7 @@ std::vector<TokenId> ChatFormatter::follow_up_prefix(const std::vector<TokenId>&
 }
 
 std::vector<TokenId> ChatFormatter::compose(const std::vector<ChatMessage>& messages) const {
-    const bool has_system_role = !system_header_.empty();
+    const bool has_system_role = system_role_;
     std::vector<TokenId> out = prefix_;
     // System messages waiting to be folded into the next user turn (no system role).
     std::vector<const std::vector<TokenId>*> pending;

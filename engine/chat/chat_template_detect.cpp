@@ -18,7 +18,7 @@ std::string_view chat_template_name(ChatTemplateKind kind) {
     return "unknown";
 }
 
-ChatTemplateKind detect_chat_template(std::string_view jinja_source, bool* recognised) {
+std::optional<ChatTemplateKind> match_chat_template_family(std::string_view jinja_source) {
     // First match wins: a template may mention another family's marker in passing, but
     // each family's own turn marker is checked before the weaker ones.
     static constexpr std::array<std::pair<std::string_view, ChatTemplateKind>, 5> markers{{
@@ -29,12 +29,15 @@ ChatTemplateKind detect_chat_template(std::string_view jinja_source, bool* recog
         {"<|user|>", ChatTemplateKind::Zephyr},
     }};
     for (const auto& [marker, kind] : markers) {
-        if (jinja_source.find(marker) != std::string_view::npos) {
-            if (recognised) *recognised = true;
-            return kind;
-        }
+        if (jinja_source.find(marker) != std::string_view::npos) return kind;
     }
-    if (recognised) *recognised = false;
+    return std::nullopt;
+}
+
+ChatTemplateKind detect_chat_template(std::string_view jinja_source, bool* recognised) {
+    const auto kind = match_chat_template_family(jinja_source);
+    if (recognised) *recognised = kind.has_value();
+    if (kind) return *kind;
     if (jinja_source.empty())
         spdlog::warn("chat template: the model has no tokenizer.chat_template; using ChatML");
     else

@@ -1,4 +1,5 @@
 // Chat templates against the default model's real tokenizer and template metadata.
+#include "chat_template_fixtures.h"
 #include "test_support.h"
 
 #include "arbor/chat_template.h"
@@ -10,6 +11,8 @@
 #include <memory>
 
 using namespace arbor;
+
+Q_DECLARE_METATYPE(ChatTemplateKind)
 
 namespace {
 
@@ -110,7 +113,89 @@ private slots:
         }
     }
 
+    // The model's own template is rendered and taken apart; for SmolLM2 the prompts are
+    // exactly the ChatML family's, ids and all.
+    void modelTemplateComposesAsChatML() {
+        const auto source = file_->get_string("tokenizer.chat_template");
+        QVERIFY(source.has_value());
+        const ChatFormatter model(*tokenizer_, *source);
+        QVERIFY(model.uses_model_template());
+        QCOMPARE(model.template_note(), "");
+        QCOMPARE(model.kind(), ChatTemplateKind::ChatML);
+        const ChatFormatter family(*tokenizer_, ChatTemplateKind::ChatML);
+        QCOMPARE(model.stop_tokens(), family.stop_tokens());
+        for (bool with_system : {false, true}) {
+            std::vector<ChatMessage> msgs;
+            if (with_system) msgs.push_back({Role::System, family.encode_content("Be brief.")});
+            msgs.push_back({Role::User, family.encode_content("Name a colour.")});
+            for (bool stopped : {false, true}) {
+                const auto prompt = model.compose(msgs);
+                QCOMPARE(prompt, family.compose(msgs));
+                auto reply = family.encode_content(" Blue\n");
+                if (stopped) reply.push_back(family.stop_tokens().front());
+                QCOMPARE(model.follow_up_prefix(prompt, reply), family.follow_up_prefix(prompt, reply));
+                msgs.push_back({Role::Assistant, reply});
+                msgs.push_back({Role::User, family.encode_content("Another?")});
+            }
+        }
+    }
+
+    // Templates the formatter cannot take apart fall back to the family their markers
+    // match (or ChatML), and say why.
+    void fallsBackToTheMatchingFamily_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<ChatTemplateKind>("kind");
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("Gemma 2") << "google-gemma-2-2b-it.jinja" << ChatTemplateKind::Gemma << "System role not supported";
+        QTest::newRow("Mistral Nemo") << "mistralai-Mistral-Nemo-Instruct-2407.jinja" << ChatTemplateKind::Llama2
+                                      << "does not appear exactly once";
+        QTest::newRow("gpt-oss") << "openai-gpt-oss-120b.jinja" << ChatTemplateKind::ChatML
+                                 << "assistant messages in the history open differently";
+        QTest::newRow("syntax error") << "" << ChatTemplateKind::ChatML << "missing {% endfor %}";
+    }
+
+    void fallsBackToTheMatchingFamily() {
+        QFETCH(QString, file);
+        QFETCH(ChatTemplateKind, kind);
+        QFETCH(QString, reason);
+        const std::string source = file.isEmpty() ? "{% for m in messages %}<|im_start|>" : read_template(file);
+        const ChatFormatter f(*tokenizer_, source);
+        QVERIFY(!f.uses_model_template());
+        QCOMPARE(f.kind(), kind);
+        QVERIFY2(QString::fromStdString(f.template_note()).contains(reason), f.template_note().c_str());
+        QCOMPARE(f.compose({{Role::User, f.encode_content("Hi")}}),
+                 ChatFormatter(*tokenizer_, kind).compose({{Role::User, f.encode_content("Hi")}}));
+    }
+
+    // The prefix-cache invariant for every publisher template the formatter uses, with
+    // real BPE ids (their markers are plain text in this vocabulary).
+    void modelTemplatesKeepThePrefixInvariant() {
+        for (const char* file :
+             {"HuggingFaceTB-SmolLM3-3B.jinja", "Qwen-Qwen3-0.6B.jinja", "meta-llama-Llama-3.1-8B-Instruct.jinja",
+              "Mistral-Small-3.2-24B-Instruct-2506.jinja", "microsoft-Phi-3.5-mini-instruct.jinja",
+              "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "ibm-granite-granite-3.3-2B-Instruct.jinja"}) {
+            const ChatFormatter f(*tokenizer_, read_template(file));
+            QVERIFY2(f.uses_model_template(), file);
+            std::vector<ChatMessage> msgs{{Role::System, f.encode_content("Be brief.")},
+                                          {Role::User, f.encode_content("Name a colour.")}};
+            for (int turn = 0; turn < 3; ++turn) {
+                const auto prompt = f.compose(msgs);
+                const auto reply = f.encode_content(turn == 1 ? "Red\n\n" : " Blue");
+                auto expected = f.follow_up_prefix(prompt, reply);
+                const auto user = f.encode_content("Another?");
+                expected.insert(expected.end(), user.begin(), user.end());
+                msgs.push_back({Role::Assistant, reply});
+                msgs.push_back({Role::User, user});
+                const auto next = f.compose(msgs);
+                QVERIFY2(next.size() > expected.size() && std::equal(expected.begin(), expected.end(), next.begin()),
+                         qPrintable(QString("%1, turn %2").arg(file).arg(turn)));
+            }
+        }
+    }
+
 private:
+    static std::string read_template(const QString& file) { return test::chat_template_fixture(file).toStdString(); }
+
     std::unique_ptr<GgufFile> file_;
     std::unique_ptr<Tokenizer> tokenizer_;
 };

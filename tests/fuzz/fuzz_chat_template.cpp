@@ -1,6 +1,6 @@
-// The chat-template renderer with the fixture vocabularies: template detection on
-// arbitrary Jinja text, and conversations of arbitrary texts and replies rendered by
-// every template family. What the app's prefix cache relies on must hold turn after turn:
+// The chat-template renderer with the fixture vocabularies: template detection and the
+// Jinja interpreter on arbitrary template text, and conversations of arbitrary texts and
+// replies rendered by every template family or by the template itself where it is used. What the app's prefix cache relies on must hold turn after turn:
 // the next prompt starts with the previous prompt plus the reply, and with
 // follow_up_prefix(previous prompt, reply) followed by the new user message.
 #include "fixture_vocabularies.h"
@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace {
@@ -48,11 +49,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto& vocabularies = arbor::fuzz::fixture_vocabularies();
     const auto& v = vocabularies[in.ConsumeIntegralInRange<size_t>(0, vocabularies.size() - 1)];
     bool recognised = false;
-    (void)arbor::detect_chat_template(in.ConsumeRandomLengthString(256), &recognised);
+    // The text is also a Jinja template: rendering it (while taking it apart into turn
+    // pieces) may only end in a JinjaError, which makes the formatter fall back.
+    const std::string source = in.ConsumeRandomLengthString(4096);
+    (void)arbor::detect_chat_template(source, &recognised);
     const auto kind = arbor::ChatTemplateKind(in.ConsumeIntegralInRange(0, 4));
-    const arbor::ChatFormatter f(*v.tokenizer, kind);
+    const arbor::ChatFormatter f = in.ConsumeBool() ? arbor::ChatFormatter(*v.tokenizer, source)
+                                                    : arbor::ChatFormatter(*v.tokenizer, kind);
     const Ids stops = f.stop_tokens();
-    check(!stops.empty(), "no stop tokens", v.name, kind, 0);
+    check(!stops.empty() || v.tokenizer->eos() < 0, "no stop tokens", v.name, kind, 0);
 
     std::vector<ChatMessage> messages;
     if (in.ConsumeBool()) messages.push_back({Role::System, f.encode_content(in.ConsumeRandomLengthString(64))});
@@ -63,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         // A reply as the engine returns it: text the model wrote, possibly closed by one
         // of the template's stop tokens.
         Ids reply = f.encode_content(in.ConsumeRandomLengthString(64));
-        if (in.ConsumeBool()) reply.push_back(stops[in.ConsumeIntegralInRange<size_t>(0, stops.size() - 1)]);
+        if (!stops.empty() && in.ConsumeBool()) reply.push_back(stops[in.ConsumeIntegralInRange<size_t>(0, stops.size() - 1)]);
         const Ids user = f.encode_content(in.ConsumeRandomLengthString(64));
         messages.push_back({Role::Assistant, reply});
         messages.push_back({Role::User, user});

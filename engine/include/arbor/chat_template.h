@@ -17,12 +17,17 @@
 // given. Llama 2 and Gemma have no system role: system messages are folded into the next
 // user message the way their templates do (a system message with no user message right
 // after it becomes a user turn of its own).
+//
+// A model's own Jinja template gives the same kind of pieces, read off its renders
+// (chat_template_pieces.h), with a system role of its own wherever the template has one.
 #pragma once
 
 #include "arbor/role.h"
 
 #include "arbor/tokenizer.h"
 
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -35,6 +40,9 @@ std::string_view chat_template_name(ChatTemplateKind kind);
 // Detects the family from the GGUF's tokenizer.chat_template text (Jinja source).
 // Missing or unknown: logs a warning and returns ChatML; *recognised tells which.
 ChatTemplateKind detect_chat_template(std::string_view jinja_source, bool* recognised = nullptr);
+// The family whose turn marker the template text contains, without logging; nullopt
+// when none does.
+std::optional<ChatTemplateKind> match_chat_template_family(std::string_view jinja_source);
 
 struct ChatMessage {
     Role role;
@@ -45,8 +53,19 @@ class ChatFormatter {
 public:
     // Keeps a reference to the tokenizer, which must outlive the formatter.
     ChatFormatter(const Tokenizer& tokenizer, ChatTemplateKind kind);
+    // The model's own Jinja template (tokenizer.chat_template) where it renders and its
+    // turns are fixed text pieces (see chat_template_pieces.h); otherwise the family
+    // detect_chat_template picks, with a warning naming the reason (template_note()).
+    // A default system prompt the template adds to chats without one is not sent, as
+    // with the families.
+    ChatFormatter(const Tokenizer& tokenizer, std::string_view jinja_source);
 
+    // The family in use, or for the model's own template the family its markers match
+    // (ChatML when none).
     ChatTemplateKind kind() const { return kind_; }
+    bool uses_model_template() const { return uses_model_template_; }
+    // Why the model's template is not used; empty when it is (or a family was asked for).
+    const std::string& template_note() const { return template_note_; }
 
     // Message text -> ids, special-token texts kept as plain text.
     std::vector<TokenId> encode_content(std::string_view text) const;
@@ -65,6 +84,8 @@ public:
     std::vector<TokenId> stop_tokens() const;
 
 private:
+    void init_family(ChatTemplateKind kind);
+    void init_stop_tokens(std::string_view name);
     std::vector<TokenId> special(std::string_view text) const;
     bool ends_turn(const std::vector<TokenId>& content) const;
     void append_system(std::vector<TokenId>& out, const std::vector<TokenId>& content) const;
@@ -74,11 +95,15 @@ private:
     void append_reply(std::vector<TokenId>& out, const std::vector<TokenId>& content) const;  // after the header
 
     const Tokenizer& tokenizer_;
-    ChatTemplateKind kind_;
+    ChatTemplateKind kind_ = ChatTemplateKind::ChatML;
+    bool uses_model_template_ = false;
+    std::string template_note_;
     // Template pieces, tokenized once. A turn renders as header + content + end_of_turn
     // + separator; the generation prompt is the assistant header.
     std::vector<TokenId> prefix_;            // at the very start (BOS where the template has it)
-    std::vector<TokenId> system_header_;     // families with a system role
+    bool system_role_ = false;               // else system texts are folded into user turns
+    std::vector<TokenId> system_header_;
+    std::vector<TokenId> system_end_;        // end_of_turn + separator in the families
     std::vector<TokenId> user_header_;
     std::vector<TokenId> assistant_header_;
     std::vector<TokenId> user_end_;          // Llama 2 closes a user turn with " [/INST]"
