@@ -11,6 +11,10 @@
 // How the work is divided (the plan, the same in every layer of a step):
 // - a task is one KV head's query heads for up to kAttentionRows consecutive rows of a
 //   sequence, so each page a prompt's rows share is read (and converted) once for them all;
+// - a lone row's task takes several KV heads (all, unless the step has too few tasks for
+//   the pool): a page's keys of consecutive KV heads lie side by side, as do its values,
+//   so the task reads each page in two long runs instead of two short ones per head (runs
+//   of 2 KiB scattered over memory read at well under half the speed of 12-32 KiB runs);
 // - a row with more than attention_part positions attends in parts, each its own task,
 //   merged afterwards by the parts' softmax statistics (as flash-decoding does), so that
 //   a lone decode row still gives every core work. Parts depend only on the row's
@@ -48,12 +52,15 @@ private:
     // to the same pages, so each page is read (and an F16 page converted) once for them all
     // (README.md, Numerics). Decode rows, one per sequence, are unaffected.
     static constexpr int32_t kAttentionRows = 8;
+    // Tasks per thread of the pool below which lone rows' KV heads are split over tasks.
+    static constexpr int32_t kTasksPerThread = 8;
 
-    // Query heads of one KV head for rows row .. row + rows - 1 (of sequence seq, positions
-    // ascending), each over its positions in part `part`.
+    // Query heads of KV heads kv_head .. kv_head + kv_heads - 1 for rows row .. row + rows - 1
+    // (of sequence seq, positions ascending), each over its positions in part `part`.
+    // kv_heads > 1 only when rows == 1.
     struct Task {
         int64_t row;
-        int32_t rows, kv_head, part, seq;
+        int32_t rows, kv_head, kv_heads, part, seq;
     };
     // A row and KV head attended in parts: its parts' results are partials first .. + parts - 1.
     struct Merge {
@@ -63,9 +70,10 @@ private:
     };
     // A thread's buffers for its tasks.
     struct Scratch {
-        std::vector<float> queries;  // the task's rows' query heads of its KV head, side by side
-        std::vector<float> scores;   // per row and head: its scores over the part's positions
+        std::vector<float> queries;  // per KV head of the task: its rows' query heads, side by side
+        std::vector<float> scores;   // per KV head, row and head: its scores over the part's positions
         std::vector<float> values;   // the part's value rows, as floats
+        std::vector<float*> outs;    // per KV head and row: where its output (or partial) goes
     };
     // Which positions of a task's part each of its rows attends to.
     struct TaskPositions {
@@ -83,9 +91,14 @@ private:
         return int32_t(std::min<int64_t>(row_pos_[size_t(t)] + 1, int64_t(part + 1) * attention_part_));
     }
     TaskPositions positions_of(int32_t layer, const Task& task) const;
-    // Row i's scores of head h at row_scores(i) + h * span + (position - the part's first).
-    float* row_scores(Scratch& scratch, int32_t i, int32_t span) const {
-        return &scratch.scores[size_t(i) * size_t(group_) * size_t(span)];
+    // Which of the task's query heads (per KV head k of the task, rows in order) come first.
+    size_t first_head(const Task& task, int32_t k, int32_t i) const {
+        return (size_t(k) * size_t(task.rows) + size_t(i)) * size_t(group_);
+    }
+    // Row i's scores of head h of the task's KV head k at row_scores(k, i) + h * span +
+    // (position - the part's first): consecutive rows' heads of one KV head side by side.
+    float* row_scores(Scratch& scratch, const Task& task, int32_t k, int32_t i, int32_t span) const {
+        return &scratch.scores[first_head(task, k, i) * size_t(span)];
     }
     // Where row t's heads of kv_head write part `part`: the output, or its partial (then
     // `stats` receives the part's softmax statistics).
@@ -94,9 +107,9 @@ private:
     void attend(int32_t layer, const SequenceRows& seq, const Task& task, const float* q, float* out,
                 Scratch& scratch);
     void score_keys(int32_t layer, const SequenceRows& seq, const Task& task, const TaskPositions& at,
-                    const float* queries, Scratch& scratch);
+                    Scratch& scratch);
     void sum_values(int32_t layer, const SequenceRows& seq, const Task& task, const TaskPositions& at,
-                    float* const* outs, Scratch& scratch);
+                    Scratch& scratch);
     void merge_parts(const Merge& merge, float* out);
     // Query head `head`'s sink term in a softmax of largest score `max`: exp(sink - max),
     // added to the softmax's sum; 0 without sinks.

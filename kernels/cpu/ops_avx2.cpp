@@ -134,13 +134,20 @@ void value_tile(const float* weights, int64_t ldw, const R& rows, int64_t col, i
         for (int c = 0; c < NC; ++c) _mm256_storeu_ps(out + h * dim + 8 * c, acc[h][c]);
 }
 
+// Chunks of 8 columns NC at a time: for up to three heads four (twelve accumulators, three
+// weights and a chunk fit the 16 registers), for four heads two (eight, four and one).
 template <int NQ, class R>
 void value_rows(const float* weights, int64_t ldw, const R& rows, int64_t n_rows, int64_t dim, float* out) {
+    constexpr int NC = NQ >= 4 ? 2 : 4;
     int64_t c = 0;
-    for (; c + 32 <= dim; c += 32) value_tile<NQ, 4>(weights, ldw, rows, c, n_rows, dim, out + c);
+    for (; c + 8 * NC <= dim; c += 8 * NC) value_tile<NQ, NC>(weights, ldw, rows, c, n_rows, dim, out + c);
     switch ((dim - c) / 8) {
-    case 3: value_tile<NQ, 3>(weights, ldw, rows, c, n_rows, dim, out + c); break;
-    case 2: value_tile<NQ, 2>(weights, ldw, rows, c, n_rows, dim, out + c); break;
+    case 3:
+        if constexpr (NC > 3) value_tile<NQ, 3>(weights, ldw, rows, c, n_rows, dim, out + c);
+        break;
+    case 2:
+        if constexpr (NC > 2) value_tile<NQ, 2>(weights, ldw, rows, c, n_rows, dim, out + c);
+        break;
     case 1: value_tile<NQ, 1>(weights, ldw, rows, c, n_rows, dim, out + c); break;
     default: break;
     }
@@ -148,9 +155,12 @@ void value_rows(const float* weights, int64_t ldw, const R& rows, int64_t n_rows
 
 // Query heads three at a time (a value tile's twelve accumulators, three weights and a
 // chunk fit the 16 registers; a column tile's six, two key groups and a query element),
-// then the last one or two.
-template <class Three, class Two, class One>
-void by_heads(int64_t n_q, Three&& three, Two&& two, One&& one) {
+// then the last one or two; four heads (grouped-query attention's usual group, as in
+// Llama 3.2 1B) in one tile of each, where three and one left the one head's chains
+// waiting on the FMA latency and read every key and value twice.
+template <class Four, class Three, class Two, class One>
+void by_heads(int64_t n_q, Four&& four, Three&& three, Two&& two, One&& one) {
+    if (n_q == 4) return four(0);
     int64_t h = 0;
     for (; h + 3 <= n_q; h += 3) three(h);
     if (n_q - h == 2) two(h);
@@ -168,7 +178,8 @@ void column_heads(const float* q, int64_t n_q, const K& keys, int64_t first, int
     q += six * dim;
     out += six * ldo;
     by_heads(
-        n_q - six, [&](int64_t h) { column_groups<3>(q + h * dim, keys, first, n, dim, out + h * ldo, ldo); },
+        n_q - six, [&](int64_t h) { column_groups<4>(q + h * dim, keys, first, n, dim, out + h * ldo, ldo); },
+        [&](int64_t h) { column_groups<3>(q + h * dim, keys, first, n, dim, out + h * ldo, ldo); },
         [&](int64_t h) { column_groups<2>(q + h * dim, keys, first, n, dim, out + h * ldo, ldo); },
         [&](int64_t h) { column_groups<1>(q + h * dim, keys, first, n, dim, out + h * ldo, ldo); });
 }
@@ -177,7 +188,8 @@ template <class R>
 void value_heads(const float* weights, int64_t ldw, int64_t n_q, const R& rows, int64_t n_rows, int64_t dim,
                  float* out) {
     by_heads(
-        n_q, [&](int64_t h) { value_rows<3>(weights + h * ldw, ldw, rows, n_rows, dim, out + h * dim); },
+        n_q, [&](int64_t h) { value_rows<4>(weights + h * ldw, ldw, rows, n_rows, dim, out + h * dim); },
+        [&](int64_t h) { value_rows<3>(weights + h * ldw, ldw, rows, n_rows, dim, out + h * dim); },
         [&](int64_t h) { value_rows<2>(weights + h * ldw, ldw, rows, n_rows, dim, out + h * dim); },
         [&](int64_t h) { value_rows<1>(weights + h * ldw, ldw, rows, n_rows, dim, out + h * dim); });
 }

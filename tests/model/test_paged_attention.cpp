@@ -5,7 +5,8 @@
 // at the last and first slots of a page and after a long history; grouped-query heads (three
 // query heads per KV head), a global and a sliding-window layer, pages scattered over the
 // pool, and attention in one part and in parts; and long contexts in many parts on one
-// to three threads.
+// to three threads; and a decode row whose task takes several KV heads against the same
+// row in a prompt block.
 #include "test_support.h"
 
 #include "model/cpu_attention.h"
@@ -47,7 +48,9 @@ struct Step {
     arbor::ForwardBatch batch;
     std::vector<float> q;
 
-    Step(KvType type, const std::vector<Rows>& sequences, int32_t pages = kPages) : kv(cfg, options(type, pages)) {
+    Step(KvType type, const std::vector<Rows>& sequences, int32_t pages = kPages,
+         arbor::ModelConfig config = attention_config())
+        : cfg(std::move(config)), kv(cfg, options(type, pages)) {
         std::mt19937 rng(7);
         std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
         std::vector<int32_t> free_pages(size_t(pages), 0);
@@ -184,6 +187,58 @@ private slots:
                          qPrintable(QStringLiteral("layer %1: %2 threads give other bits than one").arg(layer).arg(threads)));
             }
         }
+    }
+
+    // A lone decode row's task takes several KV heads at once, a prompt block's one. In
+    // parts of 32 the row at position 299 has ten parts, and its tasks take all five KV
+    // heads on one thread, chunks of three and two on two, of two, two and one on three
+    // (parts of 100: chunks of two on one thread). It gets the same bits as in the prompt
+    // block and matches the reference; a task that reads another KV head's queries, keys,
+    // values or output fails both.
+    void aDecodeRowMatchesItsRowInAPrompt_data() {
+        QTest::addColumn<KvType>("type");
+        QTest::addColumn<int>("part");
+        for (KvType type : {KvType::F16, KvType::Q8_0})
+            for (int part : {0, 32, 100})
+                QTest::addRow("%s, parts of %d", arbor::kv_type_name(type), part) << type << part;
+    }
+    void aDecodeRowMatchesItsRowInAPrompt() {
+        QFETCH(KvType, type);
+        QFETCH(int, part);
+        arbor::ModelConfig cfg = attention_config();
+        cfg.n_head = 10;
+        cfg.n_head_kv = 5;
+        Step step(type, {{292, 8}}, kPages, cfg);
+        const int64_t width = int64_t(cfg.n_head) * cfg.head_dim;
+        const arbor::ForwardBatch prompt = step.batch;
+        const std::vector<float> prompt_q = step.q;
+        arbor::ForwardBatch decode = prompt;
+        decode.sequences[0].n_rows = 1;
+        decode.sequences[0].start_pos = 299;
+        decode.tokens = {0};
+        const std::vector<float> decode_q(prompt_q.end() - width, prompt_q.end());
+        for (int32_t layer = 0; layer < cfg.n_layer; ++layer)
+            for (int threads : {1, 2, 3}) {
+                arbor::ThreadPool pool(threads);
+                step.batch = prompt;
+                step.q = prompt_q;
+                const std::vector<float> whole = step.attend(layer, part, pool);
+                step.batch = decode;
+                step.q = decode_q;
+                const std::vector<float> alone = step.attend(layer, part, pool);
+                const std::vector<float> want =
+                    arbor::test::reference_paged_attention(cfg, step.kv, step.batch, layer, step.q.data());
+                const float diff = max_abs_diff(alone, want);
+                QVERIFY2(diff < 2e-6f, qPrintable(QStringLiteral("layer %1, %2 threads: max |attention - reference| = %3")
+                                                      .arg(layer)
+                                                      .arg(threads)
+                                                      .arg(double(diff))));
+                QVERIFY2(std::memcmp(alone.data(), whole.data() + whole.size() - size_t(width),
+                                     size_t(width) * sizeof(float)) == 0,
+                         qPrintable(QStringLiteral("layer %1, %2 threads: the decode row differs from its prompt row")
+                                        .arg(layer)
+                                        .arg(threads)));
+            }
     }
 
     // A row's output has the same bits whatever else shares its step.
