@@ -31,14 +31,13 @@ readonly CI_APT_PACKAGES=(clang libclang-rt-14-dev dbus gnome-keyring)
 # runs the engine's suites: the code that reads untrusted input or keeps the engine's
 # state, the kernels against their scalar references, the API server, and the suites on
 # the default model (file, tokenizer, template, weights, forward pass, fidelity, engine,
-# disk tier): about 6 minutes of CPU together. Not here: the Qt suites and the command
-# line tools' (that build has no Qt), and test_api_json_arena, whose exit trips ASan's
-# new/free check inside Debian's uninstrumented libsimdjson.
+# disk tier), arbor-cli and arbor-server: about 6 minutes of CPU together. Not here: the
+# Qt Quick suites (that build has no Qt beyond Qt Test).
 readonly SANITIZE_BUILD_DIR="$REPO_ROOT/build-fuzz"
 readonly SANITIZED_SUITES=(
     test_gguf test_pretokenizer test_chat_template
     test_api_json test_http_request test_http_server test_http_deadlines test_warning_limiter
-    test_reply_memory test_cache_scope
+    test_api_json_arena test_reply_memory test_cache_scope
     test_scheduler test_page_pool test_radix_cache test_radix_cache_tails test_kv_stress
     test_disk_store test_disk_tier_random
     test_store test_store_files test_store_salvage test_store_recovery
@@ -50,6 +49,7 @@ readonly SANITIZED_SUITES=(
     test_namespace_key test_api_server test_api_sessions test_api_request_guard
     test_api_cache_isolation test_api_load
     test_store_search test_private_file test_store_crash
+    test_cli test_server_cli
 )
 # Seconds each fuzz target runs in CI.
 readonly CI_FUZZ_SECONDS=20

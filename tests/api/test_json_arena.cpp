@@ -16,10 +16,15 @@ using arbor::api::JsonArena;
 
 namespace {
 
-// Heap allocations made by this thread while `counting` is set (the global operator new is
-// replaced for this test program; everything else it does is unchanged).
+// Heap allocations made by this thread while `counting` is set (the global operators new
+// and delete are replaced for this test program; everything else it does is unchanged).
 thread_local bool counting = false;
 thread_local size_t allocations = 0;
+
+void* counted_malloc(size_t size) noexcept {
+    if (counting) ++allocations;
+    return std::malloc(size ? size : 1);
+}
 
 size_t allocations_during(const auto& work) {
     allocations = 0;
@@ -48,13 +53,28 @@ int64_t leaf_of(const Json& nested) {
 
 } // namespace
 
+// Every form of new and delete that can meet another is replaced, the nothrow and array
+// ones too. The standard library's own nothrow and array forms call the replaced
+// operator new, but a sanitizer runtime defines each form itself: with only
+// operator new(size_t) replaced, ASan's operator new(nothrow), which simdjson's parser
+// uses, reached the free() below and ASan rightly reported new against free. (The aligned
+// forms are left alone: they pair only with each other.)
 void* operator new(size_t size) {
-    if (counting) ++allocations;
-    if (void* p = std::malloc(size ? size : 1)) return p;
+    if (void* p = counted_malloc(size)) return p;
     throw std::bad_alloc();
 }
+void* operator new[](size_t size) {
+    if (void* p = counted_malloc(size)) return p;
+    throw std::bad_alloc();
+}
+void* operator new(size_t size, const std::nothrow_t&) noexcept { return counted_malloc(size); }
+void* operator new[](size_t size, const std::nothrow_t&) noexcept { return counted_malloc(size); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 class TestJsonArena : public QObject {
     Q_OBJECT

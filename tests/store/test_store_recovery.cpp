@@ -259,12 +259,18 @@ private slots:
                 // The pages left are salvaged (test_store_salvage checks salvage row by row).
                 QCOMPARE(report.salvaged_conversations, 1);
                 QVERIFY(report.salvaged_messages > 0);
+                // The notice says how much was saved.
+                const std::string saved = "1 conversation(s) with " + std::to_string(report.salvaged_messages) +
+                                          " message(s) were recovered";
+                QVERIFY2(report.problem.find(saved) != std::string::npos, report.problem.c_str());
                 const auto list = store.list_conversations();
                 QCOMPARE(list.size(), std::size_t(1));
                 QCOMPARE(list[0].title, std::string("soon damaged"));
                 QCOMPARE(store.roots(list[0].id).at(0).text, std::string(400, 'a'));
             } else {
                 QCOMPARE(report.salvaged_conversations, 0);
+                QVERIFY2(report.problem.find("Nothing in it could be recovered") != std::string::npos,
+                         report.problem.c_str());
                 QVERIFY(store.list_conversations().empty());
             }
             const auto c = store.create_conversation("fresh start");
