@@ -11,15 +11,16 @@ namespace {
 
 constexpr int kNormThreads = 256;
 
-// Sum of v over the block (kNormThreads threads), returned to every thread.
+// Sum of v over the block (Threads threads), returned to every thread.
+template <int Threads>
 __device__ float block_sum(float v) {
-    __shared__ float partial[kNormThreads / 32];
+    __shared__ float partial[Threads / 32];
     v = warp_sum(v);
     if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = v;
     __syncthreads();
     float s = 0.0f;
 #pragma unroll
-    for (int i = 0; i < kNormThreads / 32; ++i) s += partial[i];
+    for (int i = 0; i < Threads / 32; ++i) s += partial[i];
     __syncthreads();  // partial may be reused by the caller's next reduction
     return s;
 }
@@ -43,7 +44,7 @@ __global__ void rms_norm_kernel(const float* x, const int32_t* src, const float*
     const float* xr = x + (src ? src[t] : t) * n;
     float s = 0.0f;
     for (int64_t i = threadIdx.x; i < n; i += kNormThreads) s += xr[i] * xr[i];
-    store_norm(xr, rsqrtf(block_sum(s) / float(n) + eps), w, y, q8, n);
+    store_norm(xr, rsqrtf(block_sum<kNormThreads>(s) / float(n) + eps), w, y, q8, n);
 }
 
 __global__ void add_rms_norm_kernel(float* x, const float* add, const float* w, float* y, int64_t n, float eps,
@@ -58,7 +59,7 @@ __global__ void add_rms_norm_kernel(float* x, const float* add, const float* w, 
         s += v * v;
     }
     if (!w) return;
-    store_norm(xr, rsqrtf(block_sum(s) / float(n) + eps), w, y, q8, n);
+    store_norm(xr, rsqrtf(block_sum<kNormThreads>(s) / float(n) + eps), w, y, q8, n);
 }
 
 // The norms for rows of a multiple of 32 (every model's width): a block of kWideThreads,
@@ -68,18 +69,6 @@ __global__ void add_rms_norm_kernel(float* x, const float* add, const float* w, 
 // quantized output is eight neighbouring lanes of one warp; every lane takes every turn
 // of the loops (the shuffles need the whole warp), lanes past the row's end with zeros.
 constexpr int kWideThreads = 1024;
-
-__device__ float wide_block_sum(float v) {
-    __shared__ float partial[kWideThreads / 32];
-    v = warp_sum(v);
-    if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = v;
-    __syncthreads();
-    float s = 0.0f;
-#pragma unroll
-    for (int i = 0; i < kWideThreads / 32; ++i) s += partial[i];
-    __syncthreads();
-    return s;
-}
 
 // max and sum over the eight lanes of a 32-element block (lanes 8m .. 8m + 7).
 __device__ __forceinline__ float eight_lane_max(float v) {
@@ -140,7 +129,7 @@ __global__ void __launch_bounds__(kWideThreads)
         const float4 v = *reinterpret_cast<const float4*>(xr + i);
         s += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
     }
-    store_norm_wide(xr, rsqrtf(wide_block_sum(s) / float(n) + eps), w, y, q8, n);
+    store_norm_wide(xr, rsqrtf(block_sum<kWideThreads>(s) / float(n) + eps), w, y, q8, n);
 }
 
 __global__ void __launch_bounds__(kWideThreads)
@@ -158,7 +147,7 @@ __global__ void __launch_bounds__(kWideThreads)
         s += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
     }
     if (!w) return;
-    store_norm_wide(xr, rsqrtf(wide_block_sum(s) / float(n) + eps), w, y, q8, n);
+    store_norm_wide(xr, rsqrtf(block_sum<kWideThreads>(s) / float(n) + eps), w, y, q8, n);
 }
 
 __global__ void silu_mul_kernel(float* gate, const float* up, int64_t n) {
