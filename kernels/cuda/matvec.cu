@@ -3,6 +3,7 @@
 // embedding lookups. A warp takes one or two weight rows, its lanes over them in a fixed
 // pattern (MatvecLayout), so a row's sum is always taken in the same order.
 #include "arbor/kernels/cuda_kernels.h"
+#include "dependent_launch.cuh"
 #include "matvec_launch.cuh"
 #include "quant_units.cuh"
 
@@ -44,9 +45,11 @@ __device__ __forceinline__ void lane_dot(const uint8_t* row, int units, const fl
 
 template <class U, int NX, bool GATED>
 __global__ void matvec_kernel(Segments seg, size_t row_bytes, int units, const float* x, int64_t ldx, int n_x) {
+    let_next_kernel_start();
     const int64_t r = int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
     if (r >= pick(seg.end, seg.n - 1)) return;
     const StackedRow row = stacked_row(seg, r);
+    wait_for_previous_kernel();
     float acc[NX], up[NX];
 #pragma unroll
     for (int t = 0; t < NX; ++t) acc[t] = 0.0f, up[t] = 0.0f;
@@ -64,6 +67,7 @@ __global__ void matvec_kernel(Segments seg, size_t row_bytes, int units, const f
 template <class U, int NX, int R, bool GATED>
 __global__ void __launch_bounds__(kWarps * 32)
     matvec_units_kernel(Segments seg, size_t row_bytes, int units, const float* x, int64_t ldx, int n_x) {
+    let_next_kernel_start();
     const int lane = threadIdx.x % 32;
     const int64_t first = (int64_t(blockIdx.x) * kWarps + threadIdx.x / 32) * R;
     const int64_t total = pick(seg.end, seg.n - 1);
@@ -78,6 +82,12 @@ __global__ void __launch_bounds__(kWarps * 32)
         w[i] = row[i].weight + size_t(row[i].local) * row_bytes;
     }
     const uint8_t* w_up = GATED ? seg.weight[1] + size_t(row[0].local) * row_bytes : nullptr;
+    // The weights are ready before the inputs are: start reading them during the wait.
+#pragma unroll
+    for (int i = 0; i < R; ++i)
+        if (live[i]) prefetch_to_l2(w[i], row_bytes);
+    if (GATED) prefetch_to_l2(w_up, row_bytes);
+    wait_for_previous_kernel();
     float acc[R][NX], up[NX];
 #pragma unroll
     for (int t = 0; t < NX; ++t) {
@@ -129,6 +139,8 @@ __global__ void __launch_bounds__(kWarps * 32)
 template <class U>
 __global__ void dequantize_f16_kernel(const uint8_t* weight, size_t row_bytes, int64_t first, int64_t rows,
                                       int units, __half* out) {
+    let_next_kernel_start();
+    wait_for_previous_kernel();
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= rows * units) return;
     const int64_t r = i / units;
@@ -149,6 +161,8 @@ __global__ void dequantize_f16_kernel(const uint8_t* weight, size_t row_bytes, i
 template <class U>
 __global__ void get_rows_kernel(const uint8_t* weight, size_t row_bytes, int units, const int32_t* ids, int n,
                                 float* out) {
+    let_next_kernel_start();
+    wait_for_previous_kernel();
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= int64_t(n) * units) return;
     const int t = int(i / units), u = int(i % units);
@@ -169,10 +183,11 @@ struct Nothing {
 template <class U, int R, bool GATED>
 void launch_units(const Segments& seg, size_t rb, int units, const float* x, int64_t ldx, int n_x, cudaStream_t s) {
     const unsigned grid = blocks_for(seg.end[seg.n - 1], kWarps * R), threads = kWarps * 32;
-    if (n_x == 1) matvec_units_kernel<U, 1, R, GATED><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
-    else if (n_x == 2) matvec_units_kernel<U, 2, R, GATED><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
-    else if (n_x <= 4) matvec_units_kernel<U, 4, R, GATED><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
-    else matvec_units_kernel<U, 8, R, GATED><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
+    const auto go = [&](auto kernel) { launch_kernel(kernel, grid, threads, 0, s, seg, rb, units, x, ldx, n_x); };
+    if (n_x == 1) go(matvec_units_kernel<U, 1, R, GATED>);
+    else if (n_x == 2) go(matvec_units_kernel<U, 2, R, GATED>);
+    else if (n_x <= 4) go(matvec_units_kernel<U, 4, R, GATED>);
+    else go(matvec_units_kernel<U, 8, R, GATED>);
 }
 
 template <class U>
@@ -186,16 +201,17 @@ struct Matvec {
         }
         const unsigned grid = blocks_for(seg.end[seg.n - 1], kWarps);
         const unsigned threads = kWarps * 32;
+        const auto go = [&](auto kernel) { launch_kernel(kernel, grid, threads, 0, s, seg, rb, units, x, ldx, n_x); };
         if (gated) {
-            if (n_x == 1) matvec_kernel<U, 1, true><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
-            else if (n_x == 2) matvec_kernel<U, 2, true><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
-            else if (n_x <= 4) matvec_kernel<U, 4, true><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
-            else matvec_kernel<U, 8, true><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
+            if (n_x == 1) go(matvec_kernel<U, 1, true>);
+            else if (n_x == 2) go(matvec_kernel<U, 2, true>);
+            else if (n_x <= 4) go(matvec_kernel<U, 4, true>);
+            else go(matvec_kernel<U, 8, true>);
         } else {
-            if (n_x == 1) matvec_kernel<U, 1, false><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
-            else if (n_x == 2) matvec_kernel<U, 2, false><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
-            else if (n_x <= 4) matvec_kernel<U, 4, false><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
-            else matvec_kernel<U, 8, false><<<grid, threads, 0, s>>>(seg, rb, units, x, ldx, n_x);
+            if (n_x == 1) go(matvec_kernel<U, 1, false>);
+            else if (n_x == 2) go(matvec_kernel<U, 2, false>);
+            else if (n_x <= 4) go(matvec_kernel<U, 4, false>);
+            else go(matvec_kernel<U, 8, false>);
         }
     }
 };
@@ -203,14 +219,16 @@ struct Matvec {
 template <class U>
 struct DequantizeF16 {
     static void run(const uint8_t* w, size_t rb, int64_t first, int64_t rows, int units, __half* out, cudaStream_t s) {
-        dequantize_f16_kernel<U><<<blocks_for(rows * units, 256), 256, 0, s>>>(w, rb, first, rows, units, out);
+        launch_kernel(dequantize_f16_kernel<U>, blocks_for(rows * units, 256), 256, 0, s, w, rb, first, rows, units,
+                      out);
     }
 };
 
 template <class U>
 struct GetRows {
     static void run(const uint8_t* w, size_t rb, int units, const int32_t* ids, int n, float* out, cudaStream_t s) {
-        get_rows_kernel<U><<<blocks_for(int64_t(n) * units, 256), 256, 0, s>>>(w, rb, units, ids, n, out);
+        launch_kernel(get_rows_kernel<U>, blocks_for(int64_t(n) * units, 256), 256, 0, s, w, rb, units, ids, n,
+                      out);
     }
 };
 

@@ -45,6 +45,14 @@ __device__ __forceinline__ StackedRow stacked_row(const Segments& seg, int64_t r
     return {pick(seg.weight, i), pick(seg.y, i), pick(seg.bias, i), r - begin, pick(seg.end, i) - begin};
 }
 
+// Row `row`'s output for activation row t from its sums s (and u, the up row's, when
+// gated): y[t * rows + local].
+template <bool GATED>
+__device__ __forceinline__ void store_output(const StackedRow& row, int t, float s, float u) {
+    if (GATED) s = s / (1.0f + expf(-s)) * u;  // silu_mul's expression
+    row.y[t * row.rows + row.local] = row.bias ? s + row.bias[row.local] : s;
+}
+
 // The warp's results acc (and up, when gated) for its row, summed over the lanes and
 // written by lane 0: y[t * rows + local] for each activation row t.
 template <int NX, bool GATED>
@@ -53,12 +61,8 @@ __device__ __forceinline__ void store_row(const StackedRow& row, const float (&a
 #pragma unroll
     for (int t = 0; t < NX; ++t) {
         if (t >= n_x) break;
-        float s = warp_sum(acc[t]);
-        if (GATED) {
-            const float u = warp_sum(up[t]);
-            s = s / (1.0f + expf(-s)) * u;  // silu_mul's expression
-        }
-        if (threadIdx.x % 32 == 0) row.y[t * row.rows + row.local] = row.bias ? s + row.bias[row.local] : s;
+        const float s = warp_sum(acc[t]), u = GATED ? warp_sum(up[t]) : 0.0f;
+        if (threadIdx.x % 32 == 0) store_output<GATED>(row, t, s, u);
     }
 }
 

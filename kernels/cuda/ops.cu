@@ -1,6 +1,7 @@
 // Row-wise steps of the forward pass on the device: norms, residual adds, the gated
 // activation, half conversion, biases, and RoPE with the store of K/V into their pages.
 #include "arbor/kernels/cuda_kernels.h"
+#include "dependent_launch.cuh"
 #include "q8_store.cuh"
 
 #include <cuda_fp16.h>
@@ -40,6 +41,8 @@ __device__ __forceinline__ void store_norm(const float* xr, float scale, const f
 
 __global__ void rms_norm_kernel(const float* x, const int32_t* src, const float* w, float* y, int64_t n, float eps,
                                 uint8_t* q8) {
+    let_next_kernel_start();
+    wait_for_previous_kernel();
     const int64_t t = blockIdx.x;
     const float* xr = x + (src ? src[t] : t) * n;
     float s = 0.0f;
@@ -49,6 +52,8 @@ __global__ void rms_norm_kernel(const float* x, const int32_t* src, const float*
 
 __global__ void add_rms_norm_kernel(float* x, const float* add, const float* w, float* y, int64_t n, float eps,
                                     uint8_t* q8) {
+    let_next_kernel_start();
+    wait_for_previous_kernel();
     const int64_t t = blockIdx.x;
     float* xr = x + t * n;
     const float* ar = add + t * n;
@@ -122,6 +127,8 @@ __device__ __forceinline__ void store_norm_wide(const float* xr, float scale, co
 __global__ void __launch_bounds__(kWideThreads)
     rms_norm_wide_kernel(const float* x, const int32_t* src, const float* w, float* y, int64_t n, float eps,
                          uint8_t* q8) {
+    let_next_kernel_start();
+    wait_for_previous_kernel();
     const int64_t t = blockIdx.x;
     const float* xr = x + (src ? src[t] : t) * n;
     float s = 0.0f;
@@ -135,6 +142,8 @@ __global__ void __launch_bounds__(kWideThreads)
 __global__ void __launch_bounds__(kWideThreads)
     add_rms_norm_wide_kernel(float* x, const float* add, const float* w, float* y, int64_t n, float eps,
                              uint8_t* q8) {
+    let_next_kernel_start();
+    wait_for_previous_kernel();
     const int64_t t = blockIdx.x;
     float* xr = x + t * n;
     const float* ar = add + t * n;
@@ -151,16 +160,22 @@ __global__ void __launch_bounds__(kWideThreads)
 }
 
 __global__ void silu_mul_kernel(float* gate, const float* up, int64_t n) {
+    let_next_kernel_start();
+    wait_for_previous_kernel();
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
 __global__ void to_half_kernel(const float* x, __half* y, int64_t n) {
+    let_next_kernel_start();
+    wait_for_previous_kernel();
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) y[i] = __float2half_rn(x[i]);
 }
 
 __global__ void add_bias_kernel(float* y, int64_t ld, const float* bias, int64_t n) {
+    let_next_kernel_start();
+    wait_for_previous_kernel();
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) y[blockIdx.y * ld + i] += bias[i];
 }
@@ -169,6 +184,7 @@ __global__ void add_bias_kernel(float* y, int64_t ld, const float* bias, int64_t
 // then every query and key head, then the row's K and V into its slot.
 __global__ void rope_store_kernel(float* q, const float* k, const float* v, int n_head, const float* inv_freq,
                                   bool neox, RowTables rt, KvLayout kv, int layer) {
+    let_next_kernel_start();
     extern __shared__ float cos_sin[];
     const int t = blockIdx.x, D = kv.head_dim, half = D / 2, KV = kv.n_kv_heads;
     const int pos = rt.pos[t];
@@ -182,6 +198,9 @@ __global__ void rope_store_kernel(float* q, const float* k, const float* v, int 
     const int page = rt.tables[rt.table[t] + pos / kv.page_size];
     const int64_t slot = (int64_t(layer) * kv.pages * kv.page_size + int64_t(page) * kv.page_size +
                           pos % kv.page_size) * kv.slot_elems();
+    // The table and the slot come from the step's positions and block tables, which no
+    // kernel writes: computed while the Q/K/V products before this kernel finish.
+    wait_for_previous_kernel();
     for (int p = threadIdx.x; p < (n_head + KV) * half; p += blockDim.x) {
         const int h = p / half, i = p % half;
         const int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
@@ -222,45 +241,46 @@ int device_count(std::string* why_not) {
 void rms_norm(const float* x, const int32_t* src, const float* w, float* y, int rows, int64_t n, float eps,
               void* stream, void* q8) {
     if (rows > 0 && n % q8::kBlock == 0)
-        rms_norm_wide_kernel<<<rows, kWideThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-            x, src, w, y, n, eps, static_cast<uint8_t*>(q8));
+        launch_kernel(rms_norm_wide_kernel, rows, kWideThreads, 0, static_cast<cudaStream_t>(stream), x, src, w, y, n,
+                      eps, static_cast<uint8_t*>(q8));
     else if (rows > 0)
-        rms_norm_kernel<<<rows, kNormThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-            x, src, w, y, n, eps, n % q8::kBlock == 0 ? static_cast<uint8_t*>(q8) : nullptr);
+        launch_kernel(rms_norm_kernel, rows, kNormThreads, 0, static_cast<cudaStream_t>(stream), x, src, w, y, n, eps,
+                      n % q8::kBlock == 0 ? static_cast<uint8_t*>(q8) : nullptr);
 }
 
 void add_rms_norm(float* x, const float* add, const float* w, float* y, int rows, int64_t n, float eps,
                   void* stream, void* q8) {
     if (rows > 0 && n % q8::kBlock == 0)
-        add_rms_norm_wide_kernel<<<rows, kWideThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-            x, add, w, y, n, eps, static_cast<uint8_t*>(q8));
+        launch_kernel(add_rms_norm_wide_kernel, rows, kWideThreads, 0, static_cast<cudaStream_t>(stream), x, add, w, y,
+                      n, eps, static_cast<uint8_t*>(q8));
     else if (rows > 0)
-        add_rms_norm_kernel<<<rows, kNormThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-            x, add, w, y, n, eps, n % q8::kBlock == 0 ? static_cast<uint8_t*>(q8) : nullptr);
+        launch_kernel(add_rms_norm_kernel, rows, kNormThreads, 0, static_cast<cudaStream_t>(stream), x, add, w, y, n,
+                      eps, n % q8::kBlock == 0 ? static_cast<uint8_t*>(q8) : nullptr);
 }
 
 void silu_mul(float* gate, const float* up, int64_t n, void* stream) {
-    if (n > 0) silu_mul_kernel<<<blocks_for(n, 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(gate, up, n);
+    if (n > 0)
+        launch_kernel(silu_mul_kernel, blocks_for(n, 256), 256, 0, static_cast<cudaStream_t>(stream), gate, up, n);
 }
 
 void to_half(const float* x, uint16_t* y, int64_t n, void* stream) {
     if (n > 0)
-        to_half_kernel<<<blocks_for(n, 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(
-            x, reinterpret_cast<__half*>(y), n);
+        launch_kernel(to_half_kernel, blocks_for(n, 256), 256, 0, static_cast<cudaStream_t>(stream), x,
+                      reinterpret_cast<__half*>(y), n);
 }
 
 void add_bias(float* y, int64_t ld, const float* bias, int rows, int64_t n, void* stream) {
     if (rows > 0 && n > 0)
-        add_bias_kernel<<<dim3(blocks_for(n, 256), unsigned(rows)), 256, 0, static_cast<cudaStream_t>(stream)>>>(
-            y, ld, bias, n);
+        launch_kernel(add_bias_kernel, dim3(blocks_for(n, 256), unsigned(rows)), 256, 0,
+                      static_cast<cudaStream_t>(stream), y, ld, bias, n);
 }
 
 void rope_store_kv(float* q, const float* k, const float* v, int rows, int n_head, const float* inv_freq,
                    bool neox, const RowTables& rt, const KvLayout& kv, int layer, void* stream) {
     if (rows > 0)
         // 512 threads: a decode step's single row is the whole launch.
-        rope_store_kernel<<<rows, 512, size_t(kv.head_dim) * sizeof(float), static_cast<cudaStream_t>(stream)>>>(
-            q, k, v, n_head, inv_freq, neox, rt, kv, layer);
+        launch_kernel(rope_store_kernel, rows, 512, size_t(kv.head_dim) * sizeof(float),
+                      static_cast<cudaStream_t>(stream), q, k, v, n_head, inv_freq, neox, rt, kv, layer);
 }
 
 } // namespace arbor::cuda

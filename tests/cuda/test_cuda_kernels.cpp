@@ -386,6 +386,13 @@ int main() {
         test_fused_matvec(c, rng, name);
     }
     cuda::set_matvec_layout(cuda::MatvecLayout::RowPairs);
+    // The integer path with every row split over two warps (by default only rows of 8192
+    // columns and more are), checked the same way.
+    const int split_units = cuda::q8_split_units();
+    cuda::set_q8_split_units(1);
+    for (int64_t cols : {512, 2304}) test_matvec(c, rng, "split rows", cols);
+    test_fused_matvec(c, rng, "split rows");
+    cuda::set_q8_split_units(split_units);
     test_dequantize_and_rows(c, rng);
     test_row_ops(c, rng);
     test_rope_store(c, rng);

@@ -44,6 +44,13 @@ bool has_int8_path(DType type);
 size_t q8_bytes(int64_t cols, int n_x);
 // Quantizes n_x rows of x (cols floats each, a multiple of 32) into q8 (q8_bytes).
 void quantize_q8(const float* x, int64_t cols, int n_x, void* q8, void* stream);
+// The integer path gives a weight row of at least this many 32-element units to two
+// warps (each summing every other run of 32 units, their sums added in warp order), so
+// that a long, short-row-count product such as the FFN's down projection fills the GPU.
+// Default 256 (8192 columns), or ARBOR_CUDA_Q8_SPLIT_UNITS; the order still depends on the
+// row's length alone.
+void set_q8_split_units(int units);
+int q8_split_units();
 
 // y[t * rows + r] = dot(weight row r, x row t) (+ bias[r]) for t < n_x <= kMatvecRows,
 // x rows of cols floats (16-byte aligned, cols a multiple of 32): one warp per weight

@@ -1,0 +1,71 @@
+// Kernel launches that let the stream's next kernel start before this one ends
+// (programmatic dependent launch, compute capability 9.0 and later). A decode step is
+// hundreds of short kernels; without this each one waits for the last block of the one
+// before to finish before its own blocks are even placed, and the GPU idles in between.
+//
+// Invariant: every kernel launched with launch_kernel() calls wait_for_previous_kernel() before
+// it reads anything an earlier kernel writes or writes anything an earlier kernel reads.
+// Before that call it may only read what no kernel writes (the weights). Then a kernel
+// that starts early never sees a half-written input, and as each kernel waits for the
+// one before to finish, the wait covers every earlier kernel too.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <utility>
+
+namespace arbor::cuda {
+
+// Whether launches on the current device let the next kernel start early: devices of
+// compute capability 9.0 and later, unless ARBOR_CUDA_PDL=0 (for comparisons).
+bool dependent_launch_enabled();
+
+// kernel<<<grid, block, shared, stream>>>(args...), marked as allowed to overlap the
+// kernel before it where dependent_launch_enabled().
+template <class... Params, class... Args>
+void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
+            Args&&... args) {
+    // The legacy default stream (tests) keeps plain launches.
+    if (!stream || !dependent_launch_enabled()) {
+        kernel<<<grid, block, shared, stream>>>(std::forward<Args>(args)...);
+        return;
+    }
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = shared;
+    config.stream = stream;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    // An error stays the stream's last error, read after the step's launches.
+    (void)cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
+
+// Blocks until the kernel before this one in the stream has finished and its writes are
+// visible (a no-op when it was not launched early, and before compute capability 9.0).
+__device__ __forceinline__ void wait_for_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Lets the stream's next kernel be placed on free multiprocessors now; it still waits in
+// wait_for_previous_kernel() for this one to finish.
+__device__ __forceinline__ void let_next_kernel_start() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
+// Starts pulling bytes [0, n) of p into L2 (lanes of a warp take 128-byte lines in turn):
+// weights a kernel will read once its inputs are ready.
+__device__ __forceinline__ void prefetch_to_l2(const void* p, size_t n) {
+    const char* c = static_cast<const char*>(p);
+    for (size_t off = size_t(threadIdx.x % 32) * 128; off < n; off += 32 * 128)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(c + off));
+}
+
+} // namespace arbor::cuda
