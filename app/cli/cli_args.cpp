@@ -1,6 +1,7 @@
 #include "cli_args.h"
 
 #include <charconv>
+#include <cstdint>
 #include <cstdlib>
 
 namespace arbor::cli {

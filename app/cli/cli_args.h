@@ -2,6 +2,7 @@
 // Anything unknown, a missing value or a malformed number is a UsageError.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>

@@ -3,6 +3,7 @@
 #include "arbor/error.h"
 #include "arbor/paths.h"
 
+#include <cstdint>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>

@@ -7,6 +7,7 @@
 #include "arbor/chat_template.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <string>

@@ -3,6 +3,7 @@
 
 #include "arbor/error.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <sstream>

@@ -7,6 +7,7 @@
 #include "arbor/model.h"
 #include "arbor/paths.h"
 
+#include <cstdint>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 

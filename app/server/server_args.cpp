@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
