@@ -5,7 +5,8 @@
 //
 // Invariant: every kernel launched with launch_kernel() calls wait_for_previous_kernel() before
 // it reads anything an earlier kernel writes or writes anything an earlier kernel reads.
-// Before that call it may only read what no kernel writes (the weights). Then a kernel
+// Before that call it may only read what no kernel of the step writes (the step's
+// positions and block tables, copied in before its first kernel). Then a kernel
 // that starts early never sees a half-written input, and as each kernel waits for the
 // one before to finish, the wait covers every earlier kernel too.
 #pragma once
@@ -58,14 +59,6 @@ __device__ __forceinline__ void let_next_kernel_start() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;");
 #endif
-}
-
-// Starts pulling bytes [0, n) of p into L2 (lanes of a warp take 128-byte lines in turn):
-// weights a kernel will read once its inputs are ready.
-__device__ __forceinline__ void prefetch_to_l2(const void* p, size_t n) {
-    const char* c = static_cast<const char*>(p);
-    for (size_t off = size_t(threadIdx.x % 32) * 128; off < n; off += 32 * 128)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(c + off));
 }
 
 } // namespace arbor::cuda

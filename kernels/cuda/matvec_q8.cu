@@ -43,11 +43,6 @@ __global__ void __launch_bounds__(kMatvecWarps * 32)
     const StackedRow row = stacked_row(seg, live ? r : total - 1);
     const uint8_t* w = row.weight + size_t(row.local) * row_bytes;
     const uint8_t* w_up = GATED ? seg.weight[1] + size_t(row.local) * row_bytes : nullptr;
-    // The weights are ready before the activations are: start reading them during the wait.
-    if (live && share == 0) {
-        prefetch_to_l2(w, row_bytes);
-        if (GATED) prefetch_to_l2(w_up, row_bytes);
-    }
     wait_for_previous_kernel();
     const int64_t cols = int64_t(units) * q8::kBlock;
     const size_t act_bytes = q8::row_bytes(cols);

@@ -160,22 +160,16 @@ __global__ void __launch_bounds__(kWideThreads)
 }
 
 __global__ void silu_mul_kernel(float* gate, const float* up, int64_t n) {
-    let_next_kernel_start();
-    wait_for_previous_kernel();
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
 __global__ void to_half_kernel(const float* x, __half* y, int64_t n) {
-    let_next_kernel_start();
-    wait_for_previous_kernel();
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) y[i] = __float2half_rn(x[i]);
 }
 
 __global__ void add_bias_kernel(float* y, int64_t ld, const float* bias, int64_t n) {
-    let_next_kernel_start();
-    wait_for_previous_kernel();
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) y[blockIdx.y * ld + i] += bias[i];
 }
@@ -259,20 +253,20 @@ void add_rms_norm(float* x, const float* add, const float* w, float* y, int rows
 }
 
 void silu_mul(float* gate, const float* up, int64_t n, void* stream) {
-    if (n > 0)
-        launch_kernel(silu_mul_kernel, blocks_for(n, 256), 256, 0, static_cast<cudaStream_t>(stream), gate, up, n);
+    // Plain launches for the steps of many rows, around cuBLAS products.
+    if (n > 0) silu_mul_kernel<<<blocks_for(n, 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(gate, up, n);
 }
 
 void to_half(const float* x, uint16_t* y, int64_t n, void* stream) {
     if (n > 0)
-        launch_kernel(to_half_kernel, blocks_for(n, 256), 256, 0, static_cast<cudaStream_t>(stream), x,
-                      reinterpret_cast<__half*>(y), n);
+        to_half_kernel<<<blocks_for(n, 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(
+            x, reinterpret_cast<__half*>(y), n);
 }
 
 void add_bias(float* y, int64_t ld, const float* bias, int rows, int64_t n, void* stream) {
     if (rows > 0 && n > 0)
-        launch_kernel(add_bias_kernel, dim3(blocks_for(n, 256), unsigned(rows)), 256, 0,
-                      static_cast<cudaStream_t>(stream), y, ld, bias, n);
+        add_bias_kernel<<<dim3(blocks_for(n, 256), unsigned(rows)), 256, 0, static_cast<cudaStream_t>(stream)>>>(
+            y, ld, bias, n);
 }
 
 void rope_store_kv(float* q, const float* k, const float* v, int rows, int n_head, const float* inv_freq,
