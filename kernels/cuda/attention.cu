@@ -21,11 +21,11 @@ namespace {
 constexpr int kThreads = 256;
 
 // G: query heads per KV head, at most MAXG (register arrays need a bound known at
-// compile time).
-template <int MAXG>
+// compile time). EARLY: launched to overlap the kernel before (dependent_launch.cuh).
+template <int MAXG, bool EARLY>
 __global__ void attention_kernel(const float* q, float* out, int n_head, const AttentionPart* parts, RowTables rt,
                                  KvLayout kv, int layer, float* partial_out, float* partial_stats) {
-    let_next_kernel_start();
+    if constexpr (EARLY) let_next_kernel_start();
     extern __shared__ float shared[];
     const int D = kv.head_dim, KV = kv.n_kv_heads, G = n_head / KV;
     const AttentionPart part = parts[blockIdx.x];
@@ -39,17 +39,24 @@ __global__ void attention_kernel(const float* q, float* out, int n_head, const A
     float* sum_s = max_s + MAXG;
     float* partial_s = sum_s + MAXG;       // kThreads x MAXG: value sums of position slices
     auto* slot_s = reinterpret_cast<int64_t*>(partial_s + kThreads * MAXG);  // per position
+    const auto load_q = [&] {
+        const float scale = rsqrtf(float(D));
+        const float* qrow = q + (int64_t(part.row) * n_head + int64_t(kvh) * G) * D;
+        for (int i = threadIdx.x; i < G * D; i += kThreads) q_s[i] = qrow[i] * scale;
+    };
+    if constexpr (!EARLY) load_q();
     // Each position's element offset in the K and V planes, looked up once (the step's
-    // parts and block tables are copied before any kernel runs: read during the wait).
+    // parts and block tables are copied before any kernel runs: an early launch reads
+    // them while the kernel before it ends, then waits for the queries).
     const int64_t layer_base = int64_t(layer) * kv.layer_elems() + int64_t(kvh) * D;
     for (int j = threadIdx.x; j < count; j += kThreads) {
         const int p = first + j;
         slot_s[j] = layer_base + (int64_t(table[p / kv.page_size]) * kv.page_size + p % kv.page_size) * kv.slot_elems();
     }
-    wait_for_previous_kernel();
-    const float scale = rsqrtf(float(D));
-    const float* qrow = q + (int64_t(part.row) * n_head + int64_t(kvh) * G) * D;
-    for (int i = threadIdx.x; i < G * D; i += kThreads) q_s[i] = qrow[i] * scale;
+    if constexpr (EARLY) {
+        wait_for_previous_kernel();
+        load_q();
+    }
     __syncthreads();
 
     // Scores: one position per thread, the key read in chunks of eight halves.
@@ -154,10 +161,10 @@ __global__ void attention_kernel(const float* q, float* out, int n_head, const A
     }
 }
 
+template <bool EARLY>
 __global__ void merge_kernel(const AttentionMerge* merges, int n_head, int D, const float* partial_out,
                              const float* partial_stats, float* out) {
-    let_next_kernel_start();
-    wait_for_previous_kernel();
+    start_after_previous_kernel<EARLY>();
     const AttentionMerge m = merges[blockIdx.x];
     const int head = blockIdx.y;
     auto stat = [&](int p, int which) { return partial_stats[(int64_t(m.first + p) * n_head + head) * 2 + which]; };
@@ -180,8 +187,9 @@ void launch(const float* q, float* out, int n_head, const AttentionPart* parts, 
     const size_t shared = sizeof(float) * (size_t(MAXG) * kv.head_dim + size_t(MAXG) * kAttentionPart + 2 * MAXG +
                                            size_t(kThreads) * MAXG) +
                           sizeof(int64_t) * kAttentionPart + 8;
-    launch_kernel(attention_kernel<MAXG>, dim3(unsigned(n_parts), unsigned(kv.n_kv_heads)), kThreads, shared, s, q, out,
-                  n_head, parts, rt, kv, layer, partial_out, partial_stats);
+    launch_kernel(attention_kernel<MAXG, true>, attention_kernel<MAXG, false>,
+                  dim3(unsigned(n_parts), unsigned(kv.n_kv_heads)), kThreads, shared, s, q, out, n_head, parts, rt, kv,
+                  layer, partial_out, partial_stats);
 }
 
 } // namespace
@@ -199,7 +207,7 @@ void attention(const float* q, float* out, int n_head, const AttentionPart* part
 void merge_attention(const AttentionMerge* merges, int n_merges, int n_head, int head_dim, const float* partial_out,
                      const float* partial_stats, float* out, void* stream) {
     if (n_merges > 0)
-        launch_kernel(merge_kernel, dim3(unsigned(n_merges), unsigned(n_head)), 128, 0,
+        launch_kernel(merge_kernel<true>, merge_kernel<false>, dim3(unsigned(n_merges), unsigned(n_head)), 128, 0,
                       static_cast<cudaStream_t>(stream), merges, n_head, head_dim, partial_out, partial_stats, out);
 }
 

@@ -1,19 +1,19 @@
-// Whether launches may overlap (dependent_launch.cuh): checked once per device.
+// Which launches overlap (dependent_launch.cuh): a stream per thread, turned on by the
+// backend; the device's support checked once per device.
+#include "arbor/kernels/cuda_kernels.h"
 #include "dependent_launch.cuh"
 
 #include <array>
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 
 namespace arbor::cuda {
+namespace {
 
-bool dependent_launch_enabled() {
-    static const bool allowed = [] {
-        const char* v = std::getenv("ARBOR_CUDA_PDL");
-        return !(v && std::strcmp(v, "0") == 0);
-    }();
-    if (!allowed) return false;
+thread_local cudaStream_t t_overlapping = nullptr;
+
+} // namespace
+
+bool overlapping_launches_supported() {
     // Per device: 0 not yet asked, 1 no, 2 yes.
     static std::array<std::atomic<int>, 64> known{};
     int device = 0;
@@ -27,5 +27,13 @@ bool dependent_launch_enabled() {
     }
     return state == 2;
 }
+
+void set_overlapping_launches(void* stream, bool on) {
+    auto* s = static_cast<cudaStream_t>(stream);
+    if (on && s && overlapping_launches_supported()) t_overlapping = s;
+    else if (t_overlapping == s) t_overlapping = nullptr;
+}
+
+bool overlapping(cudaStream_t stream) { return stream && stream == t_overlapping; }
 
 } // namespace arbor::cuda

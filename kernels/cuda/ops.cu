@@ -39,10 +39,10 @@ __device__ __forceinline__ void store_norm(const float* xr, float scale, const f
     }
 }
 
+template <bool EARLY>
 __global__ void rms_norm_kernel(const float* x, const int32_t* src, const float* w, float* y, int64_t n, float eps,
                                 uint8_t* q8) {
-    let_next_kernel_start();
-    wait_for_previous_kernel();
+    start_after_previous_kernel<EARLY>();
     const int64_t t = blockIdx.x;
     const float* xr = x + (src ? src[t] : t) * n;
     float s = 0.0f;
@@ -50,10 +50,10 @@ __global__ void rms_norm_kernel(const float* x, const int32_t* src, const float*
     store_norm(xr, rsqrtf(block_sum<kNormThreads>(s) / float(n) + eps), w, y, q8, n);
 }
 
+template <bool EARLY>
 __global__ void add_rms_norm_kernel(float* x, const float* add, const float* w, float* y, int64_t n, float eps,
                                     uint8_t* q8) {
-    let_next_kernel_start();
-    wait_for_previous_kernel();
+    start_after_previous_kernel<EARLY>();
     const int64_t t = blockIdx.x;
     float* xr = x + t * n;
     const float* ar = add + t * n;
@@ -124,11 +124,11 @@ __device__ __forceinline__ void store_norm_wide(const float* xr, float scale, co
     }
 }
 
+template <bool EARLY>
 __global__ void __launch_bounds__(kWideThreads)
     rms_norm_wide_kernel(const float* x, const int32_t* src, const float* w, float* y, int64_t n, float eps,
                          uint8_t* q8) {
-    let_next_kernel_start();
-    wait_for_previous_kernel();
+    start_after_previous_kernel<EARLY>();
     const int64_t t = blockIdx.x;
     const float* xr = x + (src ? src[t] : t) * n;
     float s = 0.0f;
@@ -139,11 +139,11 @@ __global__ void __launch_bounds__(kWideThreads)
     store_norm_wide(xr, rsqrtf(block_sum<kWideThreads>(s) / float(n) + eps), w, y, q8, n);
 }
 
+template <bool EARLY>
 __global__ void __launch_bounds__(kWideThreads)
     add_rms_norm_wide_kernel(float* x, const float* add, const float* w, float* y, int64_t n, float eps,
                              uint8_t* q8) {
-    let_next_kernel_start();
-    wait_for_previous_kernel();
+    start_after_previous_kernel<EARLY>();
     const int64_t t = blockIdx.x;
     float* xr = x + t * n;
     const float* ar = add + t * n;
@@ -176,9 +176,10 @@ __global__ void add_bias_kernel(float* y, int64_t ld, const float* bias, int64_t
 
 // One block per row: its cos/sin table first (double precision, as Model::rope_table),
 // then every query and key head, then the row's K and V into its slot.
+template <bool EARLY>
 __global__ void rope_store_kernel(float* q, const float* k, const float* v, int n_head, const float* inv_freq,
                                   bool neox, RowTables rt, KvLayout kv, int layer) {
-    let_next_kernel_start();
+    if constexpr (EARLY) let_next_kernel_start();
     extern __shared__ float cos_sin[];
     const int t = blockIdx.x, D = kv.head_dim, half = D / 2, KV = kv.n_kv_heads;
     const int pos = rt.pos[t];
@@ -194,7 +195,7 @@ __global__ void rope_store_kernel(float* q, const float* k, const float* v, int 
                           pos % kv.page_size) * kv.slot_elems();
     // The table and the slot come from the step's positions and block tables, which no
     // kernel writes: computed while the Q/K/V products before this kernel finish.
-    wait_for_previous_kernel();
+    if constexpr (EARLY) wait_for_previous_kernel();
     for (int p = threadIdx.x; p < (n_head + KV) * half; p += blockDim.x) {
         const int h = p / half, i = p % half;
         const int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
@@ -234,22 +235,25 @@ int device_count(std::string* why_not) {
 
 void rms_norm(const float* x, const int32_t* src, const float* w, float* y, int rows, int64_t n, float eps,
               void* stream, void* q8) {
+    const auto s = static_cast<cudaStream_t>(stream);
+    auto* q = n % q8::kBlock == 0 ? static_cast<uint8_t*>(q8) : nullptr;
     if (rows > 0 && n % q8::kBlock == 0)
-        launch_kernel(rms_norm_wide_kernel, rows, kWideThreads, 0, static_cast<cudaStream_t>(stream), x, src, w, y, n,
-                      eps, static_cast<uint8_t*>(q8));
+        launch_kernel(rms_norm_wide_kernel<true>, rms_norm_wide_kernel<false>, rows, kWideThreads, 0, s, x, src, w, y,
+                      n, eps, q);
     else if (rows > 0)
-        launch_kernel(rms_norm_kernel, rows, kNormThreads, 0, static_cast<cudaStream_t>(stream), x, src, w, y, n, eps,
-                      n % q8::kBlock == 0 ? static_cast<uint8_t*>(q8) : nullptr);
+        launch_kernel(rms_norm_kernel<true>, rms_norm_kernel<false>, rows, kNormThreads, 0, s, x, src, w, y, n, eps, q);
 }
 
 void add_rms_norm(float* x, const float* add, const float* w, float* y, int rows, int64_t n, float eps,
                   void* stream, void* q8) {
+    const auto s = static_cast<cudaStream_t>(stream);
+    auto* q = n % q8::kBlock == 0 ? static_cast<uint8_t*>(q8) : nullptr;
     if (rows > 0 && n % q8::kBlock == 0)
-        launch_kernel(add_rms_norm_wide_kernel, rows, kWideThreads, 0, static_cast<cudaStream_t>(stream), x, add, w, y,
-                      n, eps, static_cast<uint8_t*>(q8));
+        launch_kernel(add_rms_norm_wide_kernel<true>, add_rms_norm_wide_kernel<false>, rows, kWideThreads, 0, s, x,
+                      add, w, y, n, eps, q);
     else if (rows > 0)
-        launch_kernel(add_rms_norm_kernel, rows, kNormThreads, 0, static_cast<cudaStream_t>(stream), x, add, w, y, n,
-                      eps, n % q8::kBlock == 0 ? static_cast<uint8_t*>(q8) : nullptr);
+        launch_kernel(add_rms_norm_kernel<true>, add_rms_norm_kernel<false>, rows, kNormThreads, 0, s, x, add, w, y,
+                      n, eps, q);
 }
 
 void silu_mul(float* gate, const float* up, int64_t n, void* stream) {
@@ -273,7 +277,7 @@ void rope_store_kv(float* q, const float* k, const float* v, int rows, int n_hea
                    bool neox, const RowTables& rt, const KvLayout& kv, int layer, void* stream) {
     if (rows > 0)
         // 512 threads: a decode step's single row is the whole launch.
-        launch_kernel(rope_store_kernel, rows, 512, size_t(kv.head_dim) * sizeof(float),
+        launch_kernel(rope_store_kernel<true>, rope_store_kernel<false>, rows, 512, size_t(kv.head_dim) * sizeof(float),
                       static_cast<cudaStream_t>(stream), q, k, v, n_head, inv_freq, neox, rt, kv, layer);
 }
 

@@ -113,6 +113,34 @@ void test_logits(Checks& c, const Model& m, Backend& gpu, Backend& cpu, const st
     c.expect(worst < tolerance, name + ": decode logits within tolerance of the CPU backend's");
 }
 
+// Decode steps whose kernels start while the one before ends (the int8 decode steps on
+// devices of compute capability 9.0 and later; ARBOR_CUDA_PDL=0 turns it off) compute
+// exactly what plainly launched ones do: a 300-token context (attention split in parts
+// and merged), then eight decode steps, bit for bit.
+void test_overlapping_launches(Checks& c, const Model& m, const BackendOptions& options, const std::string& name) {
+    const char* was = std::getenv("ARBOR_CUDA_PDL");
+    const std::string saved = was ? was : "";
+    auto decode_logits = [&](bool overlap) {
+        if (overlap) unsetenv("ARBOR_CUDA_PDL");
+        else setenv("ARBOR_CUDA_PDL", "0", 1);
+        auto gpu = make_backend(m, options);
+        Generator g(m, *gpu);
+        const auto prompt = random_prompt(m, 300, 11);
+        std::vector<float> all = g.prefill(prompt);
+        for (int i = 0; i < 8; ++i) {
+            const std::vector<float>& l = g.decode(prompt[size_t(i)]);
+            all.insert(all.end(), l.begin(), l.end());
+        }
+        return all;
+    };
+    const auto plain = decode_logits(false), overlapping = decode_logits(true);
+    if (was) setenv("ARBOR_CUDA_PDL", saved.c_str(), 1);
+    else unsetenv("ARBOR_CUDA_PDL");
+    c.expect(plain == overlapping,
+             name + ": int8 decode steps with overlapping launches give the bits of plain launches" +
+                 (cuda::overlapping_launches_supported() ? "" : " (this device launches plainly either way)"));
+}
+
 // Greedy continuations of sixteen English prompts (what people send; random token ids
 // make near-ties that any change of summation order flips, which test_logits covers).
 void test_greedy(Checks& c, const Model& m, Backend& gpu, Backend& cpu, const std::string& name, bool assert_same) {
@@ -315,6 +343,7 @@ int main(int argc, char** argv) {
                 int8.int8_activations = true;
                 auto int8_gpu = make_backend(*model, int8);
                 test_logits(c, *model, *int8_gpu, *cpu, name + " (int8 activations)", kInt8LogitTolerance);
+                test_overlapping_launches(c, *model, int8, name);
             }
             test_greedy(c, *model, *gpu, *cpu, name, assert_greedy);
             test_copy_page(c, *model, *gpu, name);
