@@ -91,7 +91,7 @@ unsigned blocks_for(int64_t n, int per_block) { return unsigned((n + per_block -
 
 int g_split_units = [] {
     const char* v = std::getenv("ARBOR_CUDA_Q8_SPLIT_UNITS");
-    return v && std::atoi(v) > 0 ? std::atoi(v) : 256;
+    return v && std::atoi(v) > 0 ? std::atoi(v) : 64;
 }();
 
 template <DType T, bool GATED, int SPLIT>

@@ -136,9 +136,9 @@ echo "==> GPU benchmarks"
 kernels_out="$(timeout 120 "$bin/cuda/arbor-bench-cuda" 2>&1)" || { note "FAILED: arbor-bench-cuda"; failed=1; }
 note "arbor-bench-cuda (the kernels alone)"
 while IFS= read -r l; do [[ "$l" == \|* || "$l" == device* ]] && note "    $l"; done <<<"$kernels_out"
-# The integer products with no row split over two warps, then with rows of 2048 columns
-# and more split (the default splits from 8192).
-for units in 100000 64; do
+# The integer products with no row split over two warps (the default splits rows of
+# 2048 columns and more).
+for units in 100000; do
     out="$(ARBOR_CUDA_Q8_SPLIT_UNITS=$units timeout 120 "$bin/cuda/arbor-bench-cuda" 2>&1)"
     note "arbor-bench-cuda, Q4_K int8 rows, ARBOR_CUDA_Q8_SPLIT_UNITS=$units"
     while IFS= read -r l; do [[ "$l" == *"Q4_K int8"* ]] && note "    $l"; done <<<"$out"
@@ -170,7 +170,7 @@ if [[ $quick -eq 0 ]]; then
     bench "$MODELS/llama-8b-q4_k.gguf" --workload concurrent --chats 1,8,32 -r 1 --int8-activations
 fi
 # Where a decode step's time goes (ARBOR_CUDA_PROFILE=1: the graph's GPU time, each
-# stage's, and the host's time in and between forwards), and decode with each kernel
+# stage's, and the host's time in and between forwards), and int8 decode with each kernel
 # waiting for the one before to end (ARBOR_CUDA_PDL=0) beside the default in the same run.
 if [[ $quick -eq 0 ]]; then
     for opt in "" --int8-activations; do
@@ -179,16 +179,14 @@ if [[ $quick -eq 0 ]]; then
         note "decode step profile, llama-8b-q4_k ${opt:-(float activations)}:"
         while IFS= read -r l; do [[ "$l" == "cuda profile:"* ]] && note "    $l"; done <<<"$out"
     done
-    for units in 100000 64; do
-        note "int8 decode with ARBOR_CUDA_Q8_SPLIT_UNITS=$units (default 256):"
+    for units in 100000; do
+        note "int8 decode with ARBOR_CUDA_Q8_SPLIT_UNITS=$units (no row split; default 64):"
         ARBOR_CUDA_Q8_SPLIT_UNITS=$units bench "$MODELS/llama-8b-q4_k.gguf" --prompt-tokens 512 --gen-tokens 128 -r 2 \
             --int8-activations
     done
-    for opt in "" --int8-activations; do
-        note "decode with kernels launched one after another (ARBOR_CUDA_PDL=0), then overlapping ${opt}:"
-        ARBOR_CUDA_PDL=0 bench "$MODELS/llama-8b-q4_k.gguf" --prompt-tokens 512 --gen-tokens 128 -r 2 $opt
-        bench "$MODELS/llama-8b-q4_k.gguf" --prompt-tokens 512 --gen-tokens 128 -r 2 $opt
-    done
+    note "int8 decode with kernels launched one after another (ARBOR_CUDA_PDL=0), then overlapping:"
+    ARBOR_CUDA_PDL=0 bench "$MODELS/llama-8b-q4_k.gguf" --prompt-tokens 512 --gen-tokens 128 -r 2 --int8-activations
+    bench "$MODELS/llama-8b-q4_k.gguf" --prompt-tokens 512 --gen-tokens 128 -r 2 --int8-activations
 fi
 if [[ -n "$base_bench" && $quick -eq 0 ]]; then
     for opt in "" --int8-activations; do

@@ -386,7 +386,7 @@ int main() {
         test_fused_matvec(c, rng, name);
     }
     cuda::set_matvec_layout(cuda::MatvecLayout::RowPairs);
-    // The integer path with every row split over two warps (by default only rows of 8192
+    // The integer path with every row split over two warps (by default only rows of 2048
     // columns and more are), checked the same way.
     const int split_units = cuda::q8_split_units();
     cuda::set_q8_split_units(1);
