@@ -186,6 +186,14 @@ ApplicationWindow {
                 text: window.app.picker.error
                 onDismissed: window.app.picker.dismissError()
             }
+            // What the loaded model's file gets wrong (its chat template could not be
+            // used, ...): shown once per load, until dismissed.
+            NoticeBar {
+                objectName: "modelWarning"
+                Layout.fillWidth: true
+                text: window.app.model.warning
+                onDismissed: window.app.model.dismissWarning()
+            }
 
             // The sidebar switch, the open conversations, new conversation and the
             // current one's settings.

@@ -4,12 +4,13 @@ import QtQuick.Controls.Material
 import QtQuick.Layouts
 import Arbor.Core
 
-// The model in use, at the head of the window: its name and quantization, with a busy
-// indicator while a model loads. A click lists what can be switched to, in sections:
-// the models on this computer (the library's; those the engine cannot load are greyed,
-// with the reason), then the models of the remote servers ("model @ host"; choosing one
-// makes it the current conversation's, and the button shows it while that conversation
-// is shown), then the way to the model library.
+// The model in use, at the head of the window: its name, architecture and quantization
+// ("SmolLM2 135M · llama · Q4_1"), with a busy indicator while a model loads. A click
+// lists what can be switched to, in sections: the models on this computer (the
+// library's, named the same way; those the engine cannot load are greyed, with the
+// reason), then the models of the remote servers ("model @ host"; choosing one makes it
+// the current conversation's, and the button shows it while that conversation is shown),
+// then the way to the model library.
 ToolButton {
     id: picker
     objectName: "modelPicker"
@@ -23,8 +24,12 @@ ToolButton {
         if (picker.remote.length > 0) return picker.remote
         if (picker.model.state === "loading") return qsTr("Loading %1…").arg(picker.model.name)
         if (!picker.model.ready) return qsTr("Choose a model")
-        return picker.model.quantType.length > 0 ? picker.model.displayName + " · " + picker.model.quantType
-                                                 : picker.model.displayName
+        return picker.describe(picker.model.displayName, picker.model.architecture, picker.model.quantType)
+    }
+
+    // "name · architecture · quantization", leaving out what is unknown.
+    function describe(name: string, architecture: string, quantType: string): string {
+        return [name, architecture, quantType].filter(part => part.length > 0).join(" · ")
     }
 
     text: label
@@ -112,6 +117,7 @@ ToolButton {
                 required property string path
                 required property string fileName
                 required property string name
+                required property string architecture
                 required property string quantType
                 required property string sizeText
                 required property bool supported
@@ -131,9 +137,10 @@ ToolButton {
                 contentItem: ColumnLayout {
                     spacing: 2
                     Label {
+                        objectName: "modelPickerEntryName"
                         Layout.fillWidth: true
                         elide: Text.ElideRight
-                        text: (row.quantType.length > 0 ? row.name + " · " + row.quantType : row.name)
+                        text: picker.describe(row.name, row.architecture, row.quantType)
                               + (row.inUse ? qsTr("  (in use)") : "")
                         color: row.supported ? Material.foreground : Theme.secondaryText(picker.dark)
                         font.bold: row.inUse

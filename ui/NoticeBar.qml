@@ -3,7 +3,8 @@ import QtQuick.Controls
 import QtQuick.Controls.Material
 import QtQuick.Layouts
 
-// A message the user must see (a database moved aside, a failed write), until dismissed.
+// A message the user must see (a database moved aside, a failed write, what the loaded
+// model's file gets wrong), until dismissed.
 Pane {
     id: bar
     objectName: "noticeBar"
@@ -25,6 +26,7 @@ Pane {
             wrapMode: Text.Wrap
         }
         Button {
+            objectName: "noticeDismiss"
             text: qsTr("Dismiss")
             flat: true
             Accessible.name: qsTr("Dismiss notice")

@@ -27,6 +27,8 @@ LoadedModel load_model(const CliArgs& args, bool with_engine) {
                     (args.has("--model") || args.has("-m") ? "" : "; " + std::string(kDefaultModelInstallHint)));
     LoadedModel out;
     out.model = Model::load(path);
+    if (const std::string warning = out.model->tokenizer().load_warning(); !warning.empty())
+        std::fprintf(stderr, "arbor-cli: warning: %s\n", warning.c_str());
     if (with_engine) {
         EngineOptions engine_options;
         BackendOptions& options = engine_options.backend;

@@ -27,6 +27,9 @@ int run_chat(const std::vector<std::string>& raw) {
     LoadedModel loaded = load_model(args);
     const Model& model = *loaded.model;
     const ChatFormatter formatter(model.tokenizer(), model.chat_template_source());
+    // The tokenizer's warning was printed at load (load_model).
+    if (const std::string& warning = formatter.fallback_warning(); !warning.empty())
+        std::fprintf(stderr, "arbor-cli: warning: %s\n", warning.c_str());
 
     std::vector<ChatMessage> messages;
     if (auto system = args.get("--system")) messages.push_back({Role::System, formatter.encode_content(*system)});

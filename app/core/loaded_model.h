@@ -9,6 +9,7 @@
 #include "arbor/model.h"
 
 #include <QString>
+#include <QStringList>
 
 #include <memory>
 
@@ -22,6 +23,9 @@ struct LoadedModel {
     QString name;  // file name without .gguf
     QString displayName;  // general.name, else `name`
     QString quantType;    // "Q4_K_M", "F16": see ModelFileInfo::quantType
+    QString architecture;  // general.architecture ("llama", "qwen3")
+    // What the user should be told about this model, one sentence each (load_warnings.h).
+    QStringList warnings;
 
     ~LoadedModel() {
         // The engine and the formatter borrow the model.

@@ -3,6 +3,7 @@
 #include "model_file_info.h"
 
 #include "arbor/chat_template.h"
+#include "arbor/load_warnings.h"
 #include "arbor/paths.h"
 
 #include <QFile>
@@ -97,6 +98,7 @@ void ModelService::load(const QString& path, int threads, int kvMiB, int kvDiskM
     error_.clear();
     missingDefaultModel_ = false;
     details_.clear();
+    setWarning({});
     progress_ = 0.0;
     emit progressChanged();
     setState(QStringLiteral("loading"));
@@ -120,6 +122,7 @@ void ModelService::load(const QString& path, int threads, int kvMiB, int kvDiskM
             const ModelFileInfo header = readModelFileInfo(path.toStdString());  // the header only
             loaded->displayName = QString::fromStdString(header.name);
             loaded->quantType = QString::fromStdString(header.quantType);
+            loaded->architecture = QString::fromStdString(header.architecture);
             loaded->model = arbor::Model::load(path.toStdString());
             arbor::EngineOptions options;
             options.backend.threads = std::max(0, threads);
@@ -132,6 +135,10 @@ void ModelService::load(const QString& path, int threads, int kvMiB, int kvDiskM
             loaded->engine = std::make_unique<arbor::Engine>(*loaded->model, options);
             loaded->formatter =
                 std::make_unique<arbor::ChatFormatter>(loaded->model->tokenizer(), loaded->model->chat_template_source());
+            for (const std::string& w : arbor::model_load_warnings(loaded->model->tokenizer(), *loaded->formatter)) {
+                qWarning("%s: %s", qUtf8Printable(path), w.c_str());
+                loaded->warnings << QString::fromStdString(w);
+            }
             QMetaObject::invokeMethod(this, [this, generation, loaded]() mutable {
                 this->loaded(generation, std::move(loaded));
             }, Qt::QueuedConnection);
@@ -157,6 +164,10 @@ void ModelService::loaded(quint64 generation, std::shared_ptr<LoadedModel> model
     details_ = describe(*current_->model, current_->path, current_->engine->context_size());
     progress_ = 1.0;
     emit progressChanged();
+    QStringList sentences;
+    for (const QString& w : current_->warnings)
+        sentences << tr("%1: %2.").arg(current_->displayName.isEmpty() ? current_->name : current_->displayName, w);
+    setWarning(sentences.join(u'\n'));
     setState(QStringLiteral("ready"));
     emit modelChanged();
 }
@@ -167,6 +178,14 @@ void ModelService::failed(quint64 generation, const QString& message, bool missi
     missingDefaultModel_ = missingDefaultModel;
     setState(QStringLiteral("failed"));
 }
+
+void ModelService::setWarning(const QString& warning) {
+    if (warning == warning_) return;
+    warning_ = warning;
+    emit warningChanged();
+}
+
+void ModelService::dismissWarning() { setWarning({}); }
 
 QString ModelService::device() const {
     return current_ ? QString::fromStdString(current_->engine->device()) : QString();

@@ -31,10 +31,15 @@ class ModelService : public QObject {
     Q_PROPERTY(QString path READ path NOTIFY stateChanged)
     Q_PROPERTY(QString name READ name NOTIFY stateChanged)
     Q_PROPERTY(QString details READ details NOTIFY stateChanged)  // architecture, size, context
-    // What the model calls itself (general.name, else the file name) and its quantization
-    // ("Q4_K_M"); empty until a model is ready.
+    // What the model calls itself (general.name, else the file name), its architecture
+    // ("llama") and its quantization ("Q4_K_M"); empty until a model is ready.
     Q_PROPERTY(QString displayName READ displayName NOTIFY stateChanged)
+    Q_PROPERTY(QString architecture READ architecture NOTIFY stateChanged)
     Q_PROPERTY(QString quantType READ quantType NOTIFY stateChanged)
+    // Problems of the model in use the user should know of (a chat template that could not
+    // be used, an unknown pre-tokenizer), one sentence a line; set once per load, empty
+    // when there are none or the user dismissed them.
+    Q_PROPERTY(QString warning READ warning NOTIFY warningChanged)
     Q_PROPERTY(QString error READ error NOTIFY stateChanged)
     // What runs the model (Engine::device(), e.g. "CPU (AVX2, 8 threads)"), and the longest
     // sequence it takes in tokens; empty and 0 until a model is ready.
@@ -56,7 +61,10 @@ public:
     QString name() const;
     QString details() const { return details_; }
     QString displayName() const { return current_ ? current_->displayName : QString(); }
+    QString architecture() const { return current_ ? current_->architecture : QString(); }
     QString quantType() const { return current_ ? current_->quantType : QString(); }
+    QString warning() const { return warning_; }
+    Q_INVOKABLE void dismissWarning();
     QString error() const { return error_; }
     QString device() const;
     int contextSize() const;
@@ -87,6 +95,7 @@ public:
 signals:
     void stateChanged();
     void progressChanged();
+    void warningChanged();
     // Requests still running are about to be cancelled without further events.
     void aboutToUnload();
     void modelChanged();  // current() changed
@@ -94,12 +103,13 @@ signals:
 private:
     void runInBackground(std::function<void()> job);
     void setState(const QString& state);
+    void setWarning(const QString& warning);
     void loaded(quint64 generation, std::shared_ptr<LoadedModel> model);
     void failed(quint64 generation, const QString& message, bool missingDefaultModel);
 
     QString state_ = QStringLiteral("none");
     double progress_ = 0.0;
-    QString path_, details_, error_;
+    QString path_, details_, error_, warning_;
     std::shared_ptr<LoadedModel> current_;
     std::unique_ptr<EngineBridge> bridge_;
     bool missingDefaultModel_ = false;

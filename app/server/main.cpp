@@ -4,6 +4,7 @@
 #include "api/api_server.h"
 #include "arbor/engine.h"
 #include "arbor/error.h"
+#include "arbor/load_warnings.h"
 #include "arbor/model.h"
 #include "arbor/paths.h"
 
@@ -36,6 +37,8 @@ int serve(const arbor::server::ServerArgs& args) {
     server.start();
     const std::string& host = args.api.host;
     const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;  // IPv6
+    for (const std::string& warning : arbor::model_load_warnings(model->tokenizer(), server.chat_formatter()))
+        std::fprintf(stderr, "arbor-server: warning: %s\n", warning.c_str());
     if (!engine.device_fallback().empty())
         std::printf("arbor-server: no GPU used: %s\n", engine.device_fallback().c_str());
     std::printf("arbor-server: serving %s on http://%s:%u (context %d tokens, %s)%s\n", server.model_id().c_str(),

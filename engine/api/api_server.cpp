@@ -217,5 +217,6 @@ void ApiServer::stop() { impl_->http.stop(); }
 uint16_t ApiServer::port() const { return impl_->http.port(); }
 
 const std::string& ApiServer::model_id() const { return impl_->model_id; }
+const ChatFormatter& ApiServer::chat_formatter() const { return impl_->chat; }
 
 } // namespace arbor::api

@@ -10,6 +10,7 @@
 // own them and may use the engine for other work at the same time.
 #pragma once
 
+#include "arbor/chat_template.h"
 #include "arbor/engine.h"
 #include "arbor/model.h"
 
@@ -59,6 +60,8 @@ public:
     void stop();
     uint16_t port() const;
     const std::string& model_id() const;
+    // How prompts are composed from messages (the model's own chat template or a fallback).
+    const ChatFormatter& chat_formatter() const;
 
     struct Impl;
 

@@ -117,7 +117,18 @@ void ApiServer::Impl::chat_completions(const HttpRequest& request, ResponseWrite
         if (turn.role == Role::Assistant) ids = replies.recall(turn.text, ns);
         messages.push_back({turn.role, ids ? std::move(*ids) : chat.encode_content(turn.text)});
     }
-    Request engine_request = make_request(chat.compose(messages), req.sampling, "messages", ns);
+    std::vector<TokenId> prompt;
+    if (req.tools.is_undefined()) {
+        prompt = chat.compose(messages);
+    } else {
+        try {
+            prompt = chat.compose_with_tools(messages, req.tools);
+        } catch (const Error& e) {
+            throw ApiError(400, std::string("tools cannot be used with this model: ") + e.what(), "tools",
+                           "unsupported_parameter");
+        }
+    }
+    Request engine_request = make_request(std::move(prompt), req.sampling, "messages", ns);
     const ResponseMeta meta{new_response_id("chatcmpl-"), int64_t(std::time(nullptr)), model_id};
     const bool stream = req.sampling.stream, usage_chunk = req.sampling.include_usage;
 

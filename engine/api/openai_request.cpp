@@ -50,8 +50,6 @@ void refuse_unsupported(const Json& body) {
         throw ApiError(400, "only best_of=1 is supported", "best_of", "unsupported_value");
     if (const Json* lp = field(body, "logprobs"); lp && !(lp->is_bool() && !lp->as_bool()))
         throw ApiError(400, "logprobs are not supported", "logprobs", "unsupported_parameter");
-    if (const Json* t = field(body, "tools"); t && !(t->is_array() && t->as_array().empty()))
-        throw ApiError(400, "tools are not supported", "tools", "unsupported_parameter");
     if (const Json* rf = field(body, "response_format")) {
         const Json* type = rf->find("type");
         if (!type || !type->is_string() || type->as_string() != "text")
@@ -140,6 +138,56 @@ int32_t token_id(const Json& v, int32_t n_vocab) {
     return int32_t(*i);
 }
 
+// A JSON value as a chat template sees it (objects keep their members' order, as Python's
+// dicts do for tojson).
+jinja::Value template_value(const Json& v) {
+    switch (v.type()) {
+    case Json::Type::Null: return jinja::Value(nullptr);
+    case Json::Type::Bool: return jinja::Value(v.as_bool());
+    case Json::Type::Number: {
+        if (const auto i = v.as_integer()) return jinja::Value(*i);
+        return jinja::Value(v.as_double());
+    }
+    case Json::Type::String: return jinja::Value(v.as_string());
+    case Json::Type::Array: {
+        jinja::Array a;
+        for (const Json& item : v.as_array()) a.push_back(template_value(item));
+        return jinja::Value(std::move(a));
+    }
+    case Json::Type::Object: {
+        jinja::Object o;
+        for (const auto& [key, member] : v.as_object()) o.emplace_back(key, template_value(member));
+        return jinja::Value(std::move(o));
+    }
+    }
+    return jinja::Value();
+}
+
+// The request's tools for the template: undefined when there are none or tool_choice is
+// "none".
+jinja::Value parse_tools(const Json& body) {
+    const Json* tools = field(body, "tools");
+    if (const Json* choice = field(body, "tool_choice")) {
+        if (!choice->is_string() || (choice->as_string() != "auto" && choice->as_string() != "none"))
+            throw ApiError(400, "only tool_choice 'auto' and 'none' are supported", "tool_choice", "unsupported_value");
+        if (choice->as_string() == "none") return jinja::Value();
+    }
+    if (!tools) return jinja::Value();
+    if (!tools->is_array()) throw invalid_param("tools", "'tools' must be a list of tools");
+    for (size_t i = 0; i < tools->as_array().size(); ++i) {
+        const std::string at = "tools[" + std::to_string(i) + "]";
+        const Json& t = tools->as_array()[i];
+        const Json* type = t.find("type");
+        const Json* function = t.find("function");
+        const Json* name = function ? function->find("name") : nullptr;
+        if (!type || !type->is_string() || type->as_string() != "function" || !function || !function->is_object() ||
+            !name || !name->is_string() || name->as_string().empty())
+            throw invalid_param(at, "'" + at + "' must be {\"type\": \"function\", \"function\": {\"name\": ...}}");
+    }
+    if (tools->as_array().empty()) return jinja::Value();
+    return template_value(*tools);
+}
+
 } // namespace
 
 ChatRequest parse_chat_request(const Json& body) {
@@ -169,6 +217,7 @@ ChatRequest parse_chat_request(const Json& body) {
         if (!content->is_null()) turn.text = message_text(*content, i);
         r.messages.push_back(std::move(turn));
     }
+    r.tools = parse_tools(body);
     return r;
 }
 

@@ -8,11 +8,18 @@
 // without a token limit a reply may run to the end of the context. cache_salt (a
 // non-empty string, as in vLLM) keeps the request's prompt out of the prefix cache that
 // requests without the same salt use.
+//
+// `tools` (a list of {"type": "function", "function": {"name": ...}}) is handed to the
+// model's chat template, which shows the model the definitions; tool_choice may be
+// "auto" (the default) or "none" (the tools are left out). Replies come back as text:
+// tool calls the model writes are not parsed into `tool_calls`, and messages of role
+// "tool" are refused.
 #pragma once
 
 #include "api/json.h"
 #include "arbor/chat_template.h"
 #include "arbor/generator.h"
+#include "arbor/jinja.h"
 
 #include <optional>
 #include <string>
@@ -37,6 +44,7 @@ struct ChatTurn {
 struct ChatRequest {
     SamplingRequest sampling;
     std::vector<ChatTurn> messages;
+    jinja::Value tools;  // the request's tool list as the template sees it; undefined when none
 };
 
 // A completion prompt: text, or token ids given directly.

@@ -2,6 +2,8 @@
 
 #include "chat_template_pieces.h"
 
+#include "arbor/jinja.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -23,7 +25,9 @@ ChatFormatter::ChatFormatter(const Tokenizer& tokenizer, ChatTemplateKind kind) 
 
 ChatFormatter::ChatFormatter(const Tokenizer& tokenizer, std::string_view jinja_source) : tokenizer_(tokenizer) {
     if (jinja_source.empty()) {
-        init_family(detect_chat_template(jinja_source));  // logs that there is none
+        fallback_warning_ = "the model file has no chat template, so Arbor uses the ChatML format";
+        spdlog::info("chat template: {}", fallback_warning_);  // the front ends show it (load_warnings.h)
+        init_family(ChatTemplateKind::ChatML);
         return;
     }
     const auto token_text = [&](TokenId id) { return id >= 0 ? tokenizer_.token_bytes(id) : std::string(); };
@@ -31,17 +35,25 @@ ChatFormatter::ChatFormatter(const Tokenizer& tokenizer, std::string_view jinja_
     if (const std::string* reason = std::get_if<std::string>(&derived)) {
         template_note_ = *reason;
         const auto family = match_chat_template_family(jinja_source);
-        if (family)
-            spdlog::warn("chat template: the model's template cannot be used ({}); using the {} family its markers match",
-                         *reason, chat_template_name(*family));
-        else
-            spdlog::warn("chat template: the model's template cannot be used ({}) and matches no known family; using ChatML",
-                         *reason);
-        init_family(family.value_or(ChatTemplateKind::ChatML));
+        const ChatTemplateKind kind = family.value_or(ChatTemplateKind::ChatML);
+        init_family(kind);
+        if (family && family_renders_as(jinja_source, token_text(tokenizer_.bos()), token_text(tokenizer_.eos()))) {
+            // Gemma 3 folds the system text into the first user turn as the Gemma family does.
+            spdlog::info("chat template: the model's template cannot be taken apart ({}), but the {} family renders "
+                         "exactly as it does", *reason, chat_template_name(kind));
+            return;
+        }
+        fallback_warning_ = "the model's chat template could not be used (" + *reason + ")" +
+                            (family ? "" : " and matches no known format") + ", so Arbor uses the " +
+                            std::string(chat_template_name(kind)) + " format";
+        spdlog::info("chat template: {}", fallback_warning_);  // the front ends show it (load_warnings.h)
         return;
     }
     const ChatTemplatePieces& p = std::get<ChatTemplatePieces>(derived);
     uses_model_template_ = true;
+    template_ = std::make_shared<const jinja::CompiledTemplate>(jinja_source);  // it parsed: derived from it
+    bos_text_ = token_text(tokenizer_.bos());
+    eos_text_ = token_text(tokenizer_.eos());
     kind_ = match_chat_template_family(jinja_source).value_or(ChatTemplateKind::ChatML);
     prefix_ = special(p.prefix);
     // Same rule as the families: a template that writes no BOS gets the tokenizer's when
@@ -67,6 +79,35 @@ ChatFormatter::ChatFormatter(const Tokenizer& tokenizer, std::string_view jinja_
         spdlog::info("chat template: the model's template adds a default system prompt to chats without one; "
                      "Arbor sends none ({} bytes)", p.default_system.size());
     init_stop_tokens("of the model");
+}
+
+bool ChatFormatter::family_renders_as(std::string_view jinja_source, const std::string& bos_text,
+                                      const std::string& eos_text) const {
+    struct Turn {
+        Role role;
+        std::string_view text;
+    };
+    const std::vector<std::vector<Turn>> conversations{
+        {{Role::User, "Hello there."}},
+        {{Role::System, "Be brief."}, {Role::User, "Hello there."}, {Role::Assistant, "Hi."}, {Role::User, "And again?"}},
+        {{Role::User, "Hello there."}, {Role::Assistant, "Hi."}, {Role::User, "And again?"}},
+    };
+    try {
+        const jinja::CompiledTemplate tpl(jinja_source);
+        for (const auto& turns : conversations) {
+            std::vector<ChatMessage> messages;
+            std::vector<TemplateMessage> shown;
+            for (const Turn& t : turns) {
+                messages.push_back({t.role, encode_content(t.text)});
+                shown.push_back({template_role(t.role), t.text});
+            }
+            const std::string rendered = tpl.render(chat_template_context(shown, true, bos_text, eos_text, jinja::Value()));
+            if (tokenizer_.decode(compose(messages)) != rendered) return false;
+        }
+    } catch (const std::exception&) {
+        return false;  // it raises (Gemma 2 on system messages) or does not parse
+    }
+    return true;
 }
 
 void ChatFormatter::init_family(ChatTemplateKind kind) {

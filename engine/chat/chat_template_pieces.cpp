@@ -20,10 +20,7 @@ constexpr std::string_view kUser2 = "ArborSentinelUserTwo";
 constexpr std::string_view kBos = "ArborSentinelBos";
 constexpr std::string_view kEos = "ArborSentinelEos";
 
-struct Message {
-    const char* role;
-    std::string_view content;
-};
+using Message = TemplateMessage;
 
 struct Refused {
     std::string reason;
@@ -34,15 +31,8 @@ public:
     Deriver(std::string_view source, const jinja::Object& globals) : template_(source), globals_(globals) {}
 
     std::string render(const std::vector<Message>& messages, bool generation_prompt) const {
-        jinja::Array list;
-        for (const Message& m : messages)
-            list.emplace_back(jinja::Object{{"role", Value(m.role)}, {"content", Value(std::string(m.content))}});
-        Value context{globals_};
-        context.set("messages", Value(std::move(list)));
-        context.set("add_generation_prompt", Value(generation_prompt));
-        context.set("bos_token", Value(std::string(kBos)));
-        context.set("eos_token", Value(std::string(kEos)));
-        return template_.render(context);
+        return template_.render(
+            chat_template_context(messages, generation_prompt, std::string(kBos), std::string(kEos), Value(), globals_));
     }
 
     // The render cut at each message's text: the len(messages) + 1 pieces around them.
@@ -155,6 +145,30 @@ std::string replace_all(std::string s, std::string_view from, const std::string&
 }
 
 } // namespace
+
+const char* template_role(Role role) {
+    switch (role) {
+    case Role::System: return "system";
+    case Role::User: return "user";
+    case Role::Assistant: return "assistant";
+    }
+    return "user";
+}
+
+jinja::Value chat_template_context(const std::vector<TemplateMessage>& messages, bool add_generation_prompt,
+                                   const std::string& bos_token, const std::string& eos_token,
+                                   const jinja::Value& tools, const jinja::Object& globals) {
+    jinja::Array list;
+    for (const TemplateMessage& m : messages)
+        list.emplace_back(jinja::Object{{"role", Value(m.role)}, {"content", Value(std::string(m.content))}});
+    Value context{globals};
+    context.set("messages", Value(std::move(list)));
+    context.set("add_generation_prompt", Value(add_generation_prompt));
+    context.set("bos_token", Value(bos_token));
+    context.set("eos_token", Value(eos_token));
+    if (!tools.is_undefined()) context.set("tools", tools);
+    return context;
+}
 
 std::variant<ChatTemplatePieces, std::string> derive_chat_template_pieces(std::string_view jinja_source,
                                                                           const std::string& bos_token,

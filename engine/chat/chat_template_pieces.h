@@ -8,10 +8,12 @@
 #pragma once
 
 #include "arbor/jinja.h"
+#include "arbor/role.h"
 
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 namespace arbor {
 
@@ -28,6 +30,22 @@ struct ChatTemplatePieces {
     // default system prompt); not used by the formatter, which sends none.
     std::string default_system;
 };
+
+// The role's name in a template's messages.
+const char* template_role(Role role);
+
+// One message as a chat template sees it.
+struct TemplateMessage {
+    const char* role;  // "system", "user" or "assistant"
+    std::string_view content;
+};
+
+// The variables Hugging Face renders chat templates with: messages, add_generation_prompt,
+// bos_token, eos_token, and tools unless `tools` is undefined (a caller without tools),
+// beside `globals`.
+jinja::Value chat_template_context(const std::vector<TemplateMessage>& messages, bool add_generation_prompt,
+                                   const std::string& bos_token, const std::string& eos_token,
+                                   const jinja::Value& tools, const jinja::Object& globals = {});
 
 // The pieces, or why the template cannot be used (render errors included). `globals`
 // adds to or overrides the render context (tests pin strftime_now with it).

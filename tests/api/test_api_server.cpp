@@ -307,6 +307,15 @@ private slots:
         QTest::newRow("stream string") << chat << with("\"stream\":\"yes\"") << 400 << "invalid_value";
         QTest::newRow("stream_options alone") << chat << with("\"stream_options\":{\"include_usage\":true}") << 400 << "invalid_value";
         QTest::newRow("logprobs") << chat << with("\"logprobs\":true") << 400 << "unsupported_parameter";
+        const QByteArray tool = "{\"type\":\"function\",\"function\":{\"name\":\"get_weather\"}}";
+        QTest::newRow("tools object") << chat << with("\"tools\":" + tool) << 400 << "invalid_value";
+        QTest::newRow("tool without name") << chat << with("\"tools\":[{\"type\":\"function\",\"function\":{}}]") << 400
+                                           << "invalid_value";
+        QTest::newRow("tool_choice required") << chat << with("\"tools\":[" + tool + "],\"tool_choice\":\"required\"")
+                                              << 400 << "unsupported_value";
+        // SmolLM2's template does not show tools (test_api_tools covers one that does).
+        QTest::newRow("tools the template ignores") << chat << with("\"tools\":[" + tool + "]") << 400
+                                                    << "unsupported_parameter";
         QTest::newRow("prompt missing") << cmpl << QByteArray("{" + m + "}") << 400 << "missing_required_parameter";
         QTest::newRow("prompt number") << cmpl << QByteArray("{" + m + ",\"prompt\":5}") << 400 << "invalid_value";
         QTest::newRow("prompt empty list") << cmpl << QByteArray("{" + m + ",\"prompt\":[]}") << 400 << "invalid_value";

@@ -133,6 +133,25 @@ private slots:
         QVERIFY(out.contains("--port P") && out.contains("default 8080") && out.contains("127.0.0.1"));
     }
 
+    // What the user should know about the model is printed at load: here a model file
+    // without a chat template.
+    void warnsAboutTheModelAtLoad() {
+        QTemporaryDir disk;
+        const auto tiny = arbor::test::test_data_dir() / "synthetic" / "qwen2-tiny.gguf";
+        QProcess p;
+        p.start(binary(), {"--model", QString::fromStdString(tiny.string()), "--port", "0", "--threads", "1",
+                           "--kv-mib", "16", "--kv-disk-dir", disk.path()});
+        QVERIFY(p.waitForStarted());
+        QString out;
+        while (!out.contains("serving") && p.waitForReadyRead(60000)) out += QString::fromUtf8(p.readAllStandardOutput());
+        QVERIFY2(out.contains("serving qwen2-tiny on"), qPrintable(out));
+        QVERIFY(stop(p));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QCOMPARE(err.count("arbor-server: warning: the model file has no chat template, so Arbor uses the ChatML "
+                           "format\n"),
+                 1);
+    }
+
     void servesAndStopsOnSignals_data() {
         QTest::addColumn<int>("signal");
         QTest::newRow("SIGTERM") << int(SIGTERM);

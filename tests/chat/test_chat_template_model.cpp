@@ -3,9 +3,14 @@
 #include "test_support.h"
 
 #include "arbor/chat_template.h"
+#include "arbor/error.h"
 #include "arbor/gguf.h"
+#include "arbor/load_warnings.h"
 #include "arbor/tokenizer.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QtTest>
 
 #include <memory>
@@ -141,30 +146,76 @@ private slots:
     }
 
     // Templates the formatter cannot take apart fall back to the family their markers
-    // match (or ChatML), and say why.
+    // match (or ChatML), and say why: in the note, and in the sentence the user is shown.
     void fallsBackToTheMatchingFamily_data() {
         QTest::addColumn<QString>("file");
         QTest::addColumn<ChatTemplateKind>("kind");
         QTest::addColumn<QString>("reason");
-        QTest::newRow("Gemma 2") << "google-gemma-2-2b-it.jinja" << ChatTemplateKind::Gemma << "System role not supported";
+        QTest::addColumn<QString>("outcome");  // the warning's end, after the reason
+        QTest::newRow("Gemma 2") << "google-gemma-2-2b-it.jinja" << ChatTemplateKind::Gemma << "System role not supported"
+                                 << "), so Arbor uses the Gemma format";
         QTest::newRow("Mistral Nemo") << "mistralai-Mistral-Nemo-Instruct-2407.jinja" << ChatTemplateKind::Llama2
-                                      << "does not appear exactly once";
+                                      << "does not appear exactly once" << "), so Arbor uses the Llama 2 format";
         QTest::newRow("gpt-oss") << "openai-gpt-oss-120b.jinja" << ChatTemplateKind::ChatML
-                                 << "assistant messages in the history open differently";
-        QTest::newRow("syntax error") << "" << ChatTemplateKind::ChatML << "missing {% endfor %}";
+                                 << "assistant messages in the history open differently"
+                                 << ") and matches no known format, so Arbor uses the ChatML format";
+        QTest::newRow("syntax error") << "{% for m in messages %}<|im_start|>" << ChatTemplateKind::ChatML
+                                      << "missing {% endfor %}" << "), so Arbor uses the ChatML format";
+        QTest::newRow("unknown filter") << "{% for m in messages %}{{ m.content | shout }}{% endfor %}"
+                                        << ChatTemplateKind::ChatML << "shout"
+                                        << ") and matches no known format, so Arbor uses the ChatML format";
     }
 
     void fallsBackToTheMatchingFamily() {
         QFETCH(QString, file);
         QFETCH(ChatTemplateKind, kind);
         QFETCH(QString, reason);
-        const std::string source = file.isEmpty() ? "{% for m in messages %}<|im_start|>" : read_template(file);
+        QFETCH(QString, outcome);
+        const std::string source = file.endsWith(".jinja") ? read_template(file) : file.toStdString();
         const ChatFormatter f(*tokenizer_, source);
         QVERIFY(!f.uses_model_template());
         QCOMPARE(f.kind(), kind);
         QVERIFY2(QString::fromStdString(f.template_note()).contains(reason), f.template_note().c_str());
+        QCOMPARE(QString::fromStdString(f.fallback_warning()),
+                 "the model's chat template could not be used (" + QString::fromStdString(f.template_note()) + outcome);
+        QCOMPARE(model_load_warnings(*tokenizer_, f), std::vector<std::string>{f.fallback_warning()});
         QCOMPARE(f.compose({{Role::User, f.encode_content("Hi")}}),
                  ChatFormatter(*tokenizer_, kind).compose({{Role::User, f.encode_content("Hi")}}));
+    }
+
+    // A template the formatter cannot take apart but whose family composes exactly its
+    // renders (Gemma 3 folds the system text into the first user turn as the Gemma family
+    // does) is no warning; the same template folding it another way is one.
+    void aFamilyThatRendersAsTheTemplateIsNoWarning() {
+        const std::string gemma3 = read_template("google-gemma-3-4b-it.jinja");
+        const ChatFormatter same(*tokenizer_, gemma3);
+        QVERIFY(!same.uses_model_template());
+        QCOMPARE(same.kind(), ChatTemplateKind::Gemma);
+        QVERIFY(!same.template_note().empty());
+        QCOMPARE(same.fallback_warning(), "");
+        std::string other = gemma3;
+        const std::string two_newlines = "+ '\\n\\n'";  // in the template's source: + '\n\n'
+        const size_t fold = other.find(two_newlines);
+        QVERIFY(fold != std::string::npos);
+        other.replace(fold, two_newlines.size(), "+ '\\n'");
+        const ChatFormatter differs(*tokenizer_, other);
+        QCOMPARE(differs.kind(), ChatTemplateKind::Gemma);
+        QVERIFY2(QString::fromStdString(differs.fallback_warning()).endsWith("so Arbor uses the Gemma format"),
+                 differs.fallback_warning().c_str());
+    }
+
+    // A file without a template is a warning too; a template that is used, or a family
+    // asked for by name, is none.
+    void warnsOnlyWhenTheTemplateIsNotUsed() {
+        const ChatFormatter none(*tokenizer_, std::string_view());
+        QCOMPARE(none.kind(), ChatTemplateKind::ChatML);
+        QCOMPARE(none.fallback_warning(), "the model file has no chat template, so Arbor uses the ChatML format");
+        QCOMPARE(model_load_warnings(*tokenizer_, none), std::vector<std::string>{none.fallback_warning()});
+        const ChatFormatter own(*tokenizer_, *file_->get_string("tokenizer.chat_template"));
+        QVERIFY(own.uses_model_template());
+        QCOMPARE(own.fallback_warning(), "");
+        QCOMPARE(ChatFormatter(*tokenizer_, ChatTemplateKind::Llama3).fallback_warning(), "");
+        QVERIFY(model_load_warnings(*tokenizer_, own).empty());
     }
 
     // The prefix-cache invariant for every publisher template the formatter uses, with
@@ -191,6 +242,80 @@ private slots:
                          qPrintable(QString("%1, turn %2").arg(file).arg(turn)));
             }
         }
+    }
+
+    // Tools reach the model through its own template: the prompt is Python jinja2's render
+    // of the same conversation with the same tools (expected.json's with_tools), tokenized
+    // as every prompt is: the render's text between the messages with special tokens, each
+    // message text on its own without. Llama 3.1's starts with bos_token, which is
+    // SmolLM2's BOS text here.
+    void toolsAreShownThroughTheModelsTemplate_data() {
+        QTest::addColumn<QString>("file");
+        QTest::newRow("Qwen3") << "Qwen-Qwen3-0.6B.jinja";
+        QTest::newRow("Qwen2.5") << "Qwen-Qwen2.5-7B-Instruct.jinja";
+        QTest::newRow("Llama 3.1") << "meta-llama-Llama-3.1-8B-Instruct.jinja";
+    }
+
+    void toolsAreShownThroughTheModelsTemplate() {
+        QFETCH(QString, file);
+        const QJsonObject cases = QJsonDocument::fromJson(test::chat_template_fixture("conversations.json")).object();
+        const QJsonObject conversation = cases["conversations"].toObject()["with_tools"].toObject();
+        QString want = QJsonDocument::fromJson(test::chat_template_fixture("expected.json"))
+                           .object()[file].toObject()["with_tools"].toObject()["output"].toString();
+        QVERIFY(!want.isEmpty());
+        const QString bos = cases["templates"].toObject()[file].toObject()["bos_token"].toString();
+        if (!bos.isEmpty()) want.replace(bos, QString::fromStdString(tokenizer_->token_bytes(tokenizer_->bos())));
+        const ChatFormatter f(*tokenizer_, read_template(file));
+        QVERIFY(f.uses_model_template());
+        std::vector<ChatMessage> msgs;
+        std::vector<TokenId> expected;
+        const std::string text = want.toStdString();
+        size_t at = 0;
+        for (const QJsonValue& m : conversation["messages"].toArray()) {
+            const std::string content = m["content"].toString().toStdString();
+            msgs.push_back({m["role"].toString() == "system" ? Role::System : Role::User, f.encode_content(content)});
+            const size_t found = text.find(content, at);
+            QVERIFY(found != std::string::npos);
+            for (const auto& ids : {tokenizer_->encode(text.substr(at, found - at), false, true), msgs.back().content})
+                expected.insert(expected.end(), ids.begin(), ids.end());
+            at = found + content.size();
+        }
+        const auto tail = tokenizer_->encode(text.substr(at), false, true);
+        expected.insert(expected.end(), tail.begin(), tail.end());
+        const auto got = f.compose_with_tools(msgs, test::to_value(conversation["tools"]));
+        QCOMPARE(tokenizer_->decode(got), text);
+        QCOMPARE(got, expected);
+        QVERIFY(got.size() > f.compose(msgs).size() + 50);  // the definitions are in it
+    }
+
+    // Tools need a template that shows them; anything else is an error that says so.
+    void toolsWithoutATemplateThatShowsThemAreRefused() {
+        const jinja::Value tools(jinja::Array{jinja::Object{{"type", "function"},
+                                                            {"function", jinja::Object{{"name", "get_weather"}}}}});
+        const std::vector<ChatMessage> msgs{{Role::User, tokenizer_->encode("Hi", false, false)}};
+        const auto error_of = [&](const ChatFormatter& f) -> QString {
+            try {
+                (void)f.compose_with_tools(msgs, tools);
+            } catch (const Error& e) {
+                return QString::fromStdString(e.what());
+            }
+            return "no error";
+        };
+        // SmolLM2's template ignores tools.
+        QCOMPARE(error_of(ChatFormatter(*tokenizer_, *file_->get_string("tokenizer.chat_template"))),
+                 "the model's chat template does not show tools to the model");
+        QCOMPARE(error_of(ChatFormatter(*tokenizer_, ChatTemplateKind::ChatML)),
+                 "tools need the model's own chat template");
+        const ChatFormatter gemma2(*tokenizer_, read_template("google-gemma-2-2b-it.jinja"));  // refuses system turns
+        QVERIFY(!gemma2.fallback_warning().empty());
+        QCOMPARE(error_of(gemma2), "tools need the model's own chat template, and " +
+                                       QString::fromStdString(gemma2.fallback_warning()));
+        // A template that raises on the tools it is given.
+        QVERIFY(error_of(ChatFormatter(*tokenizer_, std::string(
+                    "{% if tools %}{{ raise_exception('no tools today') }}{% endif %}"
+                    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+                    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")))
+                    .contains("could not render these messages with tools: "));
     }
 
 private:

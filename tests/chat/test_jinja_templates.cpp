@@ -25,7 +25,7 @@ private slots:
         QTest::addColumn<QString>("conversation");
         const QJsonObject cases = read_json("conversations.json");
         const QJsonObject templates = cases["templates"].toObject();
-        QVERIFY(templates.size() >= 12);
+        QVERIFY(templates.size() >= 15);
         for (const QString& file : templates.keys())
             for (const QString& conversation : cases["conversations"].toObject().keys())
                 QTest::newRow(qPrintable(file + " " + conversation)) << file << conversation;
@@ -46,6 +46,7 @@ private slots:
         context.set("bos_token", test::to_value(tokens["bos_token"]));
         context.set("eos_token", test::to_value(tokens["eos_token"]));
         context.set("strftime_now", test::pinned_strftime_now());
+        if (c.contains("tools")) context.set("tools", test::to_value(c["tools"]));  // else undefined, as jinja2's
 
         const jinja::CompiledTemplate tpl(test::chat_template_fixture(file).toStdString());
         if (expected.contains("error")) {

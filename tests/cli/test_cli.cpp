@@ -93,6 +93,17 @@ private slots:
         QVERIFY(first.hasMatch() && second.hasMatch());
         QCOMPARE(first.captured(2).toInt(), 0);
         QVERIFY(second.captured(2).toInt() > first.captured(1).toInt());
+        QVERIFY2(!r.err.contains("warning"), qPrintable(r.err));  // the model's own template is used
+    }
+
+    // A model without a chat template: chat says which format it uses instead, once.
+    void chatWarnsWhenTheModelHasNoTemplate() {
+        const auto tiny = arbor::test::test_data_dir() / "synthetic" / "qwen2-tiny.gguf";
+        const Run r = run_cli({"chat", "--model", QString::fromStdString(tiny.string()), "--temp", "0", "-n", "2"},
+                              "Hi\nAgain\n");
+        QCOMPARE(r.exit_code, 0);
+        QCOMPARE(r.err.count("arbor-cli: warning: the model file has no chat template, so Arbor uses the ChatML format\n"),
+                 1);
     }
 
     void badInputFailsClearly_data() {

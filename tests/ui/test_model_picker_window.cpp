@@ -8,6 +8,8 @@
 #include "model_test_files.h"
 #include "window_test_support.h"
 
+#include "../model/synthetic_model_files.h"
+
 #include "arbor/store.h"
 
 #include <QDir>
@@ -70,6 +72,10 @@ QQuickItem* entryFor(QQuickWindow* window, const QString& fileName) {
     return nullptr;
 }
 
+QString noticeTextOf(QQuickItem* bar) {
+    return arbor::test::itemsNamed(bar, QStringLiteral("noticeText")).front()->property("text").toString();
+}
+
 bool promptShown(QQuickWindow* window) {
     const QList<QQuickItem*> shown = visibleItems(window, QStringLiteral("modelSwitchText"));
     return !shown.isEmpty();
@@ -98,7 +104,7 @@ private slots:
             running.app.start(models.qwen2);
             QVERIFY(QTest::qWaitForWindowExposed(window));
             QTRY_VERIFY_WITH_TIMEOUT(running.app.started() && running.app.model()->ready(), kLoadMs);
-            QTRY_VERIFY(textOf(window, "modelPickerText").startsWith("qwen2-tiny"));
+            QTRY_COMPARE(textOf(window, "modelPickerText"), QStringLiteral("qwen2-tiny · qwen2 · F16"));
             QVERIFY(!findItem(window, QStringLiteral("modelPickerBusy"))->isVisible());
 
             // The first conversation answers with qwen2-tiny.
@@ -122,6 +128,13 @@ private slots:
                                        .front()->property("text").toString();
             QVERIFY2(reason.contains("not supported"), qPrintable(reason));
             QVERIFY(entryFor(window, QStringLiteral("qwen2-tiny.gguf"))->property("highlighted").toBool());
+            // Each row names the model, its architecture and quantization, as the button does.
+            const auto rowText = [&](const QString& fileName) {
+                return arbor::test::itemsNamed(entryFor(window, fileName), QStringLiteral("modelPickerEntryName"))
+                    .front()->property("text").toString();
+            };
+            QCOMPARE(rowText(QStringLiteral("qwen3-tiny.gguf")), QStringLiteral("synthetic tiny f32 seed 3 · qwen3 · F32"));
+            QCOMPARE(rowText(QStringLiteral("qwen2-tiny.gguf")), QStringLiteral("qwen2-tiny · qwen2 · F16  (in use)"));
             QVERIFY(visibleItems(window, QStringLiteral("modelPickerLibrary")).size() == 1);
 
             // Switching: the busy indicator and the load's progress bar show, then the new name.
@@ -141,7 +154,7 @@ private slots:
             QVERIFY(progressShown);
             QTRY_VERIFY(!busy->isVisible());
             // qwen3-tiny's general.name (the picker shows that, with the file's quantization).
-            QTRY_COMPARE(textOf(window, "modelPickerText"), QStringLiteral("synthetic tiny f32 seed 3 · F32"));
+            QTRY_COMPARE(textOf(window, "modelPickerText"), QStringLiteral("synthetic tiny f32 seed 3 · qwen3 · F32"));
             QCOMPARE(running.app.settings()->modelPath(), models.qwen3);
             QVERIFY(!promptShown(window));  // the new conversation had no model of its own
 
@@ -159,7 +172,7 @@ private slots:
             click(window, visibleItems(window, QStringLiteral("switchModelButton")).front());
             QTRY_VERIFY_WITH_TIMEOUT(running.app.model()->ready() && running.app.model()->path() == models.qwen2, kLoadMs);
             QTRY_VERIFY(!promptShown(window));
-            QTRY_VERIFY(textOf(window, "modelPickerText").startsWith("qwen2-tiny"));
+            QTRY_COMPARE(textOf(window, "modelPickerText"), QStringLiteral("qwen2-tiny · qwen2 · F16"));
 
             // The second conversation used qwen3-tiny: asked again; Keep current.
             running.app.tabs()->setCurrentIndex(running.app.tabs()->indexOf(second));
@@ -188,6 +201,65 @@ private slots:
         arbor::Store store(db.path());
         QCOMPARE(QString::fromStdString(store.conversation(first).model), models.qwen2);
         QCOMPARE(QString::fromStdString(store.conversation(second).model), models.qwen2);
+    }
+
+    // What the loaded model's file gets wrong shows under the picker once per load, until
+    // dismissed: a copy of qwen3-tiny whose chat template raises on system messages (the
+    // app falls back to ChatML, which its markers match), and qwen2-tiny, which has no
+    // template. qwen3-tiny's own template is used: no warning.
+    void showsTheModelsWarningsUntilDismissed() {
+        ModelsFolder models;
+        QVERIFY(models.fill());
+        const QString raising = models.dir + "/qwen3-raising-template.gguf";
+        auto parts = arbor::test::Parts::read(models.qwen3.toStdString());
+        parts.set("tokenizer.chat_template",
+                  arbor::test::gv::str("{% for m in messages %}{% if m.role == 'system' %}"
+                                       "{{ raise_exception('System messages are not supported here') }}{% endif %}"
+                                       "<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+                                       "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"));
+        parts.write(raising.toStdString());
+        const arbor::test::TemporaryDatabase db;
+        arbor::test::AppWindow running(db.path());
+        QVERIFY(running.window);
+        QQuickWindow* window = running.window;
+        running.app.start(models.qwen3);
+        QVERIFY(QTest::qWaitForWindowExposed(window));
+        QTRY_VERIFY_WITH_TIMEOUT(running.app.started() && running.app.model()->ready(), kLoadMs);
+        QQuickItem* bar = findItem(window, QStringLiteral("modelWarning"));
+        QVERIFY(bar);
+        QVERIFY(!bar->isVisible());
+
+        running.app.picker()->choose(raising);
+        QTRY_VERIFY_WITH_TIMEOUT(running.app.model()->ready() && running.app.model()->path() == raising, kLoadMs);
+        QTRY_VERIFY(bar->isVisible());
+        const QString warning = noticeTextOf(bar);
+        QVERIFY2(warning.startsWith("synthetic tiny f32 seed 3: the model's chat template could not be used (") &&
+                     warning.contains("System messages are not supported here") &&
+                     warning.endsWith("), so Arbor uses the ChatML format.") && !warning.contains('\n'),
+                 qPrintable(warning));
+        // Replies do not repeat it.
+        running.app.tabs()->newConversation();
+        QTRY_VERIFY(running.app.tabs()->current());
+        sendAndWait(running, QStringLiteral("Hello"));
+        QVERIFY(running.app.tabs()->current()->error().isEmpty());
+        QVERIFY(bar->isVisible());
+        QCOMPARE(noticeTextOf(bar), warning);
+        // Dismissed, it stays away for this load.
+        click(window, arbor::test::itemsNamed(bar, QStringLiteral("noticeDismiss")).front());
+        QTRY_VERIFY(!bar->isVisible());
+        QVERIFY(running.app.model()->warning().isEmpty());
+        sendAndWait(running, QStringLiteral("Again"));
+        QVERIFY(!bar->isVisible());
+
+        // Another model's load brings its own.
+        running.app.picker()->choose(models.qwen2);
+        QTRY_VERIFY_WITH_TIMEOUT(running.app.model()->ready() && running.app.model()->path() == models.qwen2, kLoadMs);
+        QTRY_VERIFY(bar->isVisible());
+        QCOMPARE(noticeTextOf(bar), QStringLiteral("qwen2-tiny: the model file has no chat template, so Arbor uses "
+                                                   "the ChatML format."));
+        running.app.picker()->choose(models.qwen3);
+        QTRY_VERIFY_WITH_TIMEOUT(running.app.model()->ready() && running.app.model()->path() == models.qwen3, kLoadMs);
+        QTRY_VERIFY(!bar->isVisible());
     }
 
     void keepsTheModelInUseWhenAnotherCannotLoad() {

@@ -26,12 +26,18 @@
 
 #include "arbor/tokenizer.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace arbor {
+
+namespace jinja {
+class CompiledTemplate;
+class Value;
+} // namespace jinja
 
 enum class ChatTemplateKind { ChatML, Llama3, Llama2, Gemma, Zephyr };
 
@@ -55,7 +61,7 @@ public:
     ChatFormatter(const Tokenizer& tokenizer, ChatTemplateKind kind);
     // The model's own Jinja template (tokenizer.chat_template) where it renders and its
     // turns are fixed text pieces (see chat_template_pieces.h); otherwise the family
-    // detect_chat_template picks, with a warning naming the reason (template_note()).
+    // detect_chat_template picks, with a warning naming the reason (fallback_warning()).
     // A default system prompt the template adds to chats without one is not sent, as
     // with the families.
     ChatFormatter(const Tokenizer& tokenizer, std::string_view jinja_source);
@@ -66,6 +72,11 @@ public:
     bool uses_model_template() const { return uses_model_template_; }
     // Why the model's template is not used; empty when it is (or a family was asked for).
     const std::string& template_note() const { return template_note_; }
+    // The sentence to show the user when the model's own template is not used (none in
+    // the file, or one that cannot be used), naming the reason and the format used
+    // instead; empty when the template is used, when a family was asked for, and when the
+    // family fallen back to composes exactly the template's renders (Gemma 3's).
+    const std::string& fallback_warning() const { return fallback_warning_; }
 
     // Message text -> ids, special-token texts kept as plain text.
     std::vector<TokenId> encode_content(std::string_view text) const;
@@ -79,12 +90,25 @@ public:
     // text U: compose(M + [reply, U]) starts with follow_up_prefix(compose(M), reply).
     std::vector<TokenId> follow_up_prefix(const std::vector<TokenId>& prompt, const std::vector<TokenId>& reply) const;
 
+    // The prompt for `messages` with `tools` (a list of tool definitions, as OpenAI's
+    // requests carry them) shown to the model the way its own template shows them. The
+    // whole conversation is rendered with placeholder message texts; the text around them
+    // is tokenized with special tokens and each message's ids take its placeholder's place
+    // (so a reply's stored ids are kept). Unlike compose(), a follow-up's prompt need not
+    // start with this one (templates put tools in the first turn and may move text about).
+    // Throws arbor::Error when the model's own template is not in use, when it renders
+    // the same without the tools (it does not show them), or when it fails to render.
+    std::vector<TokenId> compose_with_tools(const std::vector<ChatMessage>& messages, const jinja::Value& tools) const;
+
     // End-of-turn ids of this template (plus the tokenizer's end-of-sequence id). An
     // assistant message ending with one of them gets no end-of-turn marker appended.
     std::vector<TokenId> stop_tokens() const;
 
 private:
     void init_family(ChatTemplateKind kind);
+    // Whether the family in use composes, as text, exactly the template's renders of a
+    // few conversations (then falling back to it changes nothing the model sees).
+    bool family_renders_as(std::string_view jinja_source, const std::string& bos_text, const std::string& eos_text) const;
     void init_stop_tokens(std::string_view name);
     std::vector<TokenId> special(std::string_view text) const;
     bool ends_turn(const std::vector<TokenId>& content) const;
@@ -98,6 +122,10 @@ private:
     ChatTemplateKind kind_ = ChatTemplateKind::ChatML;
     bool uses_model_template_ = false;
     std::string template_note_;
+    std::string fallback_warning_;
+    // The model's own template, when in use, and the BOS/EOS texts it is rendered with.
+    std::shared_ptr<const jinja::CompiledTemplate> template_;
+    std::string bos_text_, eos_text_;
     // Template pieces, tokenized once. A turn renders as header + content + end_of_turn
     // + separator; the generation prompt is the assistant header.
     std::vector<TokenId> prefix_;            // at the very start (BOS where the template has it)

@@ -48,8 +48,11 @@ def main():
         renders = {}
         for conversation, case in cases["conversations"].items():
             try:
+                # `tools` only where the conversation has them: undefined otherwise, as for a
+                # caller without tools.
+                tools = {"tools": case["tools"]} if "tools" in case else {}
                 renders[conversation] = {"output": template.render(
-                    messages=case["messages"], add_generation_prompt=case["add_generation_prompt"], **tokens)}
+                    messages=case["messages"], add_generation_prompt=case["add_generation_prompt"], **tokens, **tools)}
             except TemplateRaised as e:
                 renders[conversation] = {"error": str(e)}
         expected[name] = renders
