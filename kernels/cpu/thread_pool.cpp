@@ -11,7 +11,8 @@
 
 namespace arbor {
 namespace {
-// How long a worker spins for the next job before it sleeps: long enough to cover the gap
+// How long a worker spins for the next job before it sleeps (and the caller for the
+// workers' last tasks before it yields its core): long enough to cover the gap
 // between the kernels of one forward pass, short enough not to burn a core while idle or
 // while the thread that would start the next job waits for a core (on a busy 2-core
 // machine a worker spinning through such waits took 28-32% of decode's samples, and one
@@ -75,7 +76,13 @@ void ThreadPool::run(int64_t n_tasks, TaskFn fn, void* ctx) {
         wake_.notify_all();
     }
     work_on(job_id, 0);
-    while (done_.load(std::memory_order_acquire) < n_tasks) ARBOR_CPU_RELAX();
+    // Waiting for the workers' last tasks: spin for kSpinTime, then yield the core, so that
+    // on a busy machine a worker waiting for a core can get this one.
+    const auto until = std::chrono::steady_clock::now() + kSpinTime;
+    for (int spin = 1; done_.load(std::memory_order_acquire) < n_tasks; ++spin) {
+        if (spin % kPausesPerClockRead == 0 && std::chrono::steady_clock::now() >= until) std::this_thread::yield();
+        else ARBOR_CPU_RELAX();
+    }
 }
 
 void ThreadPool::worker_loop(int thread) {
