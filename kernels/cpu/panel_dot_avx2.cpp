@@ -39,8 +39,8 @@ inline __m256 signed_bytes_as_floats(const int8_t (&b)[kPanelRows]) {
 // half<H, 0>(codes) / half<H, 1>(codes), the eight rows' code pairs of elements
 // (4H, 4H + 1) / (4H + 2, 4H + 3) as 16-bit lanes (row r in lanes 2r, 2r + 1), each
 // widening its own load so that only one is held in registers at a time; dw(p, b, part)
-// and mw(p, b), the block's scales (of part `part` of kParts) and mins as the contract
-// defines them. kBlockBytes: a 32-block's share of the panel's bytes.
+// and mw(p, b, part), the block's scales and mins (of part `part` of kParts) as the
+// contract defines them. kBlockBytes: a 32-block's share of the panel's bytes.
 struct Q4_1P {
     using Block = PanelBlockQ4_1;
     using Codes = const uint8_t*;
@@ -54,7 +54,7 @@ struct Q4_1P {
         return Half == 0 ? _mm256_and_si256(w, _mm256_set1_epi16(0x0f)) : _mm256_srli_epi16(w, 4);
     }
     static __m256 dw(const Block* p, int64_t b, int) { return halves(p[b].d); }
-    static __m256 mw(const Block* p, int64_t b) { return halves(p[b].m); }
+    static __m256 mw(const Block* p, int64_t b, int) { return halves(p[b].m); }
 };
 
 // The four-bit codes with the fifth bit (16) shifted in beside them: `lo` in Q4_1's
@@ -87,7 +87,7 @@ struct FiveBitP {
         return HasMin ? c : _mm256_sub_epi16(c, _mm256_set1_epi16(16));
     }
     static __m256 dw(const Block* p, int64_t b, int) { return halves(p[b].d); }
-    static __m256 mw(const Block* p, int64_t b) {
+    static __m256 mw(const Block* p, int64_t b, int) {
         if constexpr (HasMin) return halves(p[b].m);
         else return _mm256_setzero_ps();
     }
@@ -95,32 +95,34 @@ struct FiveBitP {
 using Q5_0P = FiveBitP<PanelBlockQ5_0, false>;
 using Q5_1P = FiveBitP<PanelBlockQ5_1, true>;
 
-// IQ4_NL's table values of the indices in Q4_1's order: each byte's index looked up with
-// pshufb (the 16-entry table fills one register), then widened with its sign.
+// A 16-entry table's values (IQ4_NL's, MXFP4's) of the indices in Q4_1's order: each
+// byte's index looked up with pshufb (the table fills one register), then widened with
+// its sign.
 template <int H, int Half>
-inline __m256i table_codes(const uint8_t* q) {
-    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(quant::kIq4NlValues));
+inline __m256i table_codes(const int8_t (&values)[16], const uint8_t* q) {
+    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(values));
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * H));
     const __m128i index = _mm_and_si128(Half == 0 ? bytes : _mm_srli_epi16(bytes, 4), _mm_set1_epi8(0x0f));
     return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(table, index));
 }
 
-// IQ4_NL and IQ4_XS: table values, no min.
+// IQ4_NL, IQ4_XS and MXFP4: table values, no min.
+template <const int8_t (&Values)[16]>
 struct TableCodesP {
     using Codes = const uint8_t*;
     static constexpr bool kHasMin = false;
     static constexpr int kParts = 1;
     template <int H, int Half>
     static __m256i half(const uint8_t* q) {
-        return table_codes<H, Half>(q);
+        return table_codes<H, Half>(Values, q);
     }
     template <class Block>
-    static __m256 mw(const Block*, int64_t) {
+    static __m256 mw(const Block*, int64_t, int) {
         return _mm256_setzero_ps();
     }
 };
 
-struct IQ4_NLP : TableCodesP {
+struct IQ4_NLP : TableCodesP<quant::kIq4NlValues> {
     using Block = PanelBlockIQ4_NL;
     static constexpr size_t kBlockBytes = sizeof(Block);
     static const uint8_t* codes(const Block* p, int64_t b) { return p[b].qs[0]; }
@@ -128,13 +130,30 @@ struct IQ4_NLP : TableCodesP {
 };
 
 // Per sub-block of a super-block of 256; dw = D * sc, an exact product.
-struct IQ4_XSP : TableCodesP {
+struct IQ4_XSP : TableCodesP<quant::kIq4NlValues> {
     using Block = PanelBlockIQ4_XS;
     static constexpr size_t kBlockBytes = sizeof(Block) / 8;
     static const uint8_t* codes(const Block* p, int64_t b) { return p[b / 8].qs[b % 8][0]; }
     static __m256 dw(const Block* p, int64_t b, int) {
         return _mm256_mul_ps(halves(p[b / 8].d), signed_bytes_as_floats(p[b / 8].sc[b % 8]));
     }
+};
+
+// GGUF's e8m0_half of each row's exponent byte: 2^(e - 128), built in the exponent field
+// ((e - 1) << 23), or as a subnormal for e < 2 (0x00200000 << e).
+inline __m256 e8m0_halves(const uint8_t (&e)[kPanelRows]) {
+    const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(e)));
+    const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(v, _mm256_set1_epi32(1)), 23);
+    const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), v);
+    const __m256i small = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), v);
+    return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, subnormal, small));
+}
+
+struct MXFP4P : TableCodesP<quant::kMxfp4Values> {
+    using Block = PanelBlockMXFP4;
+    static constexpr size_t kBlockBytes = sizeof(Block);
+    static const uint8_t* codes(const Block* p, int64_t b) { return p[b].qs[0]; }
+    static __m256 dw(const Block* p, int64_t b, int) { return e8m0_halves(p[b].e); }
 };
 
 struct Q8_0P {
@@ -149,7 +168,7 @@ struct Q8_0P {
         return widen_i8(reinterpret_cast<const int8_t*>(q) + 16 * (2 * H + Half));
     }
     static __m256 dw(const Block* p, int64_t b, int) { return halves(p[b].d); }
-    static __m256 mw(const Block*, int64_t) { return _mm256_setzero_ps(); }
+    static __m256 mw(const Block*, int64_t, int) { return _mm256_setzero_ps(); }
 };
 
 // Sub-blocks in Q4_1's order; dw = D * sc and mw = -(Dmin * m), exact products.
@@ -162,7 +181,7 @@ struct KScalesP {
     static __m256 dw(const Block* p, int64_t b, int) {
         return _mm256_mul_ps(halves(p[b / 8].d), bytes_as_floats(p[b / 8].sc[b % 8]));
     }
-    static __m256 mw(const Block* p, int64_t b) {
+    static __m256 mw(const Block* p, int64_t b, int) {
         const __m256 m = _mm256_mul_ps(halves(p[b / 8].dmin), bytes_as_floats(p[b / 8].m[b % 8]));
         return _mm256_xor_ps(m, _mm256_set1_ps(-0.0f));
     }
@@ -187,15 +206,45 @@ struct Q5_KP : KScalesP<PanelBlockQ5_K> {
     }
 };
 
-// Codes plus 4 as Q4_1's nibbles; the two halves of a block (groups 0-3 and 4-7) have
-// their own scales.
-struct Q3_KP {
-    using Block = PanelBlockQ3_K;
+// Super-blocks whose 32-blocks' codes are qs[j], one array each.
+template <class B>
+struct SubBlockCodes {
+    using Block = B;
     using Codes = const uint8_t*;
-    static constexpr bool kHasMin = false;
-    static constexpr int kParts = 2;
     static constexpr size_t kBlockBytes = sizeof(Block) / 8;
     static const uint8_t* codes(const Block* p, int64_t b) { return p[b / 8].qs[b % 8][0]; }
+};
+
+// Four codes a byte: group H's pairs are bits 2 (2 (H % 2) + Half) of qs[H / 2]. The two
+// halves of a block (groups 0-3 and 4-7) have their own scales and mins, GGUF's nibbles
+// times the super-block's d and dmin.
+struct Q2_KP : SubBlockCodes<PanelBlockQ2_K> {
+    static constexpr bool kHasMin = true;
+    static constexpr int kParts = 2;
+    template <int H, int Half>
+    static __m256i half(const uint8_t* q) {
+        const __m256i w = widen_u8(q + 16 * (H / 2));
+        return _mm256_and_si256(_mm256_srli_epi16(w, 2 * (2 * (H % 2) + Half)), _mm256_set1_epi16(3));
+    }
+    static __m256i scale_bytes(const Block* p, int64_t b, int part) {
+        return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p[b / 8].sc[2 * (b % 8) + part])));
+    }
+    static __m256 dw(const Block* p, int64_t b, int part) {
+        const __m256i sc = _mm256_and_si256(scale_bytes(p, b, part), _mm256_set1_epi32(0x0f));
+        return _mm256_mul_ps(halves(p[b / 8].d), _mm256_cvtepi32_ps(sc));
+    }
+    static __m256 mw(const Block* p, int64_t b, int part) {
+        const __m256i m = _mm256_srli_epi32(scale_bytes(p, b, part), 4);
+        const __m256 ml = _mm256_mul_ps(halves(p[b / 8].dmin), _mm256_cvtepi32_ps(m));
+        return _mm256_xor_ps(ml, _mm256_set1_ps(-0.0f));
+    }
+};
+
+// Codes plus 4 as Q4_1's nibbles; the two halves of a block (groups 0-3 and 4-7) have
+// their own scales.
+struct Q3_KP : SubBlockCodes<PanelBlockQ3_K> {
+    static constexpr bool kHasMin = false;
+    static constexpr int kParts = 2;
     template <int H, int Half>
     static __m256i half(const uint8_t* q) {
         return _mm256_sub_epi16(Q4_1P::half<H, Half>(q), _mm256_set1_epi16(4));
@@ -203,7 +252,7 @@ struct Q3_KP {
     static __m256 dw(const Block* p, int64_t b, int part) {
         return _mm256_mul_ps(halves(p[b / 8].d), signed_bytes_as_floats(p[b / 8].sc[2 * (b % 8) + part]));
     }
-    static __m256 mw(const Block*, int64_t) { return _mm256_setzero_ps(); }
+    static __m256 mw(const Block*, int64_t, int) { return _mm256_setzero_ps(); }
 };
 
 // Low nibbles as Q4_1's, the high two bits shifted in beside them, minus 32; the two
@@ -227,7 +276,7 @@ struct Q6_KP {
     static __m256 dw(const Block* p, int64_t b, int part) {
         return _mm256_mul_ps(halves(p[b / 8].d), signed_bytes_as_floats(p[b / 8].sc[2 * (b % 8) + part]));
     }
-    static __m256 mw(const Block*, int64_t) { return _mm256_setzero_ps(); }
+    static __m256 mw(const Block*, int64_t, int) { return _mm256_setzero_ps(); }
 };
 
 inline __m256i code_pair(const int16_t* c) {
@@ -261,11 +310,11 @@ void tile(int64_t blocks, const uint8_t* panel, size_t panel_bytes, const PanelA
         for (auto& a : row) a = _mm256_setzero_ps();
     const int16_t* c[MR];
     const float* d[MR];
-    const float* s[MR];
+    const float* s[MR];  // per block, or per half block where a part has its own min (Q2_K)
     for (int t = 0; t < MR; ++t) {
         c[t] = x.codes(t0 + t);
         d[t] = x.scales(t0 + t);
-        s[t] = x.sums(t0 + t);
+        s[t] = T::kParts == 2 ? x.half_sums(t0 + t) : x.sums(t0 + t);
     }
     const typename T::Block* pv[NV];
     for (int v = 0; v < NV; ++v) pv[v] = reinterpret_cast<const typename T::Block*>(panel + v * panel_bytes);
@@ -302,11 +351,12 @@ void tile(int64_t blocks, const uint8_t* panel, size_t panel_bytes, const PanelA
         auto fold = [&](int part) {
             for (int v = 0; v < NV; ++v) {
                 const __m256 dw = T::dw(pv[v], b, part);
-                const __m256 mw = T::mw(pv[v], b);
+                const __m256 mw = T::mw(pv[v], b, part);
                 for (int t = 0; t < MR; ++t) {
                     __m256 acc = kInMemory ? _mm256_load_ps(accf[t][v]) : accr[t][v];
                     acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(n[t][v]), _mm256_mul_ps(dw, _mm256_set1_ps(d[t][b])), acc);
-                    if constexpr (T::kHasMin) acc = _mm256_fmadd_ps(mw, _mm256_set1_ps(s[t][b]), acc);
+                    if constexpr (T::kHasMin)
+                        acc = _mm256_fmadd_ps(mw, _mm256_set1_ps(s[t][T::kParts * b + part]), acc);
                     if constexpr (kInMemory) _mm256_store_ps(accf[t][v], acc);
                     else accr[t][v] = acc;
                     n[t][v] = _mm256_setzero_si256();
@@ -393,11 +443,16 @@ PanelBlockScale quantize_panel_block(const float* x, int16_t* codes) {
     const __m256i hi = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[2], q[3]), 0xd8);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes), lo);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + 16), hi);
-    const __m256i sum8 = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
-    __m128i sum4 = _mm_add_epi32(_mm256_castsi256_si128(sum8), _mm256_extracti128_si256(sum8, 1));
-    sum4 = _mm_add_epi32(sum4, _mm_shuffle_epi32(sum4, 0x4e));
-    sum4 = _mm_add_epi32(sum4, _mm_shuffle_epi32(sum4, 0xb1));
-    return {d, d * float(_mm_cvtsi128_si32(sum4))};
+    // Sums of elements 0-15 and 16-31.
+    auto sum16 = [](__m256i a, __m256i b) {
+        const __m256i s8 = _mm256_add_epi32(a, b);
+        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4e));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
+        return _mm_cvtsi128_si32(s4);
+    };
+    const int32_t h0 = sum16(q[0], q[1]), h1 = sum16(q[2], q[3]);
+    return {d, d * float(h0 + h1), {d * float(h0), d * float(h1)}};
 }
 
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
@@ -408,6 +463,8 @@ void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const Pane
     case PanelLayout::Q8_0: panel_rows<Q8_0P>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     case PanelLayout::IQ4_NL: panel_rows<IQ4_NLP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     case PanelLayout::IQ4_XS: panel_rows<IQ4_XSP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
+    case PanelLayout::MXFP4: panel_rows<MXFP4P>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
+    case PanelLayout::Q2_K: panel_rows<Q2_KP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     case PanelLayout::Q3_K: panel_rows<Q3_KP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     case PanelLayout::Q4_K: panel_rows<Q4_KP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;
     case PanelLayout::Q5_K: panel_rows<Q5_KP>(w, p_begin, p_end, x, t0, n_x, y, ldy); return;

@@ -42,29 +42,21 @@ void pack_fifth_bits(Fifth fifth, int r, uint8_t (&qh)[2][2 * kPanelRows]) {
                 qh[h / 4][2 * r + i] |= uint8_t(fifth(4 * h + i + 2 * half) << (2 * (h % 4) + half));
 }
 
-void pack_block(const BlockQ4_1* const (&src)[kPanelRows], int rows, PanelBlockQ4_1& out) {
-    std::memset(&out, 0, sizeof out);
-    for (int r = 0; r < rows; ++r) {
-        out.d[r] = src[r]->d;
-        out.m[r] = src[r]->m;
-        pack_nibbles(src[r]->qs, r, out.qs);
-    }
+// pack_row(source block, r, panel block) writes row r's share of a panel block, whose
+// bytes pack_panels cleared first.
+void pack_row(const BlockQ4_1& b, int r, PanelBlockQ4_1& out) {
+    out.d[r] = b.d;
+    out.m[r] = b.m;
+    pack_nibbles(b.qs, r, out.qs);
 }
 
 // Q4_0: the same nibbles; d * q - 8d is exactly the GGUF value d * (q - 8).
-void pack_block(const BlockQ4_0* const (&src)[kPanelRows], int rows, PanelBlockQ4_1& out) {
-    const BlockQ4_1* as_q4_1[kPanelRows] = {};
-    BlockQ4_1 blocks[kPanelRows];
-    for (int r = 0; r < rows; ++r) {
-        const float m = -8.0f * fp16_to_fp32(src[r]->d);
-        blocks[r].d = src[r]->d;
-        blocks[r].m = fp32_to_fp16(m);
-        if (!std::isfinite(fp16_to_fp32(blocks[r].m)))
-            throw std::invalid_argument("PanelWeights: a Q4_0 scale is not finite or too large for -8 d to be a half");
-        std::memcpy(blocks[r].qs, src[r]->qs, sizeof blocks[r].qs);
-        as_q4_1[r] = &blocks[r];
-    }
-    pack_block(as_q4_1, rows, out);
+void pack_row(const BlockQ4_0& b, int r, PanelBlockQ4_1& out) {
+    out.d[r] = b.d;
+    out.m[r] = fp32_to_fp16(-8.0f * fp16_to_fp32(b.d));
+    if (!std::isfinite(fp16_to_fp32(out.m[r])))
+        throw std::invalid_argument("PanelWeights: a Q4_0 scale is not finite or too large for -8 d to be a half");
+    pack_nibbles(b.qs, r, out.qs);
 }
 
 // Q5_0 and Q5_1: element l's fifth bit is bit l of the little-endian qh.
@@ -76,45 +68,36 @@ void pack_five_bits(const Src& b, int r, Dst& out) {
     pack_fifth_bits([&](int l) { return int((qh >> l) & 1); }, r, out.qh);
 }
 
-void pack_block(const BlockQ5_0* const (&src)[kPanelRows], int rows, PanelBlockQ5_0& out) {
-    std::memset(&out, 0, sizeof out);
-    for (int r = 0; r < rows; ++r) pack_five_bits(*src[r], r, out);
+void pack_row(const BlockQ5_0& b, int r, PanelBlockQ5_0& out) { pack_five_bits(b, r, out); }
+
+void pack_row(const BlockQ5_1& b, int r, PanelBlockQ5_1& out) {
+    pack_five_bits(b, r, out);
+    out.m[r] = b.m;
 }
 
-void pack_block(const BlockQ5_1* const (&src)[kPanelRows], int rows, PanelBlockQ5_1& out) {
-    std::memset(&out, 0, sizeof out);
-    for (int r = 0; r < rows; ++r) {
-        pack_five_bits(*src[r], r, out);
-        out.m[r] = src[r]->m;
-    }
+void pack_row(const BlockIQ4_NL& b, int r, PanelBlockIQ4_NL& out) {
+    out.d[r] = b.d;
+    pack_nibbles(b.qs, r, out.qs);
 }
 
-void pack_block(const BlockIQ4_NL* const (&src)[kPanelRows], int rows, PanelBlockIQ4_NL& out) {
-    std::memset(&out, 0, sizeof out);
-    for (int r = 0; r < rows; ++r) {
-        out.d[r] = src[r]->d;
-        pack_nibbles(src[r]->qs, r, out.qs);
-    }
+// MXFP4: IQ4_NL's nibble order, the exponent byte for a scale.
+void pack_row(const BlockMXFP4& b, int r, PanelBlockMXFP4& out) {
+    out.e[r] = b.e;
+    pack_nibbles(b.qs, r, out.qs);
 }
 
 // IQ4_XS: sub-block j's 32 codes are bytes 16j .. 16j + 15, laid out as a Q4_1 block's.
-void pack_block(const BlockIQ4_XS* const (&src)[kPanelRows], int rows, PanelBlockIQ4_XS& out) {
-    std::memset(&out, 0, sizeof out);
-    for (int r = 0; r < rows; ++r) {
-        out.d[r] = src[r]->d;
-        for (int j = 0; j < 8; ++j) {
-            out.sc[j][r] = int8_t(quant::iq4_xs_scale(*src[r], j));
-            pack_nibbles(src[r]->qs + 16 * j, r, out.qs[j]);
-        }
+void pack_row(const BlockIQ4_XS& b, int r, PanelBlockIQ4_XS& out) {
+    out.d[r] = b.d;
+    for (int j = 0; j < 8; ++j) {
+        out.sc[j][r] = int8_t(quant::iq4_xs_scale(b, j));
+        pack_nibbles(b.qs + 16 * j, r, out.qs[j]);
     }
 }
 
-void pack_block(const BlockQ8_0* const (&src)[kPanelRows], int rows, PanelBlockQ8_0& out) {
-    std::memset(&out, 0, sizeof out);
-    for (int r = 0; r < rows; ++r) {
-        out.d[r] = src[r]->d;
-        for (int g = 0; g < 16; ++g) std::memcpy(&out.qs[g][2 * r], &src[r]->qs[2 * g], 2);
-    }
+void pack_row(const BlockQ8_0& b, int r, PanelBlockQ8_0& out) {
+    out.d[r] = b.d;
+    for (int g = 0; g < 16; ++g) std::memcpy(&out.qs[g][2 * r], &b.qs[2 * g], 2);
 }
 
 // Q4_K and Q5_K's shared fields of row r: sub-block 2g's element l is the low nibble of
@@ -137,78 +120,76 @@ void pack_k_nibbles(const Src& b, int r, Dst& out) {
     }
 }
 
-void pack_block(const BlockQ4_K* const (&src)[kPanelRows], int rows, PanelBlockQ4_K& out) {
-    std::memset(&out, 0, sizeof out);
-    for (int r = 0; r < rows; ++r) pack_k_nibbles(*src[r], r, out);
-}
+void pack_row(const BlockQ4_K& b, int r, PanelBlockQ4_K& out) { pack_k_nibbles(b, r, out); }
 
 // Q5_K: as Q4_K, and sub-block j's element l has its fifth bit at bit j of qh[l].
-void pack_block(const BlockQ5_K* const (&src)[kPanelRows], int rows, PanelBlockQ5_K& out) {
-    std::memset(&out, 0, sizeof out);
-    for (int r = 0; r < rows; ++r) {
-        const BlockQ5_K& b = *src[r];
-        pack_k_nibbles(b, r, out);
-        for (int j = 0; j < 8; ++j) pack_fifth_bits([&](int l) { return (b.qh[l] >> j) & 1; }, r, out.qh[j]);
-    }
+void pack_row(const BlockQ5_K& b, int r, PanelBlockQ5_K& out) {
+    pack_k_nibbles(b, r, out);
+    for (int j = 0; j < 8; ++j) pack_fifth_bits([&](int l) { return (b.qh[l] >> j) & 1; }, r, out.qh[j]);
 }
 
 // Q6_K: GGUF element 128h + 32u + l (u = 0..3, l < 32) has its low bits in nibble u / 2
 // of ql[64h + 32 (u % 2) + l] and its high bits at bit 2u of qh[32h + l].
-void pack_block(const BlockQ6_K* const (&src)[kPanelRows], int rows, PanelBlockQ6_K& out) {
-    std::memset(&out, 0, sizeof out);
-    for (int r = 0; r < rows; ++r) {
-        const BlockQ6_K& b = *src[r];
-        out.d[r] = b.d;
-        for (int i = 0; i < 16; ++i) out.sc[i][r] = b.scales[i];
-        auto code = [&](int e) {  // 0..63
-            const int h = e / 128, u = e % 128 / 32, l = e % 32;
-            const int lo = (b.ql[64 * h + 32 * (u % 2) + l] >> (4 * (u / 2))) & 0x0f;
-            return lo | (((b.qh[32 * h + l] >> (2 * u)) & 3) << 4);
-        };
-        for (int j = 0; j < 8; ++j)
-            for (int h = 0; h < 8; ++h)
-                for (int i = 0; i < 2; ++i)
-                    for (int half = 0; half < 2; ++half) {
-                        const int q = code(32 * j + 4 * h + i + 2 * half);
-                        out.ql[j][h][2 * r + i] |= uint8_t((q & 0x0f) << (4 * half));
-                        out.qh[j][h % 4][2 * r + i] |= uint8_t((q >> 4) << (4 * (h / 4) + 2 * half));
-                    }
+void pack_row(const BlockQ6_K& b, int r, PanelBlockQ6_K& out) {
+    out.d[r] = b.d;
+    for (int i = 0; i < 16; ++i) out.sc[i][r] = b.scales[i];
+    auto code = [&](int e) {  // 0..63
+        const int h = e / 128, u = e % 128 / 32, l = e % 32;
+        const int lo = (b.ql[64 * h + 32 * (u % 2) + l] >> (4 * (u / 2))) & 0x0f;
+        return lo | (((b.qh[32 * h + l] >> (2 * u)) & 3) << 4);
+    };
+    for (int j = 0; j < 8; ++j)
+        for (int h = 0; h < 8; ++h)
+            for (int i = 0; i < 2; ++i)
+                for (int half = 0; half < 2; ++half) {
+                    const int q = code(32 * j + 4 * h + i + 2 * half);
+                    out.ql[j][h][2 * r + i] |= uint8_t((q & 0x0f) << (4 * half));
+                    out.qh[j][h % 4][2 * r + i] |= uint8_t((q >> 4) << (4 * (h / 4) + 2 * half));
+                }
+}
+
+// Q2_K and Q3_K: element e's two low bits at bit 2 (e % 128 / 32) of qs[32 (e / 128) + e % 32].
+int two_low_bits(const uint8_t* qs, int e) {
+    return (qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32))) & 3;
+}
+
+// Q3_K: element e's third bit at bit e / 32 of hmask[e % 32] (a clear bit: the code is
+// four less); sub-block j's codes plus 4, two per byte as a GGUF Q4_1 block's, packed as
+// those are.
+void pack_row(const BlockQ3_K& b, int r, PanelBlockQ3_K& out) {
+    out.d[r] = b.d;
+    int8_t sc[16];
+    quant::unpack_q3_k_scales(b.scales, sc);
+    for (int i = 0; i < 16; ++i) out.sc[i][r] = sc[i];
+    auto code = [&](int e) { return two_low_bits(b.qs, e) | (((b.hmask[e % 32] >> (e / 32)) & 1) << 2); };
+    for (int j = 0; j < 8; ++j) {
+        uint8_t nibbles[16];
+        for (int l = 0; l < 16; ++l) nibbles[l] = uint8_t(code(32 * j + l) | (code(32 * j + l + 16) << 4));
+        pack_nibbles(nibbles, r, out.qs[j]);
     }
 }
 
-// Q3_K: element e's two low bits at bit 2 (e % 128 / 32) of qs[32 (e / 128) + e % 32], its
-// third at bit e / 32 of hmask[e % 32] (a clear bit: the code is four less); sub-block j's
-// codes plus 4, two per byte as a GGUF Q4_1 block's, packed as those are.
-void pack_block(const BlockQ3_K* const (&src)[kPanelRows], int rows, PanelBlockQ3_K& out) {
-    std::memset(&out, 0, sizeof out);
-    for (int r = 0; r < rows; ++r) {
-        const BlockQ3_K& b = *src[r];
-        out.d[r] = b.d;
-        int8_t sc[16];
-        quant::unpack_q3_k_scales(b.scales, sc);
-        for (int i = 0; i < 16; ++i) out.sc[i][r] = sc[i];
-        auto code = [&](int e) {  // 0..7
-            const int low = (b.qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32))) & 3;
-            return low | (((b.hmask[e % 32] >> (e / 32)) & 1) << 2);
-        };
-        for (int j = 0; j < 8; ++j) {
-            uint8_t nibbles[16];
-            for (int l = 0; l < 16; ++l) nibbles[l] = uint8_t(code(32 * j + l) | (code(32 * j + l + 16) << 4));
-            pack_nibbles(nibbles, r, out.qs[j]);
-        }
-    }
+// Q2_K: the codes in PanelBlockQ2_K's order, GGUF's scale-and-min bytes as they are.
+void pack_row(const BlockQ2_K& b, int r, PanelBlockQ2_K& out) {
+    out.d[r] = b.d;
+    out.dmin[r] = b.dmin;
+    for (int s = 0; s < 16; ++s) out.sc[s][r] = b.scales[s];
+    for (int j = 0; j < 8; ++j)
+        for (int i = 0; i < 32; ++i)
+            out.qs[j][i / 8][2 * r + i % 2] |= uint8_t(two_low_bits(b.qs, 32 * j + i) << (2 * (i / 2 % 4)));
 }
 
-// `blocks` counts the destination's blocks per panel (K-quants: super-blocks).
+// `blocks` counts the destination's blocks per panel (K-quants: super-blocks). Every byte
+// is written: each block is cleared, then rows past the matrix's end stay zero.
 template <class Src, class Dst>
 void pack_panels(const TensorView& w, int64_t panels, int64_t blocks, uint8_t* out) {
     for (int64_t p = 0; p < panels; ++p) {
         const int rows = int(std::min<int64_t>(kPanelRows, w.rows - p * kPanelRows));
         auto* dst = reinterpret_cast<Dst*>(out) + p * blocks;
         for (int64_t b = 0; b < blocks; ++b) {
-            const Src* src[kPanelRows] = {};
-            for (int r = 0; r < rows; ++r) src[r] = reinterpret_cast<const Src*>(w.row(p * kPanelRows + r)) + b;
-            pack_block(src, rows, dst[b]);
+            std::memset(&dst[b], 0, sizeof(Dst));
+            for (int r = 0; r < rows; ++r)
+                pack_row(reinterpret_cast<const Src*>(w.row(p * kPanelRows + r))[b], r, dst[b]);
         }
     }
 }
@@ -271,15 +252,22 @@ struct Q8_0Layout {
     static ScaleMin scale(const Block* blocks, int r, int64_t b, int) { return {fp16_to_fp32(blocks[b].d[r]), 0.0f}; }
 };
 
-struct IQ4_NLLayout {
-    using Block = PanelBlockIQ4_NL;
+// IQ4_NL and MXFP4: a table's value per index, one scale per block (a half, an exponent byte).
+float block_scale(const PanelBlockIQ4_NL& b, int r) { return fp16_to_fp32(b.d[r]); }
+float block_scale(const PanelBlockMXFP4& b, int r) { return quant::e8m0_half(b.e[r]); }
+
+template <class B, const int8_t (&Values)[16]>
+struct TableLayout {
+    using Block = B;
     static constexpr int kParts = 1;
     static constexpr bool kHasMin = false;
     static int code(const Block* blocks, int r, int64_t k) {
-        return quant::kIq4NlValues[panel_nibble(blocks[k / kBlock].qs, r, int(k % kBlock))];
+        return Values[panel_nibble(blocks[k / kBlock].qs, r, int(k % kBlock))];
     }
-    static ScaleMin scale(const Block* blocks, int r, int64_t b, int) { return {fp16_to_fp32(blocks[b].d[r]), 0.0f}; }
+    static ScaleMin scale(const Block* blocks, int r, int64_t b, int) { return {block_scale(blocks[b], r), 0.0f}; }
 };
+using IQ4_NLLayout = TableLayout<PanelBlockIQ4_NL, quant::kIq4NlValues>;
+using MXFP4Layout = TableLayout<PanelBlockMXFP4, quant::kMxfp4Values>;
 
 struct IQ4_XSLayout {
     using Block = PanelBlockIQ4_XS;
@@ -319,6 +307,23 @@ struct Q5_KLayout : KNibbleLayout<PanelBlockQ5_K> {
     static int code(const Block* blocks, int r, int64_t k) {
         const int fifth = panel_fifth_bit(blocks[k / QK_K].qh[int(k % QK_K) / kBlock], r, int(k % kBlock));
         return nibble(blocks, r, k) | (fifth << 4);
+    }
+};
+
+// A scale and a min per half block: dw = D * float(sc & 15), mw = -(Dmin * float(sc >> 4)),
+// the very values GGUF dequantizes with.
+struct Q2_KLayout {
+    using Block = PanelBlockQ2_K;
+    static constexpr int kParts = 2;
+    static constexpr bool kHasMin = true;
+    static int code(const Block* blocks, int r, int64_t k) {
+        const int i = int(k % kBlock);
+        return (blocks[k / QK_K].qs[int(k % QK_K) / kBlock][i / 8][2 * r + i % 2] >> (2 * (i / 2 % 4))) & 3;
+    }
+    static ScaleMin scale(const Block* blocks, int r, int64_t b, int part) {
+        const Block& s = blocks[b / 8];
+        const uint8_t sc = s.sc[2 * (b % 8) + part][r];
+        return {fp16_to_fp32(s.d[r]) * float(sc & 0x0f), -(fp16_to_fp32(s.dmin[r]) * float(sc >> 4))};
     }
 };
 
@@ -366,8 +371,11 @@ float contract_dot(const uint8_t* panel, int r, const PanelActivations& x, int64
             for (int64_t k = b * kBlock + part * kPart; k < b * kBlock + (part + 1) * kPart; ++k)
                 n += L::code(blocks, r, k) * int32_t(c[k]);
             acc = std::fma(float(n), L::scale(blocks, r, b, part).d * x.scales(t)[b], acc);
+            // A min per part (Q2_K) weighs that part's sum.
+            if constexpr (L::kHasMin && L::kParts == 2)
+                acc = std::fma(L::scale(blocks, r, b, part).m, x.half_sums(t)[2 * b + part], acc);
         }
-        if constexpr (L::kHasMin) acc = std::fma(L::scale(blocks, r, b, 0).m, x.sums(t)[b], acc);
+        if constexpr (L::kHasMin && L::kParts == 1) acc = std::fma(L::scale(blocks, r, b, 0).m, x.sums(t)[b], acc);
     }
     return acc;
 }
@@ -392,6 +400,8 @@ decltype(auto) with_layout(PanelLayout layout, F&& f) {
     case PanelLayout::Q8_0: return f.template operator()<Q8_0Layout>();
     case PanelLayout::IQ4_NL: return f.template operator()<IQ4_NLLayout>();
     case PanelLayout::IQ4_XS: return f.template operator()<IQ4_XSLayout>();
+    case PanelLayout::MXFP4: return f.template operator()<MXFP4Layout>();
+    case PanelLayout::Q2_K: return f.template operator()<Q2_KLayout>();
     case PanelLayout::Q3_K: return f.template operator()<Q3_KLayout>();
     case PanelLayout::Q4_K: return f.template operator()<Q4_KLayout>();
     case PanelLayout::Q5_K: return f.template operator()<Q5_KLayout>();
@@ -405,8 +415,10 @@ decltype(auto) with_layout(PanelLayout layout, F&& f) {
 
 bool PanelWeights::packable(DType type, int64_t cols) {
     switch (type) {
-    case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: case DType::IQ4_XS: return cols > 0 && cols % QK_K == 0;
+    case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: case DType::IQ4_XS:
+        return cols > 0 && cols % QK_K == 0;
     case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0: case DType::IQ4_NL:
+    case DType::MXFP4:
         return cols > 0 && cols % kBlock == 0;
     default: return false;
     }
@@ -419,10 +431,12 @@ size_t panel_bytes_of(const TensorView& w) {
     if (w.type == DType::Q6_K) return size_t(w.cols / QK_K) * sizeof(PanelBlockQ6_K);
     if (w.type == DType::IQ4_XS) return size_t(w.cols / QK_K) * sizeof(PanelBlockIQ4_XS);
     if (w.type == DType::Q3_K) return size_t(w.cols / QK_K) * sizeof(PanelBlockQ3_K);
+    if (w.type == DType::Q2_K) return size_t(w.cols / QK_K) * sizeof(PanelBlockQ2_K);
     const size_t block_bytes = w.type == DType::Q8_0     ? sizeof(PanelBlockQ8_0)
                                : w.type == DType::Q5_0   ? sizeof(PanelBlockQ5_0)
                                : w.type == DType::Q5_1   ? sizeof(PanelBlockQ5_1)
                                : w.type == DType::IQ4_NL ? sizeof(PanelBlockIQ4_NL)
+                               : w.type == DType::MXFP4  ? sizeof(PanelBlockMXFP4)
                                                          : sizeof(PanelBlockQ4_1);
     return size_t(w.cols / kBlock) * block_bytes;
 }
@@ -448,17 +462,18 @@ PanelWeights PanelWeights::pack(const TensorView& w, std::shared_ptr<uint8_t[]> 
     out.panel_bytes_ = panel_bytes_of(w);
     out.storage_ = std::move(storage);
     out.data_ = out.storage_.get() + offset;
-    // Every byte is written: pack_block clears each block first.
     if (w.type == DType::Q4_0) pack_panels<BlockQ4_0, PanelBlockQ4_1>(w, out.panels(), blocks, out.data_);
     else if (w.type == DType::Q4_1) pack_panels<BlockQ4_1, PanelBlockQ4_1>(w, out.panels(), blocks, out.data_);
     else if (w.type == DType::Q4_K) pack_panels<BlockQ4_K, PanelBlockQ4_K>(w, out.panels(), super_blocks, out.data_);
     else if (w.type == DType::Q5_K) pack_panels<BlockQ5_K, PanelBlockQ5_K>(w, out.panels(), super_blocks, out.data_);
     else if (w.type == DType::Q6_K) pack_panels<BlockQ6_K, PanelBlockQ6_K>(w, out.panels(), super_blocks, out.data_);
     else if (w.type == DType::Q3_K) pack_panels<BlockQ3_K, PanelBlockQ3_K>(w, out.panels(), super_blocks, out.data_);
+    else if (w.type == DType::Q2_K) pack_panels<BlockQ2_K, PanelBlockQ2_K>(w, out.panels(), super_blocks, out.data_);
     else if (w.type == DType::IQ4_XS) pack_panels<BlockIQ4_XS, PanelBlockIQ4_XS>(w, out.panels(), super_blocks, out.data_);
     else if (w.type == DType::Q5_0) pack_panels<BlockQ5_0, PanelBlockQ5_0>(w, out.panels(), blocks, out.data_);
     else if (w.type == DType::Q5_1) pack_panels<BlockQ5_1, PanelBlockQ5_1>(w, out.panels(), blocks, out.data_);
     else if (w.type == DType::IQ4_NL) pack_panels<BlockIQ4_NL, PanelBlockIQ4_NL>(w, out.panels(), blocks, out.data_);
+    else if (w.type == DType::MXFP4) pack_panels<BlockMXFP4, PanelBlockMXFP4>(w, out.panels(), blocks, out.data_);
     else pack_panels<BlockQ8_0, PanelBlockQ8_0>(w, out.panels(), blocks, out.data_);
     return out;
 }
@@ -493,6 +508,7 @@ void PanelActivations::resize(int64_t n_rows, int64_t cols) {
     if (d_.size() < blocks) {
         d_.resize(blocks);
         s_.resize(blocks);
+        h_.resize(2 * blocks);
     }
 }
 
@@ -503,6 +519,8 @@ void PanelActivations::quantize_row(int64_t t, const float* x) {
         const PanelBlockScale scale = quantize(x + b * kBlock, codes_.data() + size_t(t * cols_ + b * kBlock));
         d_[size_t(t * blocks + b)] = scale.d;
         s_[size_t(t * blocks + b)] = scale.s;
+        h_[size_t(2 * (t * blocks + b))] = scale.h[0];
+        h_[size_t(2 * (t * blocks + b) + 1)] = scale.h[1];
     }
 }
 
@@ -512,13 +530,13 @@ PanelBlockScale quantize_panel_block(const float* x, int16_t* codes) {
     for (int k = 0; k < kBlock; ++k) a = std::max(a, std::fabs(x[k]));
     const float d = a / 32767.0f;
     const float inv = d > 0.0f ? 1.0f / d : 0.0f;
-    int32_t sum = 0;
+    int32_t half[2] = {};
     for (int k = 0; k < kBlock; ++k) {
         // nearbyint rounds ties to even in the default rounding mode.
         codes[k] = int16_t(std::nearbyint(x[k] * inv));
-        sum += codes[k];
+        half[k / 16] += codes[k];
     }
-    return {d, d * float(sum)};
+    return {d, d * float(half[0] + half[1]), {d * float(half[0]), d * float(half[1])}};
 }
 
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,

@@ -56,6 +56,7 @@ struct Options {
     std::string kv_disk_dir;       // empty: arbor::kv_disk_dir()
     std::vector<int> chats = {1, 4, 8, 16};  // concurrent workload only
     std::vector<int> lengths = {1024, 4096, 16384};  // restart workload only
+    std::vector<int> rows = {1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64};  // matmul workload only
 };
 
 // ", F16 KV" etc., for the report's backend line.
@@ -71,6 +72,7 @@ void usage() {
                "                   [--repetitions N] [--int8-activations] [--json]\n"
                "                   [--workload single|concurrent|multiturn|shared-prefix|restart|matmul|attention|memread]\n"
                "                   [--kv-mib N] [--kv-disk-mib N] [--kv-disk-dir DIR] [--lengths N[,N...]]\n"
+               "                   [--rows N[,N...] (matmul: activation rows)]\n"
                "                   [--chats N[,N...]] [--kv-type f16|f32|q8_0]\n"
                "                   [--weights panels|gguf] [--device auto|cpu|cuda[:N]]\n",
                stderr);
@@ -124,6 +126,7 @@ bool parse(int argc, char** argv, Options& o) {
         else if (a == "--kv-disk-dir" && i + 1 < argc) o.kv_disk_dir = argv[++i];
         else if (a == "--lengths" && i + 1 < argc) { if (!parse_counts(argv[++i], o.lengths, 1 << 20)) return false; }
         else if (a == "--chats" && i + 1 < argc) { if (!parse_counts(argv[++i], o.chats)) return false; }
+        else if (a == "--rows" && i + 1 < argc) { if (!parse_counts(argv[++i], o.rows, 4096)) return false; }
         else if (a == "--threads" || a == "-t") { if (!next_int(o.threads)) return false; }
         else if (a == "--prompt-tokens") { if (!next_int(o.prompt_tokens)) return false; }
         else if (a == "--gen-tokens") { if (!next_int(o.gen_tokens)) return false; }
@@ -174,7 +177,7 @@ int run_workload(const Options& o, const arbor::Model& model) {
     else if (o.workload == "multiturn") r = arbor::bench::run_multiturn(model, eo, o.repetitions);
     else if (o.workload == "shared-prefix") r = arbor::bench::run_shared_prefix(model, eo);
     else if (o.workload == "restart") r = arbor::bench::run_restart(model, eo, o.lengths, o.repetitions);
-    else if (o.workload == "matmul") r = arbor::bench::run_matmul(model, eo);
+    else if (o.workload == "matmul") r = arbor::bench::run_matmul(model, eo, o.rows);
     else if (o.workload == "attention")
         r = arbor::bench::run_attention(model, eo, o.depths == std::vector<int>{0} ? std::vector<int>{0, 1024, 2048, 4096}
                                                                                  : o.depths);

@@ -1,7 +1,7 @@
 // arbor-bench --workload matmul: the default matrix product (matmul's Float mode) alone,
 // on the model's own weights (layer 0's FFN gate and down, the output projection, and
 // every layer's products in turn, which stream from memory as in a step), for batches of
-// 1 to 64 activation rows, through panels with 16-bit activations (the backend's
+// 1 to 64 activation rows (or those --rows names), through panels with 16-bit activations (the backend's
 // default) or in GGUF order with float products (--weights gguf). Reports GMAC/s, so
 // kernel changes can be compared directly, and the GB/s of weights read (panels or GGUF
 // rows, as used), to compare with --workload memread.
@@ -68,7 +68,7 @@ Rate rate(ThreadPool& pool, const std::vector<Call>& calls, const Panels& panels
 
 } // namespace
 
-WorkloadResult run_matmul(const Model& model, const EngineOptions& options) {
+WorkloadResult run_matmul(const Model& model, const EngineOptions& options, const std::vector<int>& activation_rows) {
     ThreadPool pool(options.backend.threads > 0 ? options.backend.threads : 1);
     const ModelWeights& mw = model.weights();
     std::vector<Call> layers;  // every layer's calls in a step's order
@@ -108,7 +108,7 @@ WorkloadResult run_matmul(const Model& model, const EngineOptions& options) {
         const std::string type(dtype_name(w.type));
         const std::string shape = t.calls.size() > 1 ? std::to_string(t.calls.size()) + " calls"
                                                      : std::to_string(w.rows) + " x " + std::to_string(w.cols);
-        for (int rows : {1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64}) {
+        for (int rows : activation_rows) {
             const Rate r = rate(pool, t.calls, panels, rows);
             out.table += std::string("| ") + t.name + " | " + type + " | " + shape + " | " + std::to_string(rows) +
                          " | " + fmt("%.2f", r.gmacs) + " | " + fmt("%.2f", r.gbps) + " |\n";

@@ -170,10 +170,15 @@ void fill_iq4_xs(Rng& rng, uint8_t* out, int64_t n, double sigma) {
 }
 
 // MXFP4: value = 2^(e - 128) * c for the doubled E2M1 codes c (root mean square about
-// 5.85), the exponent byte e drawn from the three around the one for sigma.
+// 5.85), the exponent byte e the one below sigma's or the one above, with the chance of
+// the one above (p) making the mean square sigma's: 4^(e - 128) (1 + 3p) = (sigma / 5.85)^2.
 void fill_mxfp4(Rng& rng, uint8_t* out, int64_t n, double sigma) {
-    const int e = 128 + int(std::lround(std::log2(sigma / 5.85)));
-    fill_blocks<BlockMXFP4>(rng, out, n, [&](BlockMXFP4& b) { b.e = uint8_t(std::clamp(e - 1 + int(rng.next() % 3), 2, 254)); });
+    const double scale = sigma / 5.85;
+    const int below = int(std::floor(std::log2(scale)));
+    const double p_above = (scale * scale / std::ldexp(1.0, 2 * below) - 1.0) / 3.0;
+    fill_blocks<BlockMXFP4>(rng, out, n, [&](BlockMXFP4& b) {
+        b.e = uint8_t(std::clamp(128 + below + (rng.uniform() < p_above ? 1 : 0), 2, 254));
+    });
 }
 
 // Uniform on [mean - sqrt(3) sigma, mean + sqrt(3) sigma): standard deviation sigma.

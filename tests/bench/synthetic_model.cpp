@@ -56,6 +56,8 @@ constexpr TypeName kTypes[] = {
     {"q4_k", DType::Q4_K, 14}, {"q5_k", DType::Q5_K, 16}, {"q6_k", DType::Q6_K, 18},
     {"q2_k", DType::Q2_K, 10}, {"q3_k", DType::Q3_K, 11}, {"iq4_nl", DType::IQ4_NL, 25},
     {"iq4_xs", DType::IQ4_XS, 30},
+    // llama.cpp has no file type of MXFP4 matrices throughout: its MXFP4_MOE's number.
+    {"mxfp4", DType::MXFP4, 38},
 };
 constexpr uint32_t kFileTypeQ4_K_M = 15;
 constexpr uint32_t kFileTypeMxfp4Moe = 38;

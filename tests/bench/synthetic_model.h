@@ -77,8 +77,8 @@ struct WeightTypes {
     bool q4_k_m = false;
     bool mxfp4_moe = false;
 };
-// f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k q2_k q3_k iq4_nl iq4_xs q4_k_m
-// mxfp4_moe (any case).
+// f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k q2_k q3_k iq4_nl iq4_xs mxfp4
+// q4_k_m mxfp4_moe (any case).
 std::optional<WeightTypes> weight_types_named(std::string_view name);
 std::vector<std::string> weight_type_names();
 

@@ -134,7 +134,7 @@ private slots:
         QTest::addColumn<QString>("type");
         QTest::addColumn<int>("arch");
         for (const char* t : {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k",
-                              "q2_k", "q3_k", "iq4_nl", "iq4_xs"})
+                              "q2_k", "q3_k", "iq4_nl", "iq4_xs", "mxfp4"})
             for (Arch a : {Arch::Llama, Arch::Qwen2})
                 QTest::newRow(qPrintable(QString("%1-%2").arg(t, QString::fromUtf8(arbor::synth::arch_name(a).data()))))
                     << QString(t) << int(a);
@@ -187,7 +187,8 @@ private slots:
         arbor::BackendOptions int8;
         int8.int8_activations = true;
         int8.kv_tokens = 64;
-        const bool low_bit = want == DType::Q2_K || want == DType::Q3_K || want == DType::IQ4_NL || want == DType::IQ4_XS;
+        const bool low_bit = want == DType::Q2_K || want == DType::Q3_K || want == DType::IQ4_NL ||
+                             want == DType::IQ4_XS || want == DType::MXFP4;
         if (low_bit) {
             const QString error = thrown<arbor::Error>([&] { arbor::make_cpu_backend(*model, int8); });
             QVERIFY2(error.contains(QString::fromUtf8(arbor::dtype_name(want).data())), qPrintable(error));

@@ -28,7 +28,7 @@ WorkloadResult run_shared_prefix(const Model& model, const EngineOptions& option
 WorkloadResult run_restart(const Model& model, const EngineOptions& options, const std::vector<int>& lengths,
                            int repetitions);
 // The float-activation matmul on the model's weights, 1 to 64 activation rows (GMAC/s).
-WorkloadResult run_matmul(const Model& model, const EngineOptions& options);
+WorkloadResult run_matmul(const Model& model, const EngineOptions& options, const std::vector<int>& activation_rows);
 // One decode row's paged attention alone over every layer, after each context length in
 // `depths` (microseconds per token, GB/s of K/V read).
 WorkloadResult run_attention(const Model& model, const EngineOptions& options, const std::vector<int>& depths);

@@ -101,15 +101,16 @@ private:
 // reference file), each case prefilled whole and in chunks of 7 across KV pages: the
 // largest difference seen and, when a case differs by `tolerance` or more or picks
 // another argmax, what failed. attention_part > 0 splits each row's attention into parts
-// of that many positions.
+// of that many positions; panel_weights as BackendOptions's.
 struct ReferenceDiff {
     double worst = 0.0;
     QString failure;  // empty: every case within tolerance
 };
 
 inline ReferenceDiff diff_from_reference(const Model& m, const QJsonObject& ref, double tolerance,
-                                         int32_t attention_part = 0) {
+                                         int32_t attention_part = 0, bool panel_weights = true) {
     BackendOptions options;
+    options.panel_weights = panel_weights;
     options.kv_tokens = 256;
     options.threads = 2;
     if (attention_part > 0) options.attention_part = attention_part;
@@ -156,11 +157,12 @@ inline double last_case_diff(const Model& m, const QJsonObject& ref) {
 // The batched scheduler's step on a reference's three cases: all three sequences in one
 // forward (on interleaved pages), then the first one's last id decoded beside the second's
 // prefill (its pages rewritten). Empty when every sequence's last-position logits are within
-// `tolerance` of its reference; else what differed.
-inline QString batched_failure(const Model& m, const QJsonObject& ref, double tolerance) {
+// `tolerance` of its reference; else what differed. panel_weights as BackendOptions's.
+inline QString batched_failure(const Model& m, const QJsonObject& ref, double tolerance, bool panel_weights = true) {
     const QJsonArray cases = ref.value("cases").toArray();
     if (cases.size() != 3) return QString("the reference has %1 cases, not 3").arg(cases.size());
     BackendOptions options;
+    options.panel_weights = panel_weights;
     options.kv_tokens = 256;
     options.threads = 2;
     options.kv_type = KvType::F32;

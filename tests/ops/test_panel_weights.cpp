@@ -1,5 +1,5 @@
 // Weights packed as panels of eight rows (panel_weights.h; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL,
-// Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS): packing keeps every weight
+// MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS): packing keeps every weight
 // (checked against dequantize_row of the GGUF rows); the activations' 16-bit codes
 // round each value to the nearest step (AVX2 bit for bit as the reference); the scalar
 // reference follows the contract (checked against a fold written here over the GGUF
@@ -30,11 +30,14 @@ namespace {
 
 using arbor::DType;
 
-constexpr DType kPanelTypes[] = {DType::Q4_0,   DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
-                                 DType::IQ4_NL, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS};
+constexpr DType kPanelTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
+                                 DType::IQ4_NL, DType::MXFP4, DType::Q2_K, DType::Q3_K, DType::Q4_K,
+                                 DType::Q5_K, DType::Q6_K, DType::IQ4_XS};
 
 // IQ4_NL's (and IQ4_XS's) non-linear grid, as ggml-common.h's kvalues_iq4nl.
 constexpr int kIq4Grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+// MXFP4's E2M1 values doubled, as ggml-common.h's kvalues_mxfp4 (its scale halved to match).
+constexpr int kMxfp4Grid[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 struct Matrix {
     DType type;
@@ -43,6 +46,8 @@ struct Matrix {
     arbor::TensorView view() const { return {type, cols, rows, bytes.data(), arbor::row_bytes(type, cols)}; }
 };
 
+// MXFP4 exponents (byte 0 of each 17-byte block) are kept to scales 2^-9 .. 2^8, as a
+// model's: products of the full range overflow to infinities.
 Matrix random_matrix(DType type, int64_t rows, int64_t cols, uint32_t seed) {
     std::mt19937 rng(seed);
     Matrix m{type, rows, cols, {}};
@@ -50,6 +55,8 @@ Matrix random_matrix(DType type, int64_t rows, int64_t cols, uint32_t seed) {
         const auto row = arbor::test::random_weight_row(type, cols, rng);
         m.bytes.insert(m.bytes.end(), row.begin(), row.end());
     }
+    if (type == DType::MXFP4)
+        for (size_t b = 0; b < m.bytes.size(); b += 17) m.bytes[b] = uint8_t(119 + rng() % 18);
     return m;
 }
 
@@ -63,14 +70,17 @@ std::vector<float> random_rows(int64_t rows, int64_t cols, uint32_t seed) {
     return x;
 }
 
-// The contract's activation rounding, written out: codes and {d, s} of one block.
-std::pair<float, float> round_block(const float* x, int16_t* c) {
+// The contract's activation rounding, written out: codes and d, s and the halves' h of one block.
+struct BlockScale {
+    float d, s, h[2];
+};
+BlockScale round_block(const float* x, int16_t* c) {
     float a = 0.0f;
     for (int k = 0; k < 32; ++k) a = std::max(a, std::fabs(x[k]));
     const float d = a / 32767.0f, inv = d > 0.0f ? 1.0f / d : 0.0f;
-    int sum = 0;
-    for (int k = 0; k < 32; ++k) sum += c[k] = int16_t(std::nearbyint(x[k] * inv));
-    return {d, d * float(sum)};
+    int sum[2] = {};
+    for (int k = 0; k < 32; ++k) sum[k / 16] += c[k] = int16_t(std::nearbyint(x[k] * inv));
+    return {d, d * float(sum[0] + sum[1]), {d * float(sum[0]), d * float(sum[1])}};
 }
 
 // Code, scale and min of element k of a GGUF block.
@@ -133,6 +143,22 @@ Element gguf_element(DType type, const uint8_t* row, int64_t k) {
         const int s = ((b.scales_l[j / 2] >> (4 * (j % 2))) & 0x0f) | (((b.scales_h >> (2 * j)) & 3) << 4);
         return {kIq4Grid[i < 16 ? q[i] & 0x0f : q[i - 16] >> 4], arbor::fp16_to_fp32(b.d) * float(s - 32), 0.0f};
     }
+    if (type == DType::MXFP4) {
+        // Byte 0 the exponent e, bytes 1-16 IQ4_NL's nibbles indexing the doubled E2M1
+        // values; the scale is half of 2^(e - 127).
+        const uint8_t* b = row + size_t(k / 32) * 17;
+        const int i = int(k % 32);
+        return {kMxfp4Grid[i < 16 ? b[1 + i] & 0x0f : b[1 + i - 16] >> 4], std::ldexp(1.0f, int(b[0]) - 128), 0.0f};
+    }
+    if (type == DType::Q2_K) {
+        // Element e = 128h + 32u + l (u < 4, l < 32): two bits at bit 2u of qs[32h + l];
+        // sub-block i = e / 16's byte scales[i], its scale in the low nibble, its min in the
+        // high; the value is d * sc * code - dmin * m.
+        const auto& b = reinterpret_cast<const arbor::BlockQ2_K*>(row)[k / 256];
+        const int e = int(k % 256), h = e / 128, u = e % 128 / 32, l = e % 32, i = e / 16;
+        return {(b.qs[32 * h + l] >> (2 * u)) & 3, arbor::fp16_to_fp32(b.d) * float(b.scales[i] & 0x0f),
+                -(arbor::fp16_to_fp32(b.dmin) * float(b.scales[i] >> 4))};
+    }
     if (type == DType::Q3_K) {
         // Element e = 128h + 32u + l (u < 4, l < 32): two bits at bit 2u of qs[32h + l], the
         // third at bit 4h + u of hmask[l] (clear: four less); the value is
@@ -172,19 +198,23 @@ bool has_min(DType type) {
     return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q5_1 || type == DType::Q4_K || type == DType::Q5_K;
 }
 
-// The contract written out over the GGUF blocks: integer sums of codes per block (Q6_K:
-// per half block, each with its own scale), folded into one float accumulator in column
-// order.
+bool halves_have_scales(DType type) {
+    return type == DType::Q6_K || type == DType::Q3_K || type == DType::Q2_K;
+}
+
+// The contract written out over the GGUF blocks: integer sums of codes per block (Q2_K,
+// Q3_K, Q6_K: per half block, each with its own scale, and Q2_K's own min), folded into
+// one float accumulator in column order.
 std::vector<float> contract_products(const Matrix& w, const std::vector<float>& x, int64_t n_x) {
     std::vector<float> y(size_t(n_x * w.rows));
     std::vector<int16_t> c(size_t(w.cols));
     for (int64_t t = 0; t < n_x; ++t) {
-        std::vector<std::pair<float, float>> scale;
+        std::vector<BlockScale> scale;
         for (int64_t b = 0; b < w.cols / 32; ++b)
             scale.push_back(round_block(x.data() + t * w.cols + b * 32, c.data() + b * 32));
         for (int64_t r = 0; r < w.rows; ++r) {
             float acc = 0.0f;
-            const int64_t part = w.type == DType::Q6_K || w.type == DType::Q3_K ? 16 : 32;
+            const int64_t part = halves_have_scales(w.type) ? 16 : 32;
             for (int64_t b = 0; b < w.cols / 32; ++b) {
                 Element e{};
                 for (int64_t p = b * 32; p < b * 32 + 32; p += part) {
@@ -193,9 +223,10 @@ std::vector<float> contract_products(const Matrix& w, const std::vector<float>& 
                         e = gguf_element(w.type, w.view().row(r), k);
                         n += e.code * c[size_t(k)];
                     }
-                    acc = std::fma(float(n), e.d * scale[size_t(b)].first, acc);
+                    acc = std::fma(float(n), e.d * scale[size_t(b)].d, acc);
+                    if (w.type == DType::Q2_K) acc = std::fma(e.m, scale[size_t(b)].h[(p - b * 32) / 16], acc);
                 }
-                if (has_min(w.type)) acc = std::fma(e.m, scale[size_t(b)].second, acc);
+                if (has_min(w.type)) acc = std::fma(e.m, scale[size_t(b)].s, acc);
             }
             y[size_t(t * w.rows + r)] = acc;
         }
@@ -223,7 +254,7 @@ QString type_name(DType type) {
 }
 
 bool super_blocks(DType type) {
-    return type == DType::Q3_K || type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K ||
+    return type == DType::Q2_K || type == DType::Q3_K || type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K ||
            type == DType::IQ4_XS;
 }
 
@@ -249,7 +280,10 @@ private slots:
         QFETCH(int, type);
         QFETCH(int, rows);
         QFETCH(int, cols);
-        const Matrix w = random_matrix(DType(type), rows, cols, 11);
+        Matrix w = random_matrix(DType(type), rows, cols, 11);
+        // Every MXFP4 exponent, the subnormal and infinite scales' included.
+        if (DType(type) == DType::MXFP4)
+            for (size_t b = 0; b < w.bytes.size(); b += 17) w.bytes[b] = uint8_t(b / 17 * 7);
         const arbor::PanelWeights p = arbor::PanelWeights::pack(w.view());
         QCOMPARE(p.panels(), int64_t((rows + 7) / 8));
         QCOMPARE(p.rows(), int64_t(rows));
@@ -257,7 +291,7 @@ private slots:
         // minimum added; Q4_K: 1184 bytes per super-block of eight rows for 8 x 144, the
         // scales and mins unpacked to bytes; Q5_K: 1440 for 8 x 176, the same; IQ4_XS:
         // 1104 for 8 x 136, the scales unpacked to bytes; Q3_K: 1168 for 8 x 110, a nibble
-        // per code).
+        // per code; Q2_K and MXFP4 as their GGUF blocks).
         const DType layout = DType(type) == DType::Q4_0 ? DType::Q4_1 : DType(type);
         const size_t per_panel = DType(type) == DType::Q4_K     ? size_t(cols / 256) * 1184
                                  : DType(type) == DType::Q5_K   ? size_t(cols / 256) * 1440
@@ -380,6 +414,11 @@ private slots:
                 sum += ref_codes[k];
             }
             QCOMPARE(r.s, r.d * float(sum));
+            for (int i = 0; i < 2; ++i) {
+                double half = 0;
+                for (int k = 16 * i; k < 16 * i + 16; ++k) half += ref_codes[k];
+                QCOMPARE(r.h[i], r.d * float(half));
+            }
             if (&b == &blocks.back())
                 for (int k = 1; k < 32; ++k) {
                     const int want = int(std::nearbyint(b[size_t(k)]));  // the even neighbour
@@ -391,6 +430,7 @@ private slots:
             QVERIFY(std::memcmp(ref_codes, avx_codes, sizeof ref_codes) == 0);
             QCOMPARE(std::memcmp(&v.d, &r.d, sizeof(float)), 0);
             QCOMPARE(std::memcmp(&v.s, &r.s, sizeof(float)), 0);
+            QCOMPARE(std::memcmp(v.h, r.h, sizeof r.h), 0);
         }
         if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA/F16C: only the reference rounding was checked");
     }
@@ -432,6 +472,27 @@ private slots:
                 }
             for (size_t g = size_t(n_x * rows); g < got.size(); ++g) QVERIFY2(std::isnan(got[g]), "guard overwritten");
         }
+    }
+
+    // MXFP4's scales across the exponent range (0 and 1 give subnormal scales; up to 230, so
+    // that no product overflows), and every fourth row with only exponents 0, 1 and 2 (its
+    // products alone show a tiny scale's bits): the AVX2 scales are GGUF's e8m0 values too.
+    void avx2MatchesReferenceOnEveryMxfp4Scale() {
+        if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA/F16C: the AVX2 panel kernel cannot run here");
+        const int64_t rows = 40, cols = 32 * 48, n_x = 5;
+        Matrix w = random_matrix(DType::MXFP4, rows, cols, 61);
+        for (size_t b = 0; b < w.bytes.size(); b += 17) {
+            const size_t block = b / 17, row = block / (cols / 32);
+            w.bytes[b] = uint8_t(row % 4 == 0 ? block % 3 : block * 13 % 231);
+        }
+        const auto x = random_rows(n_x, cols, 62);
+        const arbor::PanelActivations a = quantized(x, n_x, cols);
+        const arbor::PanelWeights p = arbor::PanelWeights::pack(w.view());
+        std::vector<float> want(size_t(n_x * rows)), got(size_t(n_x * rows));
+        arbor::ref::panel_dot(p, 0, p.panels(), a, 0, n_x, want.data(), rows);
+        arbor::avx2::panel_dot(p, 0, p.panels(), a, 0, n_x, got.data(), rows);
+        for (float v : want) QVERIFY(std::isfinite(v) && v != 0.0f);
+        QVERIFY2(first_bit_difference(got, want).isEmpty(), qPrintable(first_bit_difference(got, want)));
     }
 
     // Through matmul (threads, tasks, 64-row passes): each row of a batch equals the row
@@ -504,10 +565,14 @@ private slots:
         QVERIFY(arbor::PanelWeights::packable(DType::IQ4_NL, 32));
         QVERIFY(arbor::PanelWeights::packable(DType::IQ4_XS, 256));
         QVERIFY(arbor::PanelWeights::packable(DType::Q3_K, 256));
+        QVERIFY(arbor::PanelWeights::packable(DType::Q2_K, 256));
+        QVERIFY(arbor::PanelWeights::packable(DType::MXFP4, 32));
+        QVERIFY(!arbor::PanelWeights::packable(DType::Q2_K, 224));
+        QVERIFY(!arbor::PanelWeights::packable(DType::MXFP4, 48));
         QVERIFY(!arbor::PanelWeights::packable(DType::Q4_K, 224));  // not whole super-blocks
         QVERIFY(!arbor::PanelWeights::packable(DType::Q6_K, 224));
         QVERIFY(!arbor::PanelWeights::packable(DType::IQ4_XS, 224));
-        for (DType type : {DType::F32, DType::F16, DType::Q2_K, DType::MXFP4})
+        for (DType type : {DType::F32, DType::F16, DType::BF16})
             QVERIFY2(!arbor::PanelWeights::packable(type, 256), qPrintable(type_name(type)));
         QVERIFY(!arbor::PanelWeights::packable(DType::Q4_1, 48));
         const Matrix f32 = random_matrix(DType::F32, 8, 64, 41);

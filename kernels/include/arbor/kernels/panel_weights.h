@@ -1,6 +1,7 @@
 // Quantized weight matrices repacked as panels of eight rows, multiplied with activations
 // quantized to 16 bits per block in integer arithmetic (the CPU backend's default for
-// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS weights).
+// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS
+// weights).
 //
 // Why panels: in GGUF order a vector holds elements of one weight row, so every
 // (weight row, activation row) pair needs its own accumulator and a horizontal sum. In a
@@ -30,26 +31,35 @@
 // sub-block of 32 and the sub-blocks' signed 6-bit scales as bytes (1104 for 1088).
 // Q3_K panels hold each 3-bit code plus 4 as a nibble in Q4_1's order and the 16 signed
 // 6-bit scales as bytes (1168 bytes for 8 x 110: simpler than a 3-bit order, 33% more).
+// Q2_K panels hold the 2-bit codes four to a byte in an order that one load and one
+// shift turn into Q4_1's pairs, and GGUF's scale-and-min bytes side by side (672 bytes,
+// as the GGUF's). MXFP4 panels hold IQ4_NL's indices into kMxfp4Values and the exponent
+// bytes (136 bytes, as the GGUF's).
 //
 // The contract every path reproduces bit for bit (so a sequence's logits never depend on
 // what else shares its batch, nor on the tile that computed it). Activation row t, per
 // block b of 32 elements x[k]:
 //   a = max |x[k]|;  d[t][b] = a / 32767;  inv = d > 0 ? 1 / d : 0 (floats);
 //   c[t][k] = x[k] * inv rounded to the nearest integer, ties to even;
-//   s[t][b] = d[t][b] * float(sum of the block's c[t][k]).
+//   s[t][b] = d[t][b] * float(sum of the block's c[t][k]);
+//   h[t][b][i] = d[t][b] * float(sum of c[t][k] over half i = 0, 1 of the block: k < 16, k >= 16).
 // Weight row r, block b: codes q[r][k] (Q4_0, Q4_1, Q4_K: 0..15, Q5_1, Q5_K: 0..31, Q5_0:
-// -16..15 (the GGUF code minus 16), Q3_K: -4..3, Q8_0: -128..127, Q6_K: -32..31, IQ4_NL and IQ4_XS: the
-// table's value, -127..113), scale
+// -16..15 (the GGUF code minus 16), Q2_K: 0..3, Q3_K: -4..3, Q8_0: -128..127, Q6_K: -32..31, IQ4_NL and
+// IQ4_XS: the table's value, -127..113, MXFP4: kMxfp4Values's, -12..12), scale
 // dw, min mw (Q4_0: -8 dw, exact in half precision, so its blocks take the Q4_1 layout;
 // Q4_K and Q5_K, sub-block j of a super-block with scales D, Dmin: dw = D * float(sc[j]) and
 // mw = -(Dmin * float(m[j])), both exact in float and the very values GGUF dequantizes
-// with, d1 * q - m1; IQ4_XS: dw = D * float(sc[j]), exact, and no min).
+// with, d1 * q - m1; IQ4_XS: dw = D * float(sc[j]), exact, and no min; MXFP4: dw = half
+// of 2^(e - 127), as GGUF's e8m0 scale, and no min).
 //   y[t][r] = acc after acc = 0 and, for b = 0, 1, ... in order,
 //     n = sum over the block of q[r][k] * c[t][k]   (exact integers)
 //     acc = fma(float(n), dw[r][b] * d[t][b], acc)
 //     Q4_0, Q4_1, Q5_1, Q4_K and Q5_K: acc = fma(mw[r][b], s[t][b], acc)
 // Q6_K and Q3_K have a scale per 16 elements and no min: a block's two halves i = 0, 1 in
 // turn, each with the sum n over its 16 elements and dw = D * float(sc[2b + i]) (exact).
+// Q2_K has a scale and a min per 16 elements: the halves i = 0, 1 in turn, each
+//     acc = fma(float(n), dw * d[t][b], acc);  acc = fma(mw, h[t][b][i], acc)
+// with its n, dw = D * float(sc[2b + i] & 15) and mw = -(Dmin * float(sc[2b + i] >> 4)).
 #pragma once
 
 #include "arbor/kernels/dtype.h"
@@ -136,6 +146,22 @@ struct PanelBlockQ3_K {
     int8_t sc[16][kPanelRows];
     uint8_t qs[8][8][2 * kPanelRows];
 };
+// Super-block of 256: code q (0..3) of element 32j + i of row r at bits 2 (i / 2 % 4) of
+// qs[j][i / 8][2r + i % 2] (one 16-byte load of qs[j][H / 2] shifted by 2 (2 (H % 2) + half)
+// holds the pairs that PanelBlockQ4_1's group H, half `half` would), and GGUF's byte for
+// its 16 elements' sub-block s (scale in the low nibble, min in the high) at sc[s][r].
+struct PanelBlockQ2_K {
+    uint16_t d[kPanelRows];
+    uint16_t dmin[kPanelRows];
+    uint8_t sc[16][kPanelRows];
+    uint8_t qs[8][4][2 * kPanelRows];
+};
+// Indices into kMxfp4Values in PanelBlockQ4_1's order; row r's exponent byte at e[r].
+struct PanelBlockMXFP4 {
+    uint8_t e[kPanelRows];
+    uint8_t qs[8][2 * kPanelRows];
+};
+static_assert(sizeof(PanelBlockQ2_K) == 672 && sizeof(PanelBlockMXFP4) == 136);
 static_assert(sizeof(PanelBlockQ3_K) == 1168);
 static_assert(sizeof(PanelBlockQ5_0) == 176 && sizeof(PanelBlockQ5_1) == 192 && sizeof(PanelBlockIQ4_NL) == 144 &&
               sizeof(PanelBlockIQ4_XS) == 1104);
@@ -143,12 +169,13 @@ static_assert(sizeof(PanelBlockQ4_1) == 160 && sizeof(PanelBlockQ8_0) == 272 && 
               sizeof(PanelBlockQ5_K) == 1440 && sizeof(PanelBlockQ6_K) == 1680);
 
 // Which panel block a matrix's panels hold.
-enum class PanelLayout { Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS };
+enum class PanelLayout { Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS };
 
 class PanelWeights {
 public:
     // Whether a matrix of this type and row length can be packed (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
-    // IQ4_NL, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS; whole blocks, which GGUF guarantees for these types).
+    // IQ4_NL, MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS; whole blocks, which GGUF guarantees
+    // for these types).
     static bool packable(DType type, int64_t cols);
     // Throws std::invalid_argument when !packable(w.type, w.cols), or when a Q4_0 scale
     // times -8 is not a finite half (a non-finite d or |d| > 8188: no real model's).
@@ -170,6 +197,8 @@ public:
         case DType::Q8_0: return PanelLayout::Q8_0;
         case DType::IQ4_NL: return PanelLayout::IQ4_NL;
         case DType::IQ4_XS: return PanelLayout::IQ4_XS;
+        case DType::MXFP4: return PanelLayout::MXFP4;
+        case DType::Q2_K: return PanelLayout::Q2_K;
         case DType::Q3_K: return PanelLayout::Q3_K;
         case DType::Q4_K: return PanelLayout::Q4_K;
         case DType::Q5_K: return PanelLayout::Q5_K;
@@ -195,7 +224,7 @@ private:
     uint8_t* data_ = nullptr;
 };
 
-// Activation rows quantized as the contract says: codes, and per block d and s.
+// Activation rows quantized as the contract says: codes, and per block d, s and h.
 class PanelActivations {
 public:
     // Sizes for n_rows rows of `cols` (a multiple of 32) elements; the storage only grows.
@@ -208,11 +237,13 @@ public:
     const int16_t* codes(int64_t t) const { return codes_.data() + size_t(t * cols_); }
     const float* scales(int64_t t) const { return d_.data() + size_t(t * (cols_ / 32)); }
     const float* sums(int64_t t) const { return s_.data() + size_t(t * (cols_ / 32)); }
+    // h[t][b][i] at half_sums(t)[2b + i].
+    const float* half_sums(int64_t t) const { return h_.data() + size_t(t * (cols_ / 16)); }
 
 private:
     int64_t rows_ = 0, cols_ = 0;
     std::vector<int16_t> codes_;
-    std::vector<float> d_, s_;
+    std::vector<float> d_, s_, h_;
 };
 
 // y[t * ldy + r] = (row r of w) . (activation row t0 + t) for the rows of panels
@@ -220,9 +251,10 @@ private:
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                int64_t n_x, float* y, int64_t ldy);
 
-// One block of 32 activations quantized: codes, and returns {d, s}.
+// One block of 32 activations quantized: codes, and returns {d, s, h}.
 struct PanelBlockScale {
     float d, s;
+    float h[2];
 };
 
 namespace ref {
