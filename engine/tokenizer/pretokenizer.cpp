@@ -124,6 +124,7 @@ PreTokenizer::PreTokenizer(std::string_view pre_name) {
         info_.family = std::string(f.name);
         info_.ignore_merges = f.ignore_merges;
         info_.add_bos = f.add_bos;
+        info_.patterns = f.patterns;
         for (auto p : f.patterns) patterns_.emplace_back(p);
         break;
     }

@@ -16,6 +16,7 @@ struct PreTokenizerInfo {
     std::string family;         // canonical family name, e.g. "llama3", "gpt2"
     bool ignore_merges = false;  // a word that is a whole vocabulary token skips merging
     bool add_bos = false;        // default for tokenizer.ggml.add_bos_token
+    std::vector<std::string_view> patterns;  // the split patterns, in the order they run
 };
 
 class PreTokenizer {
