@@ -4,6 +4,7 @@
 #pragma once
 
 #include "regex.h"
+#include "unicode.h"
 
 #include <string>
 #include <string_view>
@@ -21,18 +22,22 @@ struct PreTokenizerInfo {
 
 class PreTokenizer {
 public:
-    // Unknown names log a warning and use the gpt2 family; an empty name uses "default"
-    // as the reference does.
+    // Unknown names use the gpt2 family; an empty name uses "default" as the reference
+    // does. Either way warning() says so (and the log).
     explicit PreTokenizer(std::string_view pre_name);
 
     const PreTokenizerInfo& info() const { return info_; }
+    // Why the splitting may differ from the model's (an unknown or missing name), for the
+    // user; empty when the name is known.
+    const std::string& warning() const { return warning_; }
 
     // Splits code points (with their cp_flags) into words, as [begin, end) index pairs.
     std::vector<std::pair<size_t, size_t>> split(const std::u32string& cps,
-                                                 const std::vector<uint8_t>& flags) const;
+                                                 const std::vector<CpFlags>& flags) const;
 
 private:
     PreTokenizerInfo info_;
+    std::string warning_;
     std::vector<Regex> patterns_;
 };
 

@@ -41,6 +41,8 @@ public:
     virtual bool is_end_of_generation(TokenId id) const = 0;  // eos, eot, <|im_end|>, ...
     virtual bool is_special(TokenId id) const = 0;
     virtual std::optional<TokenId> find(std::string_view token_text) const = 0;
+    // A problem found at load that the user should see (empty when none).
+    virtual std::string load_warning() const { return {}; }
 };
 
 // Turns a stream of token ids into text pieces that never split a UTF-8 character:
