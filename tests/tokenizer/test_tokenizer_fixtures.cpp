@@ -93,8 +93,6 @@ private slots:
         }
     }
 
-    // BOS, end-of-generation and decoding on the fixture vocabularies (ids and flags read
-    // from their metadata with the `gguf` Python package).
     // Every fixture names a known pre-tokenizer (or is SentencePiece): no load warning. The
     // same vocabulary with the name changed or removed warns in a sentence for the user.
     void loadWarning() {
@@ -119,6 +117,8 @@ private slots:
         QVERIFY(with_pre(nullptr).find("names no pre-tokenizer") != std::string::npos);
     }
 
+    // BOS, end-of-generation and decoding on the fixture vocabularies (ids and flags read
+    // from their metadata with the `gguf` Python package).
     void vocabularyProperties() {
         const auto open = [](const char* name) {
             auto file = arbor::GgufFile::open(fixture_dir() / name);
