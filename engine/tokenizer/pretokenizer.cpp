@@ -73,8 +73,12 @@ constexpr std::string_view kYoutuCjk =
 constexpr std::string_view kAfmoeScripts =
     "[\u4E00-\u9FFF\u3400-\u4DBF\u8C48-\uFAFF\u3040-\u309F\u30A0-\u30FF\uFF65-\uFF9F\u2F00-\u2FDF\u0E40-\u0E7F"
     "\u0E80-\u0EFF\u1780-\u17FF\u1000-\u109F\uAA60-\uAA7F\uA9E0-\uA9FF\uAC00-\uD7AF\u1100-\u11FF]+";
-// Digit runs in groups of three from the right (the reference's custom AFMoE splitter).
+// Digit runs in groups of three from the right: AFMoE's (the reference's custom splitter)
+// and Tiny Aya's (its tokenizer.json; a run followed by a word character stays whole).
+// Both run as DigitGroups, in linear time: as patterns, each match's lookahead would scan
+// the rest of the run (quadratic in its length).
 constexpr std::string_view kDigitsFromRight = R"(\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N})))";
+constexpr std::string_view kTinyAyaDigits = R"(\d{1,3}(?=(?:\d{3})*\b))";
 
 struct Family {
     std::string_view name;
@@ -116,7 +120,7 @@ const std::vector<Family>& families() {
         {"tekken", {kTekken}, true, true},
         {"gpt-4o", {kGpt4o}},
         {"granite-embed-multi", {kGpt4o}, true},
-        {"tiny-aya", {R"(\d{1,3}(?=(?:\d{3})*\b))", kGpt4o}},
+        {"tiny-aya", {kTinyAyaDigits, kGpt4o}},
         {"kimi-k2", {kKimiK2}},
         {"superbpe", {R"(\p{N}+)", R"((?=(\d{3})+(?!\d)))"}},
         {"afmoe", {kDigitsFromRight, kAfmoeScripts, kAfmoe}},
@@ -176,6 +180,31 @@ std::string_view family_of(std::string_view pre) {
 
 } // namespace
 
+void DigitGroups::split(const RegexInput& in, const std::vector<std::pair<size_t, size_t>>& spans,
+                        std::vector<std::pair<size_t, size_t>>& out) const {
+    for (const auto& [begin, end] : spans) {
+        size_t gap = begin;
+        size_t pos = begin;
+        while (pos < end) {
+            if (!(in.flags[pos] & digit)) {
+                ++pos;
+                continue;
+            }
+            size_t run_end = pos;
+            while (run_end < end && (in.flags[run_end] & digit)) ++run_end;
+            // \b after the run: the subject's end or a character that is not a word one.
+            if (!needs_boundary || run_end == end || !(in.flags[run_end] & kWord)) {
+                if (pos > gap) out.emplace_back(gap, pos);
+                size_t group = (run_end - pos) % 3 ? (run_end - pos) % 3 : 3;
+                for (; pos < run_end; pos += group, group = 3) out.emplace_back(pos, pos + group);
+                gap = run_end;
+            }
+            pos = run_end;
+        }
+        if (gap < end) out.emplace_back(gap, end);
+    }
+}
+
 PreTokenizer::PreTokenizer(std::string_view pre_name) {
     std::string_view family;
     if (pre_name.empty()) {
@@ -197,7 +226,11 @@ PreTokenizer::PreTokenizer(std::string_view pre_name) {
         info_.ignore_merges = f.ignore_merges;
         info_.add_bos = f.add_bos;
         info_.patterns = f.patterns;
-        for (auto p : f.patterns) patterns_.emplace_back(p);
+        for (auto p : f.patterns) {
+            if (p == kDigitsFromRight) steps_.push_back(DigitGroups{kNumber, false});
+            else if (p == kTinyAyaDigits) steps_.push_back(DigitGroups{kDigit, true});
+            else steps_.push_back(Regex(p));
+        }
         break;
     }
 }
@@ -208,10 +241,11 @@ std::vector<std::pair<size_t, size_t>> PreTokenizer::split(const std::u32string&
     if (cps.empty()) return {};
     const RegexInput in{cps.data(), flags.data()};
     std::vector<std::pair<size_t, size_t>> next;
-    for (const auto& re : patterns_) {
+    for (const auto& step : steps_) {
         next.clear();
         next.reserve(spans.size() * 2);
-        re.split(in, spans, next);
+        if (const auto* re = std::get_if<Regex>(&step)) re->split(in, spans, next);
+        else std::get<DigitGroups>(step).split(in, spans, next);
         spans.swap(next);
     }
     return spans;

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace arbor::tok {
@@ -18,6 +19,16 @@ struct PreTokenizerInfo {
     bool ignore_merges = false;  // a word that is a whole vocabulary token skips merging
     bool add_bos = false;        // default for tokenizer.ggml.add_bos_token
     std::vector<std::string_view> patterns;  // the split patterns, in the order they run
+};
+
+// Runs of `digit` code points split into groups of three from the right (the first group
+// takes what is left over): what \p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N})) and, with
+// needs_boundary, \d{1,3}(?=(?:\d{3})*\b) match, in linear time.
+struct DigitGroups {
+    CpFlags digit = kNumber;
+    bool needs_boundary = false;  // a run followed by a word character is left whole
+    void split(const RegexInput& in, const std::vector<std::pair<size_t, size_t>>& spans,
+               std::vector<std::pair<size_t, size_t>>& out) const;
 };
 
 class PreTokenizer {
@@ -38,7 +49,7 @@ public:
 private:
     PreTokenizerInfo info_;
     std::string warning_;
-    std::vector<Regex> patterns_;
+    std::vector<std::variant<Regex, DigitGroups>> steps_;  // one per pattern of info_
 };
 
 } // namespace arbor::tok

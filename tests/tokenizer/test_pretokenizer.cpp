@@ -201,6 +201,43 @@ private slots:
         QVERIFY2(s < 5.0, std::to_string(s).c_str());
     }
 
+    // The digit grouping runs natively; it must split as the patterns it stands for do.
+    void digitGroupsMatchTheirPatterns() {
+        const std::vector<std::string> texts = {
+            "1", "12", "123", "1234", "12345678", "x1234567y", "12x", "12 ", "1234\u00BD5", "\u0663\u0664\u0665\u0666",
+            "a1b22c333d4444", "99_1", "\u00E91234", "1234\u0301", "", " 000000 0"};
+        const struct {
+            const char* pattern;
+            DigitGroups native;
+        } cases[] = {{"\\p{N}{1,3}(?=(?:\\p{N}{3})*(?!\\p{N}))", {kNumber, false}},
+                     {"\\d{1,3}(?=(?:\\d{3})*\\b)", {kDigit, true}}};
+        for (const auto& c : cases) {
+            const Regex re(c.pattern);
+            for (const auto& text : texts) {
+                const std::u32string cps = decode_utf8(text);
+                std::vector<CpFlags> flags(cps.size());
+                for (size_t i = 0; i < cps.size(); ++i) flags[i] = cp_flags(cps[i]);
+                const RegexInput in{cps.data(), flags.data()};
+                std::vector<std::pair<size_t, size_t>> by_regex, native;
+                re.split(in, {{0, cps.size()}}, by_regex);
+                c.native.split(in, {{0, cps.size()}}, native);
+                QVERIFY2(by_regex == native, (std::string(c.pattern) + " on '" + text + "'").c_str());
+            }
+        }
+    }
+
+    // As patterns, each group's lookahead would scan the rest of the run: quadratic.
+    void longDigitRunStaysLinear() {
+        const std::string digits(300000, '7');
+        const auto start = std::chrono::steady_clock::now();
+        const Words words = split(PreTokenizer("tiny_aya"), digits + " x");
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        QCOMPARE(words.size(), size_t{100000 + 1});
+        QCOMPARE(words.front(), std::string("777"));
+        QCOMPARE(words.back(), std::string(" x"));
+        QVERIFY2(s < 5.0, std::to_string(s).c_str());
+    }
+
     void regexSemantics() {
         QCOMPARE(match("a|ab", "ab"), 1L);             // first alternative wins
         QCOMPARE(match("(?:ab|a)c", "ac"), 2L);        // backtracks into the group
