@@ -50,7 +50,7 @@ readonly SANITIZED_SUITES=(
     test_namespace_key test_api_server test_api_sessions test_api_request_guard
     test_api_cache_isolation test_api_load
     test_store_search test_private_file test_store_crash
-    test_cli test_server_cli
+    test_cli test_cli_tokenize test_server_cli
 )
 # Seconds each fuzz target runs in CI.
 readonly CI_FUZZ_SECONDS=20

@@ -19,12 +19,17 @@ std::set<std::string> sampling_options() {
     return {"--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--seed"};
 }
 
-LoadedModel load_model(const CliArgs& args, bool with_engine) {
+std::filesystem::path model_path(const CliArgs& args) {
     const std::filesystem::path path = args.get("--model").value_or(args.get("-m").value_or(default_model_path().string()));
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
         throw Error("model file not found: " + path.string() +
                     (args.has("--model") || args.has("-m") ? "" : "; " + std::string(kDefaultModelInstallHint)));
+    return path;
+}
+
+LoadedModel load_model(const CliArgs& args, bool with_engine) {
+    const std::filesystem::path path = model_path(args);
     LoadedModel out;
     out.model = Model::load(path);
     if (const std::string warning = out.model->tokenizer().load_warning(); !warning.empty())

@@ -8,6 +8,7 @@
 #include "arbor/model.h"
 #include "arbor/sampler.h"
 
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
@@ -23,6 +24,9 @@ struct LoadedModel {
     std::unique_ptr<Model> model;
     std::unique_ptr<Engine> engine;  // every reply goes through it (the app's serving path)
 };
+// The file --model (or -m) names, else the installed default model; arbor::Error when it
+// does not exist.
+std::filesystem::path model_path(const CliArgs& args);
 // --model (default: the installed default model), --threads, --ctx, --device, --kv-type.
 LoadedModel load_model(const CliArgs& args, bool with_engine = true);
 // Runs one reply on the loaded engine, printing its text as it comes. Throws arbor::Error

@@ -12,6 +12,7 @@ BpeTokenizer::BpeTokenizer(const GgufFile& file, std::string_view pre_name)
 
 BpeTokenizer::BpeTokenizer(const GgufFile& file, PreTokenizer pre)
     : VocabTokenizer(Vocab(file, pre.info().add_bos, -1, -1, -1)), pre_(std::move(pre)) {
+    load_warning_ = pre_.warning();
     const ByteAlphabet& alphabet = byte_alphabet();
     for (int b = 0; b < 256; ++b) byte_piece_[static_cast<size_t>(b)] = intern(alphabet.encode(static_cast<uint8_t>(b)));
     load_merges(file);
@@ -86,7 +87,7 @@ std::vector<TokenId> BpeTokenizer::encode(std::string_view text, bool add_bos, b
 
 void BpeTokenizer::encode_text(std::string_view text, std::vector<TokenId>& out) const {
     const std::u32string cps = decode_utf8(text);
-    std::vector<uint8_t> flags(cps.size());
+    std::vector<CpFlags> flags(cps.size());
     // Re-encoded text (bad bytes are U+FFFD by now) with each code point's byte offset.
     std::string utf8;
     utf8.reserve(text.size());

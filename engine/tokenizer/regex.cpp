@@ -4,7 +4,7 @@
 
 namespace arbor::tok {
 
-bool Regex::Class::matches(char32_t cp, uint8_t flags) const {
+bool Regex::Class::matches(char32_t cp, CpFlags flags) const {
     if (cp < 128) return (ascii[cp >> 6] >> (cp & 63)) & 1;
     const char32_t v = (flags & kWhitespace) ? U'\v' : cp;
     for (const auto& a : atoms) {
@@ -73,6 +73,14 @@ bool Regex::run(int32_t program, const RegexInput& in, size_t begin, size_t end,
             ok = pos == end;
             ++pc;
             break;
+        case Op::WordBoundary: {
+            // The subject's bounds count as non-word characters on the outside.
+            const bool word_before = pos > begin && (in.flags[pos - 1] & kWord);
+            const bool word_after = pos < end && (in.flags[pos] & kWord);
+            ok = (word_before != word_after) == (inst.x == 0);
+            ++pc;
+            break;
+        }
         case Op::Look:
         case Op::NegLook: {
             const Program& sub = programs_[static_cast<size_t>(inst.x)];
@@ -115,9 +123,14 @@ void Regex::split(const RegexInput& in, const std::vector<std::pair<size_t, size
         size_t pos = begin;
         while (pos < end) {
             size_t match_end = pos;
-            // No pattern in use matches the empty string at a real position.
-            if (!run(0, in, begin, end, pos, match_end, nullable_ ? nullptr : &visited) || match_end == pos) {
+            if (!run(0, in, begin, end, pos, match_end, nullable_ ? nullptr : &visited)) {
                 ++pos;
+                continue;
+            }
+            if (match_end == pos) {
+                // An empty match (a pattern of lookaheads) only marks a split point.
+                if (pos > gap) out.emplace_back(gap, pos);
+                gap = pos++;
                 continue;
             }
             if (pos > gap) out.emplace_back(gap, pos);

@@ -10,7 +10,8 @@ namespace arbor::tok {
 namespace {
 
 struct Node {
-    enum class Kind { Alt, Seq, Char, Repeat, Begin, End, Look, NegLook } kind = Kind::Seq;
+    enum class Kind { Alt, Seq, Char, Repeat, Begin, End, WordBoundary, NotWordBoundary, Look, NegLook } kind =
+        Kind::Seq;
     std::vector<Node> kids;
     int32_t cls = -1;
     int min = 0, max = -1;  // Repeat; max < 0 is unbounded
@@ -22,6 +23,18 @@ struct Node {
         return n;
     }
 };
+
+// The Unicode classes \p{...} may name: general categories and the Han script.
+CpFlags property_mask(const std::u32string& name) {
+    static const std::pair<std::u32string_view, CpFlags> kProperties[] = {
+        {U"L", kLetter},      {U"Lu", kUpper},  {U"Ll", kLower},       {U"Lt", kTitle},
+        {U"Lm", kModifier},   {U"Lo", kOtherLetter}, {U"N", kNumber}, {U"Nd", kDigit},
+        {U"P", kPunctuation}, {U"M", kMark},    {U"S", kSymbol},       {U"Han", kHan},
+    };
+    for (const auto& [n, mask] : kProperties)
+        if (n == name) return mask;
+    return 0;
+}
 
 std::string to_utf8(const std::u32string& s) {
     std::string out;
@@ -118,6 +131,8 @@ private:
         case U'^': return Node::of(Node::Kind::Begin);
         case U'$': return Node::of(Node::Kind::End);
         case U'\\': {
+            if (eat(U'b')) return Node::of(Node::Kind::WordBoundary);
+            if (eat(U'B')) return Node::of(Node::Kind::NotWordBoundary);
             Regex::Class cls;
             parse_escape(cls);
             return char_node(std::move(cls));
@@ -150,7 +165,9 @@ private:
         } else {
             return;
         }
-        if (atom.kind == Node::Kind::Begin || atom.kind == Node::Kind::End) fail("quantified anchor");
+        if (atom.kind == Node::Kind::Begin || atom.kind == Node::Kind::End ||
+            atom.kind == Node::Kind::WordBoundary || atom.kind == Node::Kind::NotWordBoundary)
+            fail("quantified anchor");
         Node rep = Node::of(Node::Kind::Repeat);
         rep.min = min;
         rep.max = max;
@@ -179,25 +196,17 @@ private:
         switch (c) {
         case U's': cls.atoms.push_back({0, 0, kWhitespace, false}); return;
         case U'S': cls.atoms.push_back({0, 0, kWhitespace, true}); return;
-        case U'd': cls.atoms.push_back({U'0', U'9'}); return;
-        case U'D': cls.atoms.push_back({U'0', U'9', 0, true}); return;
-        case U'w': {
-            cls.atoms.push_back({U'a', U'z'});
-            cls.atoms.push_back({U'A', U'Z'});
-            cls.atoms.push_back({U'0', U'9'});
-            cls.atoms.push_back({U'_', U'_'});
-            return;
-        }
+        case U'd': cls.atoms.push_back({0, 0, kDigit, false}); return;
+        case U'D': cls.atoms.push_back({0, 0, kDigit, true}); return;
+        case U'w': cls.atoms.push_back({0, 0, kWord, false}); return;
+        case U'W': cls.atoms.push_back({0, 0, kWord, true}); return;
         case U'p': case U'P': {
             if (!eat(U'{')) fail("expected '{' after \\p");
             std::u32string name;
             while (!at_end() && peek() != U'}') name.push_back(p_[i_++]);
             if (!eat(U'}')) fail("missing '}'");
-            uint8_t mask = 0;
-            if (name == U"L") mask = kLetter;
-            else if (name == U"N") mask = kNumber;
-            else if (name == U"P") mask = kPunctuation;
-            else fail("unsupported Unicode property");
+            const CpFlags mask = property_mask(name);
+            if (!mask) fail("unsupported Unicode property");
             cls.atoms.push_back({0, 0, mask, c == U'P'});
             return;
         }
@@ -275,7 +284,7 @@ private:
         return n;
     }
 
-    static bool eval(const Regex::Class& cls, char32_t v, uint8_t flags) {
+    static bool eval(const Regex::Class& cls, char32_t v, CpFlags flags) {
         bool any = false;
         for (const auto& a : cls.atoms) {
             const bool t = a.mask ? (flags & a.mask) != 0 : (v >= a.lo && v <= a.hi);
@@ -304,6 +313,8 @@ private:
         switch (n.kind) {
         case Node::Kind::Char: push(pi, {Op::Char, n.cls}); break;
         case Node::Kind::Begin: push(pi, {Op::Begin}); break;
+        case Node::Kind::WordBoundary: push(pi, {Op::WordBoundary, 0}); break;
+        case Node::Kind::NotWordBoundary: push(pi, {Op::WordBoundary, 1}); break;
         case Node::Kind::End: push(pi, {Op::End}); break;
         case Node::Kind::Seq:
             for (const auto& k : n.kids) emit(k, pi);

@@ -1,6 +1,7 @@
 #include "unicode.h"
 
 #include <unicode/uchar.h>
+#include <unicode/uscript.h>
 
 #include <memory>
 
@@ -8,22 +9,33 @@ namespace arbor::tok {
 
 namespace {
 
-uint8_t compute_flags(char32_t cp) {
+CpFlags compute_flags(char32_t cp) {
     const auto c = static_cast<UChar32>(cp);
     const uint32_t gc = U_GET_GC_MASK(c);
-    uint8_t f = 0;
+    CpFlags f = 0;
     if (gc & U_GC_L_MASK) f |= kLetter;
     if (gc & U_GC_N_MASK) f |= kNumber;
     if (gc & U_GC_P_MASK) f |= kPunctuation;
     if (gc & U_GC_M_MASK) f |= kMark;
     if (gc & U_GC_S_MASK) f |= kSymbol;
+    if (gc & U_GC_LU_MASK) f |= kUpper;
+    if (gc & U_GC_LL_MASK) f |= kLower;
+    if (gc & U_GC_LT_MASK) f |= kTitle;
+    if (gc & U_GC_LM_MASK) f |= kModifier;
+    if (gc & U_GC_LO_MASK) f |= kOtherLetter;
+    if (gc & U_GC_ND_MASK) f |= kDigit;
     if (u_isUWhiteSpace(c)) f |= kWhitespace;
+    UErrorCode status = U_ZERO_ERROR;
+    if (uscript_getScript(c, &status) == USCRIPT_HAN) f |= kHan;
+    if (u_isUAlphabetic(c) || (gc & (U_GC_M_MASK | U_GC_ND_MASK | U_GC_PC_MASK)) ||
+        u_hasBinaryProperty(c, UCHAR_JOIN_CONTROL))
+        f |= kWord;
     return f;
 }
 
 // The Basic Multilingual Plane is looked up in a table built once; other planes ask ICU.
 struct BmpFlags {
-    std::unique_ptr<uint8_t[]> table{new uint8_t[0x10000]};
+    std::unique_ptr<CpFlags[]> table{new CpFlags[0x10000]};
     BmpFlags() {
         for (char32_t cp = 0; cp < 0x10000; ++cp) table[cp] = compute_flags(cp);
     }
@@ -31,7 +43,7 @@ struct BmpFlags {
 
 } // namespace
 
-uint8_t cp_flags(char32_t cp) {
+CpFlags cp_flags(char32_t cp) {
     static const BmpFlags bmp;
     if (cp < 0x10000) return bmp.table[cp];
     return cp <= 0x10FFFF ? compute_flags(cp) : 0;

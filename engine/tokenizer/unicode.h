@@ -11,17 +11,27 @@
 
 namespace arbor::tok {
 
-// Per-code-point class bits (Unicode general categories via ICU, White_Space property).
-enum CpFlag : uint8_t {
+// Per-code-point class bits (Unicode general categories and properties via ICU): every
+// class a pre-tokenizer pattern names is one bit, so a class test is one AND.
+using CpFlags = uint16_t;
+enum CpFlag : CpFlags {
     kLetter = 1 << 0,       // L*
     kNumber = 1 << 1,       // N*
     kPunctuation = 1 << 2,  // P*
     kWhitespace = 1 << 3,   // White_Space
     kMark = 1 << 4,         // M*
     kSymbol = 1 << 5,       // S*
+    kUpper = 1 << 6,        // Lu
+    kLower = 1 << 7,        // Ll
+    kTitle = 1 << 8,        // Lt
+    kModifier = 1 << 9,     // Lm
+    kOtherLetter = 1 << 10, // Lo
+    kDigit = 1 << 11,       // Nd (\d)
+    kHan = 1 << 12,         // Script=Han
+    kWord = 1 << 13,        // \w and \b: Alphabetic, M*, Nd, Pc, Join_Control (UTS #18)
 };
 
-uint8_t cp_flags(char32_t cp);
+CpFlags cp_flags(char32_t cp);
 
 // Decodes UTF-8 leniently: each byte that does not start a well-formed sequence becomes
 // U+FFFD (as the reference tokenizer does), so the result always has one entry per

@@ -25,10 +25,12 @@ public:
     bool is_end_of_generation(TokenId id) const override { return vocab_.is_eog(id); }
     bool is_special(TokenId id) const override { return vocab_.is_special(id); }
     std::optional<TokenId> find(std::string_view token_text) const override;
+    std::string load_warning() const override { return load_warning_; }
 
 protected:
     void check_id(TokenId id) const;
     Vocab vocab_;
+    std::string load_warning_;
 };
 
 // Byte-level BPE (tokenizer.ggml.model "gpt2").

@@ -1,4 +1,5 @@
 // arbor-cli end to end: the real binary on the default model, through QProcess.
+#include "cli_process.h"
 #include "test_support.h"
 
 #include <QJsonArray>
@@ -7,21 +8,8 @@
 
 namespace {
 
-struct Run {
-    int exit_code = -1;
-    QString out, err;
-};
-
-Run run_cli(const QStringList& args, const QByteArray& input = {}) {
-    QProcess p;
-    p.start(QStringLiteral(ARBOR_CLI_PATH), args);
-    if (!p.waitForStarted()) return {};
-    p.write(input);
-    p.closeWriteChannel();
-    p.waitForFinished(180000);
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-            QString::fromUtf8(p.readAllStandardError())};
-}
+using Run = arbor::test::CliRun;
+using arbor::test::run_cli;
 
 QString model() { return QString::fromStdString(arbor::test::model_path().string()); }
 

@@ -4,6 +4,9 @@
 
 #include "arbor/gguf.h"
 #include "arbor/tokenizer.h"
+#include "../gguf/gguf_test_writer.h"
+
+#include <QTemporaryDir>
 
 #include <fstream>
 #include <sstream>
@@ -88,6 +91,30 @@ private slots:
             QVERIFY2(fs::exists(base), base.c_str());
             QVERIFY2(fs::exists(base + ".out"), (base + ".out").c_str());
         }
+    }
+
+    // Every fixture names a known pre-tokenizer (or is SentencePiece): no load warning. The
+    // same vocabulary with the name changed or removed warns in a sentence for the user.
+    void loadWarning() {
+        for (const char* name : {"gpt-2", "falcon", "deepseek-llm", "llama-spm", "phi-3"}) {
+            const auto file = arbor::GgufFile::open(fixture_dir() / ("ggml-vocab-" + std::string(name) + ".gguf"));
+            QVERIFY2(arbor::Tokenizer::from_gguf(*file)->load_warning().empty(), name);
+        }
+        const auto file = arbor::GgufFile::open(fixture_dir() / "ggml-vocab-gpt-2.gguf");
+        const auto with_pre = [&](const char* pre) {
+            arbor::test::GgufWriter w;
+            for (const auto& [key, value] : file->metadata())
+                if (key != "tokenizer.ggml.pre" && key != "general.alignment") w.add(key, value);
+            if (pre) w.add("tokenizer.ggml.pre", arbor::test::gv::str(pre));
+            const auto path = std::filesystem::path(dir_.path().toStdString()) / "vocab.gguf";
+            arbor::test::write_file(path, w.bytes());
+            const auto copy = arbor::GgufFile::open(path);
+            return arbor::Tokenizer::from_gguf(*copy)->load_warning();
+        };
+        QCOMPARE(with_pre("gpt-2"), std::string());
+        QCOMPARE(with_pre("made-up"), std::string("unknown pre-tokenizer 'made-up': using gpt2's splitting; "
+                                                  "tokenization may differ from the model's"));
+        QVERIFY(with_pre(nullptr).find("names no pre-tokenizer") != std::string::npos);
     }
 
     // BOS, end-of-generation and decoding on the fixture vocabularies (ids and flags read
@@ -179,7 +206,10 @@ private slots:
             QFAIL((std::to_string(failures) + " of " + std::to_string(texts.size()) +
                    " strings differ:" + report).c_str());
     }
+
+private:
+    QTemporaryDir dir_;
 };
 
-QTEST_APPLESS_MAIN(TokenizerFixtures)
+QTEST_GUILESS_MAIN(TokenizerFixtures)
 #include "test_tokenizer_fixtures.moc"
