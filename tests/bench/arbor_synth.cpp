@@ -29,6 +29,7 @@ void usage() {
                  "                   [--ff N] [--vocab N] [--window N (gemma3's and gpt-oss's sliding window)]\n"
                  "                   [--yarn FACTOR (YaRN RoPE scaling beyond the shape's context)]\n"
                  "                   [--rope-dims N (phi3: rotate the first N of each head)]\n"
+                 "                   [--longrope N (phi3: LongRoPE factors beyond an original context of N)]\n"
                  "                   [--experts N] [--experts-used N] [--expert-ff N (qwen3moe's and gpt-oss's experts)]\n"
                  "                   [--ctx N (trained context; YaRN's original one)]\n",
                  joined(arbor::synth::shape_names()).c_str(), joined(arbor::synth::weight_type_names()).c_str());
@@ -43,6 +44,7 @@ const std::pair<std::string_view, int arbor::synth::Shape::*> kSizeOptions[] = {
     {"--yarn", &arbor::synth::Shape::yarn_factor},  {"--rope-dims", &arbor::synth::Shape::rope_dims},
     {"--experts", &arbor::synth::Shape::n_expert},  {"--experts-used", &arbor::synth::Shape::n_expert_used},
     {"--expert-ff", &arbor::synth::Shape::expert_ff}, {"--ctx", &arbor::synth::Shape::n_ctx_train},
+    {"--longrope", &arbor::synth::Shape::longrope_ctx},
 };
 
 // Returns an empty string on success, else what was wrong.

@@ -111,6 +111,11 @@ std::vector<Plan> plan_tensors(const SyntheticSpec& spec) {
     matrix("token_embd.weight", -1, embd, vocab, unit);
     vector("output_norm.weight", embd, 1.0, 0.05);
     if (!s.tied) matrix("output.weight", -1, embd, vocab, unit);
+    if (s.longrope_ctx > 0) {
+        const uint64_t pairs = uint64_t(s.rope_dims > 0 ? s.rope_dims : s.head_dim) / 2;
+        vector("rope_factors_long.weight", pairs, 8.0, 7.0 / std::sqrt(3.0));
+        vector("rope_factors_short.weight", pairs, 1.5, 0.5 / std::sqrt(3.0));
+    }
     for (int i = 0; i < s.n_layer; ++i) {
         const std::string p = "blk." + std::to_string(i) + ".";
         vector(p + "attn_norm.weight", embd, 1.0, 0.05);
@@ -199,6 +204,12 @@ void add_metadata(test::GgufWriter& w, const SyntheticSpec& spec) {
         w.add(a + "expert_count", u32(uint32_t(s.n_expert)));
         w.add(a + "expert_used_count", u32(uint32_t(s.n_expert_used)));
         w.add(a + "expert_feed_forward_length", u32(uint32_t(s.expert_width())));
+    }
+    if (s.longrope_ctx > 0) {
+        // As llama.cpp's converter writes a Phi-3 128k file: no scaling type.
+        const double scale = double(s.n_ctx_train) / s.longrope_ctx;
+        w.add(a + "rope.scaling.original_context_length", u32(uint32_t(s.longrope_ctx)));
+        w.add(a + "rope.scaling.attn_factor", f32(float(std::sqrt(1.0 + std::log(scale) / std::log(double(s.longrope_ctx))))));
     }
     if (s.yarn_factor > 0) {
         w.add(a + "rope.scaling.type", str("yarn"));
@@ -360,6 +371,9 @@ void validate(const SyntheticSpec& spec) {
     if (s.rope_dims > 0 && (spec.arch != Arch::Phi3 || s.rope_dims > s.head_dim || s.rope_dims % 2 != 0))
         fail("rotary dimensions " + std::to_string(s.rope_dims) + ": only phi3 rotates part of a head (an even part)");
     if (spec.arch == Arch::Phi3 && q_dim != s.n_embd) fail("phi3 needs heads x head size = embedding size");
+    if (s.longrope_ctx > 0 && (spec.arch != Arch::Phi3 || s.yarn_factor > 0 || s.longrope_ctx >= s.n_ctx_train))
+        fail("LongRoPE over " + std::to_string(s.longrope_ctx) +
+             " positions: phi3 only, without YaRN, below the trained context " + std::to_string(s.n_ctx_train));
     if (spec.arch == Arch::GptOss && s.tied) fail("gpt-oss has a separate output (use --untied)");
     if (spec.types.mxfp4_moe && spec.arch != Arch::Qwen3moe && spec.arch != Arch::GptOss)
         fail("mxfp4_moe needs an architecture with experts (qwen3moe, gpt-oss)");

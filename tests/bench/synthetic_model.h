@@ -37,6 +37,11 @@ struct Shape {
     // context_length is n_ctx_train times it, as a YaRN-extended Qwen3's); 0: none.
     int yarn_factor = 0;
     int rope_dims = 0;  // rotated dimensions of a head (phi3 may rotate part of it); 0: head_dim
+    // phi3's LongRoPE over this original context (rope.scaling.original_context_length;
+    // the file's context_length stays n_ctx_train): rope_factors_long.weight (uniform in
+    // 1..15) and rope_factors_short.weight (1..2), one per rotated pair, and the
+    // converter's attn_factor sqrt(1 + ln(n_ctx_train / original) / ln(original)); 0: none.
+    int longrope_ctx = 0;
     // qwen3moe's and gpt-oss's routed experts: n_expert_used of n_expert per token,
     // each expert_ff wide (0: n_ff).
     int n_expert = 8;
@@ -55,7 +60,8 @@ std::vector<std::string> shape_names();
 // norms, post-attention and post-FFN norms, GELU, sliding window on five layers of every
 // six, global RoPE base 1e6 with linear scaling by 8 (as Gemma 3 4B and larger), local 1e4.
 // smollm3: llama's tensors, every fourth layer without RoPE (llama.cpp fixes the interval).
-// phi3: fused attn_qkv and fused gate/up in ffn_up (gate's rows first), NEOX RoPE.
+// phi3: fused attn_qkv and fused gate/up in ffn_up (gate's rows first), NEOX RoPE,
+// LongRoPE's factors with Shape::longrope_ctx.
 // qwen3moe: qwen3's attention; in each layer a router (ffn_gate_inp) and experts stacked
 // as llama.cpp's ffn_gate_exps / ffn_up_exps / ffn_down_exps instead of the dense FFN.
 // mistral3: llama's tensors; with --yarn, Ministral 3's YaRN keys (betas 32 and 1, log
