@@ -24,7 +24,8 @@ std::string joined(const std::vector<std::string>& names) {
 void usage() {
     std::fprintf(stderr,
                  "usage: arbor-synth --shape %s --type %s --out FILE.gguf\n"
-                 "                   [--arch llama|qwen2|qwen3|qwen3moe|gemma3|smollm3|phi3|mistral3|gpt-oss] [--seed N] [--tied|--untied]\n"
+                 "                   [--arch llama|qwen2|qwen3|qwen3moe|gemma3|smollm3|phi3|mistral3|gpt-oss (default: the shape's)]\n"
+                 "                   [--seed N] [--tied|--untied]\n"
                  "                   [--threads N] [--layers N] [--embd N] [--heads N] [--kv-heads N] [--head-dim N]\n"
                  "                   [--ff N] [--vocab N] [--window N (gemma3's and gpt-oss's sliding window)]\n"
                  "                   [--yarn FACTOR (YaRN RoPE scaling beyond the shape's context)]\n"
@@ -52,6 +53,7 @@ std::string parse(int argc, char** argv, SyntheticSpec& spec, std::string& out) 
     std::string shape, type;
     std::vector<std::pair<int arbor::synth::Shape::*, int>> sizes;  // applied once the shape is known
     std::optional<bool> tied;
+    std::optional<arbor::synth::Arch> arch;  // else the shape's
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         const bool has_value = i + 1 < argc;
@@ -72,9 +74,8 @@ std::string parse(int argc, char** argv, SyntheticSpec& spec, std::string& out) 
         else if (a == "--type" && has_value) type = argv[++i];
         else if (a == "--out" && has_value) out = argv[++i];
         else if (a == "--arch" && has_value) {
-            const auto arch = arbor::synth::arch_named(argv[++i]);
+            arch = arbor::synth::arch_named(argv[++i]);
             if (!arch) return std::string("unknown architecture '") + argv[i] + "'";
-            spec.arch = *arch;
         }
         else if (a == "--seed") {
             char* end = nullptr;
@@ -94,6 +95,7 @@ std::string parse(int argc, char** argv, SyntheticSpec& spec, std::string& out) 
     spec.types = *t;
     for (auto [field, value] : sizes) spec.shape.*field = value;
     if (tied) spec.shape.tied = *tied;
+    spec.arch = arch.value_or(spec.shape.arch);
     return "";
 }
 

@@ -41,6 +41,23 @@ const std::vector<Shape>& shapes() {
         {"1b", 16, 2048, 32, 8, 64, 8192, 32000, true, 131072, 500000.0, 512},
         {"3b", 28, 3072, 24, 8, 128, 8192, 32000, true, 131072, 500000.0, 512},
         {"8b", 32, 4096, 32, 8, 128, 14336, 32000, false, 131072, 500000.0, 512},
+        {.name = "qwen3-1.7b", .n_layer = 28, .n_embd = 2048, .n_head = 16, .n_head_kv = 8, .head_dim = 128,
+         .n_ff = 6144, .n_vocab = 32000, .tied = true, .n_ctx_train = 40960, .rope_base = 1e6, .arch = Arch::Qwen3},
+        {.name = "gemma3-1b", .n_layer = 26, .n_embd = 1152, .n_head = 4, .n_head_kv = 1, .head_dim = 256,
+         .n_ff = 6912, .n_vocab = 32000, .tied = true, .n_ctx_train = 32768, .sliding_window = 512,
+         .arch = Arch::Gemma3},
+        {.name = "smollm3-3b", .n_layer = 36, .n_embd = 2048, .n_head = 16, .n_head_kv = 4, .head_dim = 128,
+         .n_ff = 11008, .n_vocab = 32000, .tied = true, .n_ctx_train = 65536, .rope_base = 5e6,
+         .arch = Arch::Smollm3},
+        {.name = "phi4-mini", .n_layer = 32, .n_embd = 3072, .n_head = 24, .n_head_kv = 8, .head_dim = 128,
+         .n_ff = 8192, .n_vocab = 32000, .tied = true, .n_ctx_train = 131072, .rope_dims = 96,
+         .longrope_ctx = 4096, .arch = Arch::Phi3},
+        {.name = "qwen3moe-1.7b-a0.3b", .n_layer = 16, .n_embd = 1024, .n_head = 16, .n_head_kv = 4,
+         .head_dim = 128, .n_ff = 4096, .n_vocab = 32000, .tied = false, .n_ctx_train = 40960, .rope_base = 1e6,
+         .n_expert = 64, .n_expert_used = 8, .expert_ff = 512, .arch = Arch::Qwen3moe},
+        {.name = "gpt-oss-20b-4l", .n_layer = 4, .n_embd = 2880, .n_head = 64, .n_head_kv = 8, .head_dim = 64,
+         .n_ff = 2880, .n_vocab = 32000, .tied = false, .n_ctx_train = 4096, .rope_base = 150000.0,
+         .sliding_window = 128, .yarn_factor = 32, .n_expert = 32, .n_expert_used = 4, .arch = Arch::GptOss},
     };
     return all;
 }
