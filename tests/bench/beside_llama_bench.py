@@ -82,12 +82,15 @@ def main():
             for fn in order:
                 if fn is arbor_round:
                     cpu, pp, tg = arbor_round(args, path)
-                    arbor["pp"].append(pp)
-                    arbor["tg"].append(tg)
+                    rates = arbor
                 else:
                     pp, tg = llama_round(args, path)
-                    llama["pp"].append(pp)
-                    llama["tg"].append(tg)
+                    rates = llama
+                rates["pp"].append(pp)
+                rates["tg"].append(tg)
+                # Each round as it ends: a long run that is stopped still leaves figures.
+                print(f"{spec} round {r + 1} {'Arbor' if fn is arbor_round else 'llama.cpp'}: "
+                      f"pp{args.prompt} {pp:.1f}, tg{args.gen} {tg:.1f} tokens/s", file=sys.stderr, flush=True)
         for test, n in (("pp", args.prompt), ("tg", args.gen)):
             a, b = statistics.median(arbor[test]), statistics.median(llama[test])
             runs = lambda v: " / ".join(f"{x:.1f}" for x in v)
