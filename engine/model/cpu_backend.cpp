@@ -56,7 +56,9 @@ public:
           kv_(cfg_, options), attention_(cfg_, kv_, pool_, options.attention_part),
           activations_(options.int8_activations ? Activations::Int8 : Activations::Float),
           experts_(cfg_, pool_, scratch_, activations_,
-                   [this](const TensorView& w, float* y, int64_t ldy) { return product(w, y, ldy); }) {
+                   [this](const TensorView& w, float* y, int64_t ldy) { return product(w, y, ldy); }),
+          long_rope_(model.rope_long_factors(
+              sequence_limit(int64_t(kv_.page_count()) * kv_.page_size(), options.context_tokens, cfg_.n_ctx_train))) {
         if (activations_ == Activations::Int8) check_int8_types();
         if (options.panel_weights && activations_ == Activations::Float) pack_panels();
     }
@@ -68,6 +70,7 @@ public:
     int32_t page_size() const override { return kv_.page_size(); }
     int32_t page_count() const override { return kv_.page_count(); }
     size_t page_bytes() const override { return kv_.page_bytes(); }
+    bool rope_long_factors() const override { return long_rope_; }
 
     void forward(const ForwardBatch& batch, std::vector<float>& logits) override;
     void copy_page_prefix(int32_t src, int32_t dst, int32_t n_positions) override {
@@ -138,6 +141,8 @@ private:
     MatmulScratch scratch_;
     Activations activations_;
     CpuExperts experts_;
+    // LongRoPE's factor set, chosen once by the longest sequence this backend runs.
+    const bool long_rope_;
     std::array<MatmulOutput, 2> ffn_inputs_;
     // Panel copies of the packable matrix weights, by the weight's data (the output
     // projection, when tied, shares token_embd's, and embedding lookups then read the
@@ -282,7 +287,7 @@ void CpuBackend::embed(const ForwardBatch& batch) {
         else dequantize_row(token_embd.type, token_embd.row(token), &x_[size_t(t * E)], E);
         if (cfg_.embd_scale != 1.0f)
             for (float* x = &x_[size_t(t * E)]; x != &x_[size_t((t + 1) * E)]; ++x) *x *= cfg_.embd_scale;
-        model_.rope_table(row_pos_[size_t(t)], &rope_[size_t(t * D)]);
+        model_.rope_table(row_pos_[size_t(t)], &rope_[size_t(t * D)], false, long_rope_);
         if (!cfg_.local_layers.empty()) model_.rope_table(row_pos_[size_t(t)], &rope_local_[size_t(t * D)], true);
     });
 }

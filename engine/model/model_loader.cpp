@@ -260,6 +260,29 @@ void read_gpt_oss(const GgufFile& file, ModelConfig& c) {
     read_experts(file, c);
 }
 
+// Phi-3's LongRoPE as llama.cpp reads it: the factor tensors rope_factors_long.weight and
+// rope_factors_short.weight (one file-wide pair; either may be absent, and then that
+// context size rotates without factors), chosen by the context against
+// rope.scaling.original_context_length (default: the trained context). Other
+// architectures' graphs in llama.cpp take no such tensors; they are refused there.
+void read_longrope(const GgufFile& file, ModelConfig& c) {
+    bool any = false;
+    for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"}) {
+        if (file.find_tensor(std::string("blk.0.") + name))
+            throw Error(std::string("LongRoPE factors per layer (blk.0.") + name + ") are not supported");
+        if (!file.find_tensor(name)) continue;
+        if (c.architecture != "phi3")
+            throw Error(std::string("LongRoPE factors (") + name + ") are only supported for phi3, not " +
+                        c.architecture);
+        any = true;
+    }
+    if (!any) return;
+    if (file.find_tensor("rope_freqs.weight"))
+        throw Error("both LongRoPE factors and rope_freqs.weight: which divides the frequencies is ambiguous");
+    c.rope_long_orig_ctx = positive(file, c.architecture + ".rope.scaling.original_context_length",
+                                    uint64_t(c.n_ctx_train));
+}
+
 } // namespace
 
 ModelConfig read_model_config(const GgufFile& file) {
@@ -315,12 +338,7 @@ ModelConfig read_model_config(const GgufFile& file) {
     // GGUF files carry no key for it: llama.cpp fixes SmolLM3's NoPE interval at 4, as
     // the model's config.json (no_rope_layer_interval) has it.
     if (c.architecture == "smollm3") c.no_rope_interval = 4;
-    // Phi-3's LongRoPE: llama.cpp picks the long or short factors by the context it is
-    // given; Arbor's context is not known here, so such files are refused (the library
-    // shows them as not runnable).
-    for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"})
-        if (file.find_tensor(name) || file.find_tensor(std::string("blk.0.") + name))
-            throw Error(std::string("LongRoPE scaling (") + name + ") is not supported");
+    read_longrope(file, c);
     if (!(c.rms_eps > 0.0f) || !(c.rope_base > 0.0f)) throw Error("invalid rms epsilon or rope base in metadata");
     if (c.architecture == "gemma3") read_gemma3(file, c);
     if (c.architecture == "qwen3moe") read_experts(file, c);
@@ -419,25 +437,41 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
         }
     }
     w.rope_freq_factors = bind.vector("rope_freqs.weight", c.n_rot / 2, false);
+    w.rope_factors_long = bind.vector("rope_factors_long.weight", c.n_rot / 2, false);
+    w.rope_factors_short = bind.vector("rope_factors_short.weight", c.n_rot / 2, false);
+    for (const auto& [factors, name] : {std::pair{&w.rope_freq_factors, "rope_freqs.weight"},
+                                        std::pair{&w.rope_factors_long, "rope_factors_long.weight"},
+                                        std::pair{&w.rope_factors_short, "rope_factors_short.weight"}})
+        for (float f : *factors)
+            if (!(f > 0.0f) || !std::isfinite(f))
+                throw Error(std::string("tensor '") + name + "' holds " + std::to_string(f) +
+                            ": RoPE frequency divisors must be positive and finite");
 
     // Sliding-window layers rotate with their own base and, but for gpt-oss's, are
     // never scaled (llama.cpp's rope_freq_scale_train_swa is 1). YaRN blends each pair's
     // scaled and unscaled frequency (ggml's rope_yarn with ext_factor 1) and scales cos/sin.
     const int32_t half = c.n_rot / 2;
-    const auto frequencies = [&](float base, bool scaled) {
+    // `divisors`: per-pair frequency divisors (rope_freqs, or LongRoPE's factors), empty for none.
+    const auto frequencies = [&](float base, bool scaled, const std::vector<float>& divisors) {
         const std::vector<float> ramp =
             scaled && c.rope_yarn ? yarn_ramp(c, base) : std::vector<float>(size_t(half), 0.0f);
         const double scale = scaled ? c.rope_freq_scale : 1.0;
         std::vector<float> inv_freq(static_cast<size_t>(half));
         for (int32_t i = 0; i < half; ++i) {
             double f = std::pow(double(base), -2.0 * i / c.n_rot);
-            if (scaled && !w.rope_freq_factors.empty()) f /= w.rope_freq_factors[size_t(i)];
+            if (scaled && !divisors.empty()) f /= divisors[size_t(i)];
             const double mix = ramp[size_t(i)];
             inv_freq[size_t(i)] = float(f * scale * (1.0 - mix) + f * mix);
         }
         return inv_freq;
     };
-    m->inv_freq_ = frequencies(c.rope_base, true);
+    // A LongRoPE model's default table is its short contexts' (read_longrope).
+    if (c.rope_long_orig_ctx > 0) {
+        m->inv_freq_ = frequencies(c.rope_base, true, w.rope_factors_short);
+        m->inv_freq_long_ = frequencies(c.rope_base, true, w.rope_factors_long);
+    } else {
+        m->inv_freq_ = frequencies(c.rope_base, true, w.rope_freq_factors);
+    }
     m->mscale_ = m->mscale_local_ = c.rope_attn_factor;
     if (c.rope_yarn) {
         // llama.cpp's context sets its attention factor to get_mscale(factor) / (1 + 0.1
@@ -451,7 +485,7 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
                      (1.0f + 0.1f * std::log(1.0f / c.rope_freq_scale));
     }
     if (!c.local_layers.empty()) {
-        m->inv_freq_local_ = frequencies(c.rope_base_local, c.rope_scaled_local);
+        m->inv_freq_local_ = frequencies(c.rope_base_local, c.rope_scaled_local, w.rope_freq_factors);
         if (c.rope_scaled_local) m->mscale_local_ = m->mscale_;
     }
     spdlog::info("loaded {} ({}): {} layers, {} embd, {} heads ({} kv), vocab {}", c.name, c.architecture,
@@ -459,8 +493,8 @@ std::unique_ptr<Model> Model::load(const std::filesystem::path& path) {
     return m;
 }
 
-void Model::rope_table(int32_t pos, float* cos_sin, bool local) const {
-    const std::vector<float>& inv_freq = rope_inv_freq(local);
+void Model::rope_table(int32_t pos, float* cos_sin, bool local, bool long_factors) const {
+    const std::vector<float>& inv_freq = rope_inv_freq(local, long_factors);
     const double mscale = rope_mscale(local);
     for (size_t i = 0; i < inv_freq.size(); ++i) {
         const double angle = double(pos) * double(inv_freq[i]);

@@ -85,13 +85,11 @@ struct Engine::Impl {
 
     Impl(const Model& m, EngineOptions o, std::unique_ptr<Backend> owned, Backend& b, std::string fallback = {})
         : model(m), options(o), device_fallback(std::move(fallback)), owned_backend(std::move(owned)), backend(&b),
-          fingerprint(sched::model_fingerprint(m)), pool(backend->page_count()), cache(pool, backend->page_size()),
+          fingerprint(sched::model_fingerprint(m, backend->rope_long_factors())), pool(backend->page_count()), cache(pool, backend->page_size()),
           scheduler(pool, cache,
                     sched::SchedulerOptions{backend->page_size(), o.max_batch_tokens, o.max_running, o.short_queue,
                                             o.max_wait_steps, fingerprint.lo, o.kv_disk_min_pages}),
-          context(std::min(backend->page_count() * backend->page_size(),
-                           o.context_tokens > 0 ? std::min(o.context_tokens, std::max(m.config().n_ctx_train, 1))
-                                                : std::max(m.config().n_ctx_train, 1))) {
+          context(context_of(m, *backend, o.context_tokens)) {
         cache.set_model_key(fingerprint);
         if (o.kv_disk_bytes > 0) open_disk_tier();
         loop = std::thread([this] { run(); });
@@ -99,6 +97,16 @@ struct Engine::Impl {
 
     ~Impl() {
         disk.reset();  // its threads end before the cache and backend they use
+    }
+
+    // The longest sequence accepted. A LongRoPE model on its short factors is never run
+    // past its original context (llama.cpp takes the long ones beyond it); only a backend
+    // the caller made with a smaller context_tokens than the engine's can ask for that.
+    static int32_t context_of(const Model& m, const Backend& b, int32_t context_tokens) {
+        const int32_t limit =
+            sequence_limit(int64_t(b.page_count()) * b.page_size(), context_tokens, m.config().n_ctx_train);
+        const int32_t original = m.config().rope_long_orig_ctx;
+        return original > 0 && !b.rope_long_factors() ? std::min(limit, original) : limit;
     }
 
     void open_disk_tier() {
@@ -427,6 +435,7 @@ struct Engine::Impl {
 };
 
 Engine::Engine(const Model& model, EngineOptions options) {
+    options.backend.context_tokens = options.context_tokens;  // one context for both (LongRoPE's choice)
     std::string fallback;
     auto backend = make_backend(model, options.backend, &fallback);
     Backend& b = *backend;

@@ -61,9 +61,10 @@ private:
 
 } // namespace
 
-kv::PageKey model_fingerprint(const Model& model) {
+kv::PageKey model_fingerprint(const Model& model, bool long_rope_factors) {
     const GgufFile& file = model.file();
     Hasher h;
+    if (long_rope_factors) h.text("LongRoPE long factors");  // nothing for every other model: keys unchanged
     h.word(file.version());
     for (const auto& [key, value] : file.metadata()) {
         h.text(key);

@@ -10,6 +10,8 @@
 
 namespace arbor::sched {
 
-kv::PageKey model_fingerprint(const Model& model);
+// long_rope_factors: a LongRoPE model run with its long factors (Backend::
+// rope_long_factors) is another model to the cache, its keys being rotated otherwise.
+kv::PageKey model_fingerprint(const Model& model, bool long_rope_factors = false);
 
 } // namespace arbor::sched

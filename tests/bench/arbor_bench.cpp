@@ -8,7 +8,7 @@
 // one decode row's attention alone at each --depth, --workload memread the
 // machine's plain memory-read speed (workloads.h). Every result names the CPU and its
 // vector extensions (cpu_info.h).
-// --synthetic SHAPE:TYPE benchmarks a synthetic model (synthetic_cache.h) instead of --model.
+// --synthetic SHAPE:TYPE[:ARCH] benchmarks a synthetic model (synthetic_cache.h) instead of --model.
 #include "bench_report.h"
 #include "cpu_info.h"
 #include "synthetic_cache.h"
@@ -36,7 +36,7 @@ namespace {
 
 struct Options {
     std::string model = arbor::default_model_path().string();
-    std::string synthetic;         // SHAPE:TYPE, replaces model
+    std::string synthetic;         // SHAPE:TYPE[:ARCH], replaces model
     int threads = int(std::max(1u, std::thread::hardware_concurrency()));
     int prompt_tokens = 512;
     int gen_tokens = 128;
@@ -67,7 +67,7 @@ std::string kv_label(arbor::KvType type) {
 }
 
 void usage() {
-    std::fputs("usage: arbor-bench [--model PATH | --synthetic SHAPE:TYPE] [--threads N]\n"
+    std::fputs("usage: arbor-bench [--model PATH | --synthetic SHAPE:TYPE[:ARCH]] [--threads N]\n"
                "                   [--prompt-tokens N] [--gen-tokens N] [--depth N[,N...]] [--attention-part N]\n"
                "                   [--repetitions N] [--int8-activations] [--json]\n"
                "                   [--workload single|concurrent|multiturn|shared-prefix|restart|matmul|attention|memread]\n"

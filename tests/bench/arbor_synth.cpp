@@ -24,11 +24,13 @@ std::string joined(const std::vector<std::string>& names) {
 void usage() {
     std::fprintf(stderr,
                  "usage: arbor-synth --shape %s --type %s --out FILE.gguf\n"
-                 "                   [--arch llama|qwen2|qwen3|qwen3moe|gemma3|smollm3|phi3|mistral3|gpt-oss] [--seed N] [--tied|--untied]\n"
+                 "                   [--arch llama|qwen2|qwen3|qwen3moe|gemma3|smollm3|phi3|mistral3|gpt-oss (default: the shape's)]\n"
+                 "                   [--seed N] [--tied|--untied]\n"
                  "                   [--threads N] [--layers N] [--embd N] [--heads N] [--kv-heads N] [--head-dim N]\n"
                  "                   [--ff N] [--vocab N] [--window N (gemma3's and gpt-oss's sliding window)]\n"
                  "                   [--yarn FACTOR (YaRN RoPE scaling beyond the shape's context)]\n"
                  "                   [--rope-dims N (phi3: rotate the first N of each head)]\n"
+                 "                   [--longrope N (phi3: LongRoPE factors beyond an original context of N)]\n"
                  "                   [--experts N] [--experts-used N] [--expert-ff N (qwen3moe's and gpt-oss's experts)]\n"
                  "                   [--ctx N (trained context; YaRN's original one)]\n",
                  joined(arbor::synth::shape_names()).c_str(), joined(arbor::synth::weight_type_names()).c_str());
@@ -43,6 +45,7 @@ const std::pair<std::string_view, int arbor::synth::Shape::*> kSizeOptions[] = {
     {"--yarn", &arbor::synth::Shape::yarn_factor},  {"--rope-dims", &arbor::synth::Shape::rope_dims},
     {"--experts", &arbor::synth::Shape::n_expert},  {"--experts-used", &arbor::synth::Shape::n_expert_used},
     {"--expert-ff", &arbor::synth::Shape::expert_ff}, {"--ctx", &arbor::synth::Shape::n_ctx_train},
+    {"--longrope", &arbor::synth::Shape::longrope_ctx},
 };
 
 // Returns an empty string on success, else what was wrong.
@@ -50,6 +53,7 @@ std::string parse(int argc, char** argv, SyntheticSpec& spec, std::string& out) 
     std::string shape, type;
     std::vector<std::pair<int arbor::synth::Shape::*, int>> sizes;  // applied once the shape is known
     std::optional<bool> tied;
+    std::optional<arbor::synth::Arch> arch;  // else the shape's
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         const bool has_value = i + 1 < argc;
@@ -70,9 +74,8 @@ std::string parse(int argc, char** argv, SyntheticSpec& spec, std::string& out) 
         else if (a == "--type" && has_value) type = argv[++i];
         else if (a == "--out" && has_value) out = argv[++i];
         else if (a == "--arch" && has_value) {
-            const auto arch = arbor::synth::arch_named(argv[++i]);
+            arch = arbor::synth::arch_named(argv[++i]);
             if (!arch) return std::string("unknown architecture '") + argv[i] + "'";
-            spec.arch = *arch;
         }
         else if (a == "--seed") {
             char* end = nullptr;
@@ -92,6 +95,7 @@ std::string parse(int argc, char** argv, SyntheticSpec& spec, std::string& out) 
     spec.types = *t;
     for (auto [field, value] : sizes) spec.shape.*field = value;
     if (tied) spec.shape.tied = *tied;
+    spec.arch = arch.value_or(spec.shape.arch);
     return "";
 }
 

@@ -11,10 +11,12 @@ namespace arbor::synth {
 // $XDG_CACHE_HOME/arbor/synthetic, or ~/.cache/arbor/synthetic.
 std::filesystem::path synthetic_cache_dir();
 
-// The llama model of `shape_and_type` ("1b:q4_k", seed 1) in the cache, at
-// SHAPE-TYPE-seed1-vVERSION.gguf; written first when absent (`on_write` is told the path
-// before). Throws std::invalid_argument for an unknown shape or type.
-std::filesystem::path cached_synthetic_model(std::string_view shape_and_type,
+// The model of `spec` ("SHAPE:TYPE" or "SHAPE:TYPE:ARCH", e.g. "1b:q4_k" or
+// "1b:q4_k:qwen3"; without ARCH the shape's own architecture, seed 1) in the cache, at
+// SHAPE-TYPE-seed1-vVERSION.gguf (SHAPE-TYPE-ARCH-... when ARCH is not the shape's);
+// written first when absent (`on_write` is told the path before). Throws
+// std::invalid_argument for an unknown shape, type or architecture.
+std::filesystem::path cached_synthetic_model(std::string_view spec,
                                              const std::function<void(const std::filesystem::path&)>& on_write = {});
 
 } // namespace arbor::synth

@@ -41,6 +41,23 @@ const std::vector<Shape>& shapes() {
         {"1b", 16, 2048, 32, 8, 64, 8192, 32000, true, 131072, 500000.0, 512},
         {"3b", 28, 3072, 24, 8, 128, 8192, 32000, true, 131072, 500000.0, 512},
         {"8b", 32, 4096, 32, 8, 128, 14336, 32000, false, 131072, 500000.0, 512},
+        {.name = "qwen3-1.7b", .n_layer = 28, .n_embd = 2048, .n_head = 16, .n_head_kv = 8, .head_dim = 128,
+         .n_ff = 6144, .n_vocab = 32000, .tied = true, .n_ctx_train = 40960, .rope_base = 1e6, .arch = Arch::Qwen3},
+        {.name = "gemma3-1b", .n_layer = 26, .n_embd = 1152, .n_head = 4, .n_head_kv = 1, .head_dim = 256,
+         .n_ff = 6912, .n_vocab = 32000, .tied = true, .n_ctx_train = 32768, .sliding_window = 512,
+         .arch = Arch::Gemma3},
+        {.name = "smollm3-3b", .n_layer = 36, .n_embd = 2048, .n_head = 16, .n_head_kv = 4, .head_dim = 128,
+         .n_ff = 11008, .n_vocab = 32000, .tied = true, .n_ctx_train = 65536, .rope_base = 5e6,
+         .arch = Arch::Smollm3},
+        {.name = "phi4-mini", .n_layer = 32, .n_embd = 3072, .n_head = 24, .n_head_kv = 8, .head_dim = 128,
+         .n_ff = 8192, .n_vocab = 32000, .tied = true, .n_ctx_train = 131072, .rope_dims = 96,
+         .longrope_ctx = 4096, .arch = Arch::Phi3},
+        {.name = "qwen3moe-1.7b-a0.3b", .n_layer = 16, .n_embd = 1024, .n_head = 16, .n_head_kv = 4,
+         .head_dim = 128, .n_ff = 4096, .n_vocab = 32000, .tied = false, .n_ctx_train = 40960, .rope_base = 1e6,
+         .n_expert = 64, .n_expert_used = 8, .expert_ff = 512, .arch = Arch::Qwen3moe},
+        {.name = "gpt-oss-20b-4l", .n_layer = 4, .n_embd = 2880, .n_head = 64, .n_head_kv = 8, .head_dim = 64,
+         .n_ff = 2880, .n_vocab = 32000, .tied = false, .n_ctx_train = 4096, .rope_base = 150000.0,
+         .sliding_window = 128, .yarn_factor = 32, .n_expert = 32, .n_expert_used = 4, .arch = Arch::GptOss},
     };
     return all;
 }
@@ -113,6 +130,11 @@ std::vector<Plan> plan_tensors(const SyntheticSpec& spec) {
     matrix("token_embd.weight", -1, embd, vocab, unit);
     vector("output_norm.weight", embd, 1.0, 0.05);
     if (!s.tied) matrix("output.weight", -1, embd, vocab, unit);
+    if (s.longrope_ctx > 0) {
+        const uint64_t pairs = uint64_t(s.rope_dims > 0 ? s.rope_dims : s.head_dim) / 2;
+        vector("rope_factors_long.weight", pairs, 8.0, 7.0 / std::sqrt(3.0));
+        vector("rope_factors_short.weight", pairs, 1.5, 0.5 / std::sqrt(3.0));
+    }
     for (int i = 0; i < s.n_layer; ++i) {
         const std::string p = "blk." + std::to_string(i) + ".";
         vector(p + "attn_norm.weight", embd, 1.0, 0.05);
@@ -201,6 +223,12 @@ void add_metadata(test::GgufWriter& w, const SyntheticSpec& spec) {
         w.add(a + "expert_count", u32(uint32_t(s.n_expert)));
         w.add(a + "expert_used_count", u32(uint32_t(s.n_expert_used)));
         w.add(a + "expert_feed_forward_length", u32(uint32_t(s.expert_width())));
+    }
+    if (s.longrope_ctx > 0) {
+        // As llama.cpp's converter writes a Phi-3 128k file: no scaling type.
+        const double scale = double(s.n_ctx_train) / s.longrope_ctx;
+        w.add(a + "rope.scaling.original_context_length", u32(uint32_t(s.longrope_ctx)));
+        w.add(a + "rope.scaling.attn_factor", f32(float(std::sqrt(1.0 + std::log(scale) / std::log(double(s.longrope_ctx))))));
     }
     if (s.yarn_factor > 0) {
         w.add(a + "rope.scaling.type", str("yarn"));
@@ -362,6 +390,9 @@ void validate(const SyntheticSpec& spec) {
     if (s.rope_dims > 0 && (spec.arch != Arch::Phi3 || s.rope_dims > s.head_dim || s.rope_dims % 2 != 0))
         fail("rotary dimensions " + std::to_string(s.rope_dims) + ": only phi3 rotates part of a head (an even part)");
     if (spec.arch == Arch::Phi3 && q_dim != s.n_embd) fail("phi3 needs heads x head size = embedding size");
+    if (s.longrope_ctx > 0 && (spec.arch != Arch::Phi3 || s.yarn_factor > 0 || s.longrope_ctx >= s.n_ctx_train))
+        fail("LongRoPE over " + std::to_string(s.longrope_ctx) +
+             " positions: phi3 only, without YaRN, below the trained context " + std::to_string(s.n_ctx_train));
     if (spec.arch == Arch::GptOss && s.tied) fail("gpt-oss has a separate output (use --untied)");
     if (spec.types.mxfp4_moe && spec.arch != Arch::Qwen3moe && spec.arch != Arch::GptOss)
         fail("mxfp4_moe needs an architecture with experts (qwen3moe, gpt-oss)");

@@ -20,6 +20,24 @@ namespace arbor::synth {
 // older generator are not reused (arbor-bench --synthetic names its files with it).
 inline constexpr int kGeneratorVersion = 1;
 
+// qwen2: Q/K/V biases, NEOX RoPE. qwen3: per-head Q/K norms, NEOX RoPE. gemma3: Q/K
+// norms, post-attention and post-FFN norms, GELU, sliding window on five layers of every
+// six, global RoPE base 1e6 with linear scaling by 8 (as Gemma 3 4B and larger), local 1e4.
+// smollm3: llama's tensors, every fourth layer without RoPE (llama.cpp fixes the interval).
+// phi3: fused attn_qkv and fused gate/up in ffn_up (gate's rows first), NEOX RoPE,
+// LongRoPE's factors with Shape::longrope_ctx.
+// qwen3moe: qwen3's attention; in each layer a router (ffn_gate_inp) and experts stacked
+// as llama.cpp's ffn_gate_exps / ffn_up_exps / ffn_down_exps instead of the dense FFN.
+// mistral3: llama's tensors; with --yarn, Ministral 3's YaRN keys (betas 32 and 1, log
+// multiplier 1) and attention temperature 0.1 over the shape's trained context.
+// gpt-oss (llama.cpp's openai-moe): Q/K/V and output biases, attention sinks (mean 1,
+// sigma 1), the FFN norm named post_attention_norm, a biased router and biased experts
+// whose gate and up have sigma 4/sqrt(cols) (so gpt-oss's clamp at 7 is reached), sliding
+// window on even layers (llama.cpp's default period 2), a separate output.
+enum class Arch { Llama, Qwen2, Qwen3, Gemma3, Smollm3, Phi3, Qwen3moe, Mistral3, GptOss };
+std::string_view arch_name(Arch arch);
+std::optional<Arch> arch_named(std::string_view name);
+
 struct Shape {
     std::string name;
     int n_layer = 0;
@@ -37,36 +55,31 @@ struct Shape {
     // context_length is n_ctx_train times it, as a YaRN-extended Qwen3's); 0: none.
     int yarn_factor = 0;
     int rope_dims = 0;  // rotated dimensions of a head (phi3 may rotate part of it); 0: head_dim
+    // phi3's LongRoPE over this original context (rope.scaling.original_context_length;
+    // the file's context_length stays n_ctx_train): rope_factors_long.weight (uniform in
+    // 1..15) and rope_factors_short.weight (1..2), one per rotated pair, and the
+    // converter's attn_factor sqrt(1 + ln(n_ctx_train / original) / ln(original)); 0: none.
+    int longrope_ctx = 0;
     // qwen3moe's and gpt-oss's routed experts: n_expert_used of n_expert per token,
     // each expert_ff wide (0: n_ff).
     int n_expert = 8;
     int n_expert_used = 2;
     int expert_ff = 0;
+    Arch arch = Arch::Llama;  // the published model's; arbor-synth --arch and SHAPE:TYPE:ARCH replace it
     int expert_width() const { return expert_ff > 0 ? expert_ff : n_ff; }
 };
 
 // The named shapes: tiny (2 layers, 256 embd, for tests), 135m (SmolLM2-135M), 135m-32k
-// (the same with a 32k context), 1b (Llama-3.2-1B), 3b (Llama-3.2-3B), 8b (Llama-3.1-8B).
-// Vocabulary 32000 (tiny: 512).
+// (the same with a 32k context), 1b (Llama-3.2-1B), 3b (Llama-3.2-3B), 8b (Llama-3.1-8B),
+// each llama; and of other architectures qwen3-1.7b (Qwen3-1.7B), gemma3-1b (Gemma 3 1B),
+// smollm3-3b (SmolLM3-3B), phi4-mini (Phi-4-mini: partial rotary, LongRoPE), and two
+// scaled-down mixtures of experts that fit a small machine: qwen3moe-1.7b-a0.3b
+// (Qwen3-30B-A3B's structure, 64 experts of which 8 per token, at 1024 embd and 16
+// layers: 1.7B weights, 0.3B per token) and gpt-oss-20b-4l (gpt-oss-20b's layer, 32
+// experts of which 4, with 4 of its 24 layers). Vocabulary 32000 (tiny: 512).
 std::optional<Shape> shape_named(std::string_view name);
 std::vector<std::string> shape_names();
 
-// qwen2: Q/K/V biases, NEOX RoPE. qwen3: per-head Q/K norms, NEOX RoPE. gemma3: Q/K
-// norms, post-attention and post-FFN norms, GELU, sliding window on five layers of every
-// six, global RoPE base 1e6 with linear scaling by 8 (as Gemma 3 4B and larger), local 1e4.
-// smollm3: llama's tensors, every fourth layer without RoPE (llama.cpp fixes the interval).
-// phi3: fused attn_qkv and fused gate/up in ffn_up (gate's rows first), NEOX RoPE.
-// qwen3moe: qwen3's attention; in each layer a router (ffn_gate_inp) and experts stacked
-// as llama.cpp's ffn_gate_exps / ffn_up_exps / ffn_down_exps instead of the dense FFN.
-// mistral3: llama's tensors; with --yarn, Ministral 3's YaRN keys (betas 32 and 1, log
-// multiplier 1) and attention temperature 0.1 over the shape's trained context.
-// gpt-oss (llama.cpp's openai-moe): Q/K/V and output biases, attention sinks (mean 1,
-// sigma 1), the FFN norm named post_attention_norm, a biased router and biased experts
-// whose gate and up have sigma 4/sqrt(cols) (so gpt-oss's clamp at 7 is reached), sliding
-// window on even layers (llama.cpp's default period 2), a separate output.
-enum class Arch { Llama, Qwen2, Qwen3, Gemma3, Smollm3, Phi3, Qwen3moe, Mistral3, GptOss };
-std::string_view arch_name(Arch arch);
-std::optional<Arch> arch_named(std::string_view name);
 
 // The weight types of a file: one type for every matrix, or a mix like llama.cpp's
 // Q4_K_M (Q4_K, with Q6_K for the output and some layers' attn_v and ffn_down).

@@ -433,13 +433,39 @@ private slots:
         QCOMPARE(writes, 1);
         QCOMPARE(arbor::Model::load(first)->config().n_embd, 256);
         QCOMPARE(arbor::synth::cached_synthetic_model("tiny:q4_0", count), first);
+        QCOMPARE(arbor::synth::cached_synthetic_model("tiny:q4_0:llama", count), first);  // the shape's own
         QCOMPARE(writes, 1);
-        for (const char* bad : {"tiny", "tiny:", "huge:q4_0", "tiny:q4_0:x"}) {
+        const auto qwen3 = arbor::synth::cached_synthetic_model("tiny:q4_0:qwen3", count);
+        QCOMPARE(QString::fromStdString(qwen3.string()),
+                 tmp_.filePath("cache/arbor/synthetic/tiny-q4_0-qwen3-seed1-v%1.gguf").arg(arbor::synth::kGeneratorVersion));
+        QCOMPARE(writes, 2);
+        QCOMPARE(arbor::Model::load(qwen3)->config().architecture, std::string("qwen3"));
+        for (const char* bad : {"tiny", "tiny:", "huge:q4_0", "tiny:q4_0:x", "tiny:q4_0:qwen3:x"}) {
             const QString error =
                 thrown<std::invalid_argument>([&] { arbor::synth::cached_synthetic_model(bad, count); });
-            QVERIFY2(error.endsWith("' is not SHAPE:TYPE with a known shape and type"), qPrintable(error));
+            QVERIFY2(error.endsWith("' is not SHAPE:TYPE[:ARCH] with a known shape, type and architecture"),
+                     qPrintable(error));
         }
-        QCOMPARE(writes, 1);
+        QCOMPARE(writes, 2);
+    }
+
+    // Every named shape is a valid spec of its own architecture (the large ones are not
+    // written here).
+    void namedShapesAreValid() {
+        for (const std::string& name : arbor::synth::shape_names()) {
+            SyntheticSpec spec = spec_of(name.c_str(), "q4_k");
+            spec.arch = spec.shape.arch;
+            try {
+                arbor::synth::validate(spec);
+            } catch (const std::invalid_argument& e) {
+                QFAIL(e.what());
+            }
+        }
+        QVERIFY(arbor::synth::shape_named("qwen3-1.7b")->arch == Arch::Qwen3);
+        QVERIFY(arbor::synth::shape_named("gemma3-1b")->arch == Arch::Gemma3);
+        QVERIFY(arbor::synth::shape_named("qwen3moe-1.7b-a0.3b")->arch == Arch::Qwen3moe);
+        QVERIFY(arbor::synth::shape_named("phi4-mini")->longrope_ctx == 4096);
+        QVERIFY(arbor::synth::shape_named("1b")->arch == Arch::Llama);
     }
 
     void commandLine() {

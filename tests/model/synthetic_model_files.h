@@ -19,6 +19,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QString>
+#include <QStringList>
 
 #include <algorithm>
 #include <cmath>
@@ -97,6 +98,10 @@ private:
     std::map<QString, std::unique_ptr<Model>> loaded_;
 };
 
+// The context llama.cpp ran a reference with (its "n_ctx", 256 unless it says): Arbor's
+// KV pool then holds as many positions, so that a LongRoPE model chooses the same factors.
+inline int32_t reference_context(const QJsonObject& ref) { return ref.value("n_ctx").toInt(256); }
+
 // A model's last-position logits against its reference cases (`ref`, one model of a
 // reference file), each case prefilled whole and in chunks of 7 across KV pages: the
 // largest difference seen and, when a case differs by `tolerance` or more or picks
@@ -111,7 +116,7 @@ inline ReferenceDiff diff_from_reference(const Model& m, const QJsonObject& ref,
                                          int32_t attention_part = 0, bool panel_weights = true) {
     BackendOptions options;
     options.panel_weights = panel_weights;
-    options.kv_tokens = 256;
+    options.kv_tokens = reference_context(ref);
     options.threads = 2;
     if (attention_part > 0) options.attention_part = attention_part;
     options.kv_type = KvType::F32;  // as the reference ran
@@ -145,7 +150,7 @@ inline ReferenceDiff diff_from_reference(const Model& m, const QJsonObject& ref,
 // The largest logit difference from the reference's longest (last) case, prefilled whole.
 inline double last_case_diff(const Model& m, const QJsonObject& ref) {
     BackendOptions options;
-    options.kv_tokens = 256;
+    options.kv_tokens = reference_context(ref);
     options.kv_type = KvType::F32;
     auto backend = make_cpu_backend(m, options);
     const QJsonObject c = ref.value("cases").toArray().last().toObject();
@@ -163,7 +168,7 @@ inline QString batched_failure(const Model& m, const QJsonObject& ref, double to
     if (cases.size() != 3) return QString("the reference has %1 cases, not 3").arg(cases.size());
     BackendOptions options;
     options.panel_weights = panel_weights;
-    options.kv_tokens = 256;
+    options.kv_tokens = reference_context(ref);
     options.threads = 2;
     options.kv_type = KvType::F32;
     auto backend = make_cpu_backend(m, options);
@@ -258,6 +263,17 @@ struct Parts {
     }
 };
 
+// Writes `broken` to `path` and loads it: empty when the load fails with a message holding
+// every one of `words` (logged), else the message.
+inline QString load_error_lacking(const Parts& broken, const std::filesystem::path& path, const QStringList& words) {
+    broken.write(path);
+    const QString message = load_error(path);
+    qInfo("%s", qPrintable(message));
+    for (const auto& w : words)
+        if (!message.contains(w)) return "message: " + message;
+    return {};
+}
+
 // Half the rows of a matrix, half the length of a vector (F32 only; its data shrinks alike).
 inline void halve(TestTensor& t) {
     if (t.type != 0) throw std::runtime_error("halve: tensor " + t.name + " is not F32");
@@ -293,7 +309,7 @@ inline void apply_edit(Parts& p, const QString& edit) {
         std::swap(t.dims[0], t.dims[1]);
     } else if (op == "halve") {
         halve(p.tensor(arg));
-    } else if (op == "longrope") {  // Phi-3 128k's factor tensors (12 pairs here)
+    } else if (op == "longrope") {  // Phi-3 128k's factor tensors (12 zeros each)
         for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"})
             p.tensors.push_back(zeros_tensor(name, {12}));
     } else if (op == "bias") {

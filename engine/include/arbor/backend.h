@@ -5,6 +5,7 @@
 // reads and writes the pages a batch names.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -65,6 +66,11 @@ struct BackendOptions {
     int threads = 0;                  // 0: one per core
     size_t kv_budget_bytes = 512u << 20;
     int32_t kv_tokens = 0;            // when > 0: room for this many tokens instead of the budget
+    // The longest sequence the caller runs (0: as many positions as the KV pool holds),
+    // never more than the pool or the model's trained context (sequence_limit). A
+    // LongRoPE model (phi3) rotates with its long factors when this limit exceeds its
+    // original context, as llama.cpp chooses by its context size.
+    int32_t context_tokens = 0;
     int32_t page_size = 16;           // tokens per KV page
     KvType kv_type = KvType::F16;
     // Float keeps logits a smooth function of the input (the default); Int8 quantizes
@@ -97,6 +103,10 @@ public:
     virtual int32_t page_size() const = 0;
     virtual int32_t page_count() const = 0;
     virtual size_t page_bytes() const = 0;
+    // Whether it rotates with a LongRoPE model's long factors (Model::rope_long_factors);
+    // false for every other model. Keys are stored rotated, so K/V pages computed with
+    // one factor set are not valid for the other.
+    virtual bool rope_long_factors() const { return false; }
 
     // Runs the batch. logits receives logit_rows() x n_vocab floats, sequences in batch
     // order, rows in position order. Throws arbor::Error on an invalid batch.
@@ -119,6 +129,14 @@ public:
     virtual void read_page(int32_t page, std::span<std::byte> out) const;
     virtual void write_page(int32_t page, std::span<const std::byte> bytes);
 };
+
+// The longest sequence a pool of pool_positions positions runs for a model trained on
+// n_ctx_train positions: context_tokens when > 0, bounded by both (Engine::context_size(),
+// and the context by which LongRoPE's factors are chosen).
+inline int32_t sequence_limit(int64_t pool_positions, int32_t context_tokens, int32_t n_ctx_train) {
+    const int32_t trained = std::max(n_ctx_train, 1);
+    return int32_t(std::min<int64_t>(pool_positions, context_tokens > 0 ? std::min(context_tokens, trained) : trained));
+}
 
 // The CPU backend: weights stay in the model's mapping, KV pages in host memory.
 std::unique_ptr<Backend> make_cpu_backend(const Model& model, const BackendOptions& options);

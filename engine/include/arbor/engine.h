@@ -89,6 +89,7 @@ struct EngineOptions {
     int32_t max_wait_steps = 64;      // a request waiting this long is admitted before any other
     // The longest sequence accepted, in tokens (0: the model's trained context). It is
     // bounded by the trained context and by what the KV pool holds (context_size()).
+    // The engine's own backend gets it as BackendOptions::context_tokens.
     int32_t context_tokens = 0;
     // The KV disk tier (README "KV disk tier"): whole pages evicted from memory, and every
     // cached page at shutdown, are written under kv_disk_dir (empty: arbor::kv_disk_dir())

@@ -52,6 +52,12 @@ struct ModelConfig {
     bool rope_yarn = false;
     int32_t rope_yarn_orig_ctx = 0;
     float rope_attn_factor = 1.0f;
+    // Phi-3's LongRoPE (rope_factors_long/short.weight, llama.cpp's reading): each rotated
+    // pair's frequency is divided by the long factors when the context a backend runs
+    // exceeds rope_long_orig_ctx positions (rope.scaling.original_context_length, else
+    // the trained context), by the short ones otherwise; cos/sin are times
+    // rope_attn_factor either way. 0: no LongRoPE.
+    int32_t rope_long_orig_ctx = 0;
     // The ramp's bounds and mistral3's yarn_log_multiplier (llama.cpp reads them from the
     // metadata for mistral3 only): with a multiplier m, cos/sin grow by
     // (1 + 0.1 ln f) / (1 + 0.1 m ln f) instead of 1 + 0.1 ln f.
@@ -137,6 +143,9 @@ struct ModelWeights {
     TensorView output;              // token_embd when tied
     // Per-frequency divisors of llama3-style RoPE scaling (rope_freqs.weight); empty if none.
     std::vector<float> rope_freq_factors;
+    // LongRoPE's divisors per rotated pair for long and for short contexts
+    // (ModelConfig::rope_long_orig_ctx); each empty if the file has none.
+    std::vector<float> rope_factors_long, rope_factors_short;
 };
 
 class Model {
@@ -152,12 +161,22 @@ public:
     // Jinja source of the chat template, empty when the file has none.
     const std::string& chat_template_source() const { return chat_template_; }
 
+    // Whether a backend running sequences of up to `context` positions rotates with
+    // LongRoPE's long factors (the context exceeds the original one); false for models
+    // without LongRoPE.
+    bool rope_long_factors(int32_t context) const {
+        return config_.rope_long_orig_ctx > 0 && context > config_.rope_long_orig_ctx;
+    }
     // cos/sin pairs (n_rot/2 of them) for position pos, of the global layers or (local)
-    // of the sliding-window layers, each times rope_mscale(local).
-    void rope_table(int32_t pos, float* cos_sin, bool local = false) const;
+    // of the sliding-window layers, each times rope_mscale(local); long_factors: the
+    // global layers' with LongRoPE's long factors (rope_long_factors).
+    void rope_table(int32_t pos, float* cos_sin, bool local = false, bool long_factors = false) const;
     // The angle per position of each rotated pair (n_rot/2), scaling factors included:
-    // rope_table's pair i is at pos * rope_inv_freq()[i].
-    const std::vector<float>& rope_inv_freq(bool local = false) const { return local ? inv_freq_local_ : inv_freq_; }
+    // rope_table's pair i is at pos * rope_inv_freq()[i]. Without long_factors a LongRoPE
+    // model's global table has the short factors.
+    const std::vector<float>& rope_inv_freq(bool local = false, bool long_factors = false) const {
+        return local ? inv_freq_local_ : long_factors && !inv_freq_long_.empty() ? inv_freq_long_ : inv_freq_;
+    }
     // The factor on cos and sin (YaRN's magnitude correction and rope.scaling.attn_factor);
     // 1 for most models.
     float rope_mscale(bool local = false) const { return local ? mscale_local_ : mscale_; }
@@ -171,6 +190,7 @@ private:
     std::string chat_template_;
     std::vector<float> inv_freq_;  // per rotated pair, including scaling factors
     std::vector<float> inv_freq_local_;  // likewise for sliding-window layers; empty without them
+    std::vector<float> inv_freq_long_;   // the global layers' with LongRoPE's long factors; empty without LongRoPE
     float mscale_ = 1.0f, mscale_local_ = 1.0f;
 };
 

@@ -120,6 +120,7 @@ void check_cublas(cublasStatus_t status, const char* what) {
 
 CudaBackend::CudaBackend(const Model& model, const BackendOptions& options, int device)
     : model_(model), cfg_(model.config()), device_(device) {
+    if (cfg_.rope_long_orig_ctx > 0) throw Error("the CUDA backend does not apply LongRoPE's factors (run on the CPU)");
     // Its kernels compute the llama and qwen2 forward pass only (no Q/K norms, post-norms,
     // GELU, sliding windows or routed experts): other architectures run on the CPU backend.
     if (cfg_.architecture != "llama" && cfg_.architecture != "qwen2")

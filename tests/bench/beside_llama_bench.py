@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Runs arbor-bench and llama.cpp's llama-bench on the same synthetic GGUF files, in
+alternating rounds (on a busy machine a swing then reaches both alike), and prints one
+markdown table: prompt and decode tokens/s of each, per round and as medians, with the
+CPU line arbor-bench reports.
+
+    tests/bench/beside_llama_bench.py --llama-bench /path/to/llama-bench \\
+        --models qwen3-1.7b:q4_k gemma3-1b:q4_k qwen3moe-1.7b-a0.3b:q4_k
+
+Each model is SHAPE:TYPE[:ARCH] as arbor-bench --synthetic takes it; the files are
+written by arbor-synth into --dir (kept for later runs). llama-bench is not part of this
+repository: build it from llama.cpp's source.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+
+def run(cmd):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return out.stdout
+
+
+def model_file(args, spec):
+    parts = spec.split(":")
+    if len(parts) not in (2, 3):
+        sys.exit(f"model '{spec}' is not SHAPE:TYPE[:ARCH]")
+    path = os.path.join(args.dir, "-".join(parts) + ".gguf")
+    if not os.path.exists(path):
+        cmd = [args.arbor_synth, "--shape", parts[0], "--type", parts[1], "--out", path]
+        if len(parts) == 3:
+            cmd += ["--arch", parts[2]]
+        print(run(cmd).strip(), file=sys.stderr)
+    return path
+
+
+def arbor_round(args, path):
+    report = json.loads(run([args.arbor_bench, "--model", path, "--device", "cpu", "--threads", str(args.threads),
+                             "--prompt-tokens", str(args.prompt), "--gen-tokens", str(args.gen),
+                             "--repetitions", "1", "--json"]))
+    rates = {r["test"]: r["tokens_per_second"] for r in report["results"]}
+    return report["cpu"], rates[f"pp{args.prompt}"], rates[f"tg{args.gen}"]
+
+
+def llama_round(args, path):
+    rows = json.loads(run([args.llama_bench, "-m", path, "-t", str(args.threads), "-p", str(args.prompt),
+                           "-n", str(args.gen), "-r", "1", "-o", "json"]))
+    pp = next(r["avg_ts"] for r in rows if r["n_prompt"] == args.prompt and r["n_gen"] == 0)
+    tg = next(r["avg_ts"] for r in rows if r["n_gen"] == args.gen and r["n_prompt"] == 0)
+    return pp, tg
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    build = os.path.join(here, "..", "..", "build", "tests", "bench")
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--llama-bench", required=True)
+    p.add_argument("--arbor-bench", default=os.path.join(build, "arbor-bench"))
+    p.add_argument("--arbor-synth", default=os.path.join(build, "arbor-synth"))
+    p.add_argument("--models", nargs="+", required=True)
+    p.add_argument("--dir", default=os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
+                                                  "arbor", "synthetic"))
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--prompt", type=int, default=128)
+    p.add_argument("--gen", type=int, default=32)
+    p.add_argument("--rounds", type=int, default=3)
+    args = p.parse_args()
+    os.makedirs(args.dir, exist_ok=True)
+
+    cpu = ""
+    lines = []
+    for spec in args.models:
+        path = model_file(args, spec)
+        arbor = {"pp": [], "tg": []}
+        llama = {"pp": [], "tg": []}
+        for r in range(args.rounds):
+            # Alternate which runs first, so that neither always follows the other.
+            order = [arbor_round, llama_round] if r % 2 == 0 else [llama_round, arbor_round]
+            for fn in order:
+                if fn is arbor_round:
+                    cpu, pp, tg = arbor_round(args, path)
+                    rates = arbor
+                else:
+                    pp, tg = llama_round(args, path)
+                    rates = llama
+                rates["pp"].append(pp)
+                rates["tg"].append(tg)
+                # Each round as it ends: a long run that is stopped still leaves figures.
+                print(f"{spec} round {r + 1} {'Arbor' if fn is arbor_round else 'llama.cpp'}: "
+                      f"pp{args.prompt} {pp:.1f}, tg{args.gen} {tg:.1f} tokens/s", file=sys.stderr, flush=True)
+        for test, n in (("pp", args.prompt), ("tg", args.gen)):
+            a, b = statistics.median(arbor[test]), statistics.median(llama[test])
+            runs = lambda v: " / ".join(f"{x:.1f}" for x in v)
+            lines.append(f"| {spec} | {test}{n} | {a:.1f} ({runs(arbor[test])}) | {b:.1f} ({runs(llama[test])}) "
+                         f"| {a / b:.2f} |")
+            print(lines[-1], file=sys.stderr)
+    print(f"cpu: {cpu}; {args.threads} threads, {args.rounds} alternating rounds (median, then each round)\n")
+    print("| model | test | Arbor tokens/s | llama.cpp tokens/s | Arbor / llama.cpp |")
+    print("|---|---|---|---|---|")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
