@@ -163,19 +163,13 @@ if [[ $quick -eq 0 ]]; then
     bench "$MODELS/llama-8b-q4_k.gguf" --workload concurrent --chats 1,8,32 -r 1 --int8-activations
 fi
 # Where a decode step's time goes (ARBOR_CUDA_PROFILE=1: the graph's GPU time, each
-# stage's, and the host's time in and between forwards), and the float products' earlier
-# layout (ARBOR_CUDA_MATVEC=row-per-warp) beside the default in the same run.
+# stage's, and the host's time in and between forwards).
 if [[ $quick -eq 0 ]]; then
     for opt in "" --int8-activations; do
         out="$(ARBOR_CUDA_PROFILE=1 timeout 120 "$bin/bench/arbor-bench" --model "$MODELS/llama-8b-q4_k.gguf" \
             --device cuda --prompt-tokens 64 --gen-tokens 64 -r 1 $opt 2>&1)"
         note "decode step profile, llama-8b-q4_k ${opt:-(float activations)}:"
         while IFS= read -r l; do [[ "$l" == "cuda profile:"* ]] && note "    $l"; done <<<"$out"
-    done
-    for m in "$MODELS/llama-8b-q4_k.gguf" "$MODELS/llama-1b-q4_k.gguf"; do
-        note "float decode products, earlier layout (row per warp) then the default (row pairs):"
-        ARBOR_CUDA_MATVEC=row-per-warp bench "$m" --prompt-tokens 512 --gen-tokens 128 -r 2
-        bench "$m" --prompt-tokens 512 --gen-tokens 128 -r 2
     done
 fi
 if [[ -n "$base_bench" && $quick -eq 0 ]]; then
