@@ -1,7 +1,8 @@
 // Products of quantized weights with a few activation rows (decode steps), the
 // dequantization of weight rows to halves for cuBLAS (steps of many rows), and
-// embedding lookups. A warp takes one or two weight rows, its lanes over them in a fixed
-// pattern (MatvecLayout), so a row's sum is always taken in the same order.
+// embedding lookups. A warp takes two weight rows (one row of gate and up when gated),
+// each lane whole 32-element units of them, so a row's sum is always taken in the same
+// order.
 #include "arbor/kernels/cuda_kernels.h"
 #include "dependent_launch.cuh"
 #include "matvec_launch.cuh"
@@ -14,56 +15,12 @@ namespace {
 
 constexpr int kWarps = kMatvecWarps;
 
-// Host side: the layout the launches below use (set_matvec_layout).
-MatvecLayout g_layout = MatvecLayout::RowPairs;
-
-// acc[t] += the lane's share of dot(row, x row t). The warp takes four units a step:
-// lane (sub, q) = (lane / 8, lane % 8) elements 4q .. 4q + 3 of unit u + sub, so that
-// neighbouring lanes read neighbouring weight bytes and activations (a lane per unit
-// strided them 128 bytes apart and ran at a tenth of the memory's speed). The order of
-// a lane's sums depends only on the row's length, never on n_x.
-template <class U, int NX>
-__device__ __forceinline__ void lane_dot(const uint8_t* row, int units, const float* x, int64_t ldx, int n_x,
-                                         float (&acc)[NX]) {
-    const int lane = threadIdx.x % 32, sub = lane / 8, q = lane % 8;
-#pragma unroll 4
-    for (int u = sub; u < units; u += 4) {
-        float v[4];
-        U::load4(row, u, q, v);
-#pragma unroll
-        for (int t = 0; t < NX; ++t) {
-            if (t >= n_x) break;
-            const float4 xv = __ldg(reinterpret_cast<const float4*>(x + t * ldx + int64_t(u) * 32 + 4 * q));
-            float s = v[0] * xv.x;
-            s = fmaf(v[1], xv.y, s);
-            s = fmaf(v[2], xv.z, s);
-            s = fmaf(v[3], xv.w, s);
-            acc[t] += s;
-        }
-    }
-}
-
-template <class U, int NX, bool GATED>
-__global__ void matvec_kernel(Segments seg, size_t row_bytes, int units, const float* x, int64_t ldx, int n_x) {
-    let_next_kernel_start();
-    const int64_t r = int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
-    if (r >= pick(seg.end, seg.n - 1)) return;
-    const StackedRow row = stacked_row(seg, r);
-    wait_for_previous_kernel();
-    float acc[NX], up[NX];
-#pragma unroll
-    for (int t = 0; t < NX; ++t) acc[t] = 0.0f, up[t] = 0.0f;
-    lane_dot<U, NX>(row.weight + size_t(row.local) * row_bytes, units, x, ldx, n_x, acc);
-    if (GATED) lane_dot<U, NX>(seg.weight[1] + size_t(row.local) * row_bytes, units, x, ldx, n_x, up);
-    store_row<NX, GATED>(row, acc, up, n_x);
-}
-
-// The RowPairs layout: lane l dequantizes whole units l, l + 32, ... (U::load) of R weight
-// rows (of gate and up when GATED, R = 1) and multiplies them with each x row's matching
-// 32 floats, read once for all of them. A unit's products are summed in two chains (even
-// and odd groups of four) added at the end, then added to the lane's total; the lanes'
-// totals are summed by warp_sum. Nothing in that order depends on n_x or on the rows
-// beside a row. Rows past the end are computed on a valid row and not stored.
+// Lane l dequantizes whole units l, l + 32, ... (U::load) of R weight rows (of gate and
+// up when GATED, R = 1) and multiplies them with each x row's matching 32 floats, read
+// once for all of them. A unit's products are summed in two chains (even and odd groups
+// of four) added at the end, then added to the lane's total; the lanes' totals are
+// summed by warp_sum. Nothing in that order depends on n_x or on the rows beside a row.
+// Rows past the end are computed on a valid row and not stored.
 template <class U, int NX, int R, bool GATED>
 __global__ void __launch_bounds__(kWarps * 32)
     matvec_units_kernel(Segments seg, size_t row_bytes, int units, const float* x, int64_t ldx, int n_x) {
@@ -185,25 +142,9 @@ template <class U>
 struct Matvec {
     static void run(const Segments& seg, bool gated, size_t rb, int units, const float* x, int64_t ldx, int n_x,
                     cudaStream_t s) {
-        if (g_layout == MatvecLayout::RowPairs) {
-            if (gated) launch_units<U, 1, true>(seg, rb, units, x, ldx, n_x, s);
-            else launch_units<U, 2, false>(seg, rb, units, x, ldx, n_x, s);
-            return;
-        }
-        const unsigned grid = blocks_for(seg.end[seg.n - 1], kWarps);
-        const unsigned threads = kWarps * 32;
-        const auto go = [&](auto kernel) { launch_kernel(kernel, grid, threads, 0, s, seg, rb, units, x, ldx, n_x); };
-        if (gated) {
-            if (n_x == 1) go(matvec_kernel<U, 1, true>);
-            else if (n_x == 2) go(matvec_kernel<U, 2, true>);
-            else if (n_x <= 4) go(matvec_kernel<U, 4, true>);
-            else go(matvec_kernel<U, 8, true>);
-        } else {
-            if (n_x == 1) go(matvec_kernel<U, 1, false>);
-            else if (n_x == 2) go(matvec_kernel<U, 2, false>);
-            else if (n_x <= 4) go(matvec_kernel<U, 4, false>);
-            else go(matvec_kernel<U, 8, false>);
-        }
+        // Two rows a warp, or one row of gate and up when gated.
+        if (gated) launch_units<U, 1, true>(seg, rb, units, x, ldx, n_x, s);
+        else launch_units<U, 2, false>(seg, rb, units, x, ldx, n_x, s);
     }
 };
 
@@ -234,9 +175,6 @@ bool run_matvec(DType type, const Segments& seg, bool gated, int64_t cols, const
 } // namespace
 
 bool supports(DType type) { return with_units<Nothing>(type); }
-
-void set_matvec_layout(MatvecLayout layout) { g_layout = layout; }
-MatvecLayout matvec_layout() { return g_layout; }
 
 bool matvec_multi(DType type, int64_t cols, const MatvecOut* outs, int n_outs, const float* x, int n_x,
                   void* stream, const void* q8) {

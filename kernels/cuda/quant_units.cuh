@@ -1,12 +1,11 @@
 // Device-side dequantization in units of 32 consecutive elements of a row, for every
 // weight type: unit u of a 32-element block type is block u; of a k-quant, elements
-// 32 * (u % 8) .. + 31 of super-block u / 8. load gives a whole unit, load4 its elements
-// 4q .. 4q + 3 (so that eight lanes share a unit and neighbouring lanes read neighbouring
-// bytes). Values follow the scalar reference (kernels/cpu/quant/dequant_scalar.cpp)
-// expression by expression. Codes become floats through small_uint_to_float (exact, and
-// several times the rate of an integer conversion), and load reads its unit's bytes in
-// the widest words the block's alignment allows: a lane of the float decode products
-// dequantizes whole units, so these two costs set its speed.
+// 32 * (u % 8) .. + 31 of super-block u / 8; load gives a whole unit. Values follow the
+// scalar reference (kernels/cpu/quant/dequant_scalar.cpp) expression by expression.
+// Codes become floats through small_uint_to_float (exact, and several times the rate of
+// an integer conversion), and load reads its unit's bytes in the widest words the block's
+// alignment allows: a lane of the float decode products dequantizes whole units, so
+// these two costs set its speed.
 #pragma once
 
 #include "arbor/kernels/dtype.h"
@@ -51,10 +50,6 @@ struct Units<DType::F32> {
             v[4 * i] = f.x, v[4 * i + 1] = f.y, v[4 * i + 2] = f.z, v[4 * i + 3] = f.w;
         }
     }
-    __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {
-        const float4 f = __ldg(reinterpret_cast<const float4*>(row) + 8 * u + q);
-        v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
-    }
 };
 
 template <>
@@ -72,12 +67,6 @@ struct Units<DType::F16> {
             }
         }
     }
-    __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {
-        const uint2 w = __ldg(reinterpret_cast<const uint2*>(row) + 8 * u + q);
-        const float2 a = __half22float2(*reinterpret_cast<const __half2*>(&w.x));
-        const float2 b = __half22float2(*reinterpret_cast<const __half2*>(&w.y));
-        v[0] = a.x, v[1] = a.y, v[2] = b.x, v[3] = b.y;
-    }
 };
 
 template <>
@@ -94,11 +83,6 @@ struct Units<DType::BF16> {
                 v[8 * i + 2 * j + 1] = __uint_as_float(words[j] & 0xffff0000u);
             }
         }
-    }
-    __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {
-        const uint2 w = __ldg(reinterpret_cast<const uint2*>(row) + 8 * u + q);
-        v[0] = __uint_as_float(w.x << 16), v[1] = __uint_as_float(w.x & 0xffff0000u);
-        v[2] = __uint_as_float(w.y << 16), v[3] = __uint_as_float(w.y & 0xffff0000u);
     }
 };
 
@@ -118,14 +102,6 @@ struct Units<DType::Q4_0> {
             }
         }
     }
-    __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {
-        const uint8_t* b = row + size_t(u) * sizeof(BlockQ4_0);
-        const float d = half_at(b);
-        const uint32_t w = load_u16_pair(b + 2 + 4 * (q % 4));
-        const int shift = q < 4 ? 0 : 4;
-#pragma unroll
-        for (int e = 0; e < 4; ++e) v[e] = __fmul_rn(small_uint_to_float((w >> (8 * e + shift)) & 0x0f) - 8.0f, d);
-    }
 };
 
 template <>
@@ -143,14 +119,6 @@ struct Units<DType::Q4_1> {
             }
         }
     }
-    __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {
-        const uint8_t* b = row + size_t(u) * sizeof(BlockQ4_1);
-        const float d = half_at(b), m = half_at(b + 2);
-        const uint32_t w = __ldg(reinterpret_cast<const uint32_t*>(b + 4 + 4 * (q % 4)));
-        const int shift = q < 4 ? 0 : 4;
-#pragma unroll
-        for (int e = 0; e < 4; ++e) v[e] = __fadd_rn(__fmul_rn(small_uint_to_float((w >> (8 * e + shift)) & 0x0f), d), m);
-    }
 };
 
 template <>
@@ -164,18 +132,6 @@ struct Units<DType::Q5_0> {
             const int q = __ldg(b + 6 + j);
             v[j] = __fmul_rn(small_uint_to_float((q & 0x0f) | (((qh >> j) & 1) << 4)) - 16.0f, d);
             v[j + 16] = __fmul_rn(small_uint_to_float((q >> 4) | (((qh >> (j + 16)) & 1) << 4)) - 16.0f, d);
-        }
-    }
-    __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {
-        const uint8_t* b = row + size_t(u) * sizeof(BlockQ5_0);
-        const float d = half_at(b);
-        const uint32_t qh = load_u16_pair(b + 2);
-        const uint32_t w = load_u16_pair(b + 6 + 4 * (q % 4));
-        const int shift = q < 4 ? 0 : 4;
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const int el = 4 * q + e;  // element of the block
-            v[e] = __fmul_rn(small_uint_to_float(((w >> (8 * e + shift)) & 0x0f) | (((qh >> el) & 1) << 4)) - 16.0f, d);
         }
     }
 };
@@ -193,18 +149,6 @@ struct Units<DType::Q5_1> {
             v[j + 16] = __fadd_rn(__fmul_rn(small_uint_to_float((q >> 4) | (((qh >> (j + 16)) & 1) << 4)), d), m);
         }
     }
-    __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {
-        const uint8_t* b = row + size_t(u) * sizeof(BlockQ5_1);
-        const float d = half_at(b), m = half_at(b + 2);
-        const uint32_t qh = __ldg(reinterpret_cast<const uint32_t*>(b + 4));
-        const uint32_t w = __ldg(reinterpret_cast<const uint32_t*>(b + 8 + 4 * (q % 4)));
-        const int shift = q < 4 ? 0 : 4;
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const int el = 4 * q + e;
-            v[e] = __fadd_rn(__fmul_rn(small_uint_to_float(((w >> (8 * e + shift)) & 0x0f) | (((qh >> el) & 1) << 4)), d), m);
-        }
-    }
 };
 
 template <>
@@ -219,13 +163,6 @@ struct Units<DType::Q8_0> {
             for (int e = 0; e < 4; ++e)
                 v[4 * k + e] = __fmul_rn(small_uint_to_float(((w >> (8 * e)) & 0xff) ^ 0x80) - 128.0f, d);
         }
-    }
-    __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {
-        const uint8_t* b = row + size_t(u) * sizeof(BlockQ8_0);
-        const float d = half_at(b);
-        const uint32_t w = load_u16_pair(b + 2 + 4 * q);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) v[e] = __fmul_rn(small_uint_to_float(((w >> (8 * e)) & 0xff) ^ 0x80) - 128.0f, d);
     }
 };
 
@@ -255,20 +192,6 @@ struct Units<DType::Q4_K> {
             }
         }
     }
-    __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {
-        const auto* b = reinterpret_cast<const BlockQ4_K*>(row) + u / 8;
-        const int s = u % 8;
-        const uint32_t dm = __ldg(reinterpret_cast<const uint32_t*>(&b->d));  // d and dmin
-        const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&dm));
-        int sc, mn;
-        scale_min(b->scales, s, sc, mn);
-        const float d1 = __fmul_rn(f.x, small_uint_to_float(sc)), m1 = __fmul_rn(f.y, small_uint_to_float(mn));
-        const uint32_t w = __ldg(reinterpret_cast<const uint32_t*>(b->qs + 32 * (s / 2) + 4 * q));
-        const int shift = 4 * (s & 1);
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-            v[e] = __fsub_rn(__fmul_rn(d1, small_uint_to_float((w >> (8 * e + shift)) & 0x0f)), m1);
-    }
 };
 
 // Q5_K: as Q4_K, with the fifth bit of element 32s + l in bit s of qh[l].
@@ -297,23 +220,6 @@ struct Units<DType::Q5_K> {
             }
         }
     }
-    __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {
-        const auto* b = reinterpret_cast<const BlockQ5_K*>(row) + u / 8;
-        const int s = u % 8;
-        const uint32_t dm = __ldg(reinterpret_cast<const uint32_t*>(&b->d));  // d and dmin
-        const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&dm));
-        int sc, mn;
-        scale_min(b->scales, s, sc, mn);
-        const float d1 = __fmul_rn(f.x, small_uint_to_float(sc)), m1 = __fmul_rn(f.y, small_uint_to_float(mn));
-        const uint32_t w = __ldg(reinterpret_cast<const uint32_t*>(b->qs + 32 * (s / 2) + 4 * q));
-        const uint32_t h = __ldg(reinterpret_cast<const uint32_t*>(b->qh + 4 * q));
-        const int shift = 4 * (s & 1);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const uint32_t lo = (w >> (8 * e + shift)) & 0x0f, hi = ((h >> (8 * e + s)) & 1) << 4;
-            v[e] = __fsub_rn(__fmul_rn(d1, small_uint_to_float(lo | hi)), m1);
-        }
-    }
 };
 
 // Q6_K: unit k is quarter k % 4 of half k / 4 (see dequant_scalar.cpp).
@@ -336,20 +242,6 @@ struct Units<DType::Q6_K> {
                 const uint32_t c = ((lw >> (8 * e + lshift)) & 0x0f) | (((hw >> (8 * e + hshift)) & 3) << 4);
                 v[4 * k + e] = __fmul_rn(k < 4 ? d0 : d1, small_uint_to_float(c) - 32.0f);
             }
-        }
-    }
-    __device__ __forceinline__ static void load4(const uint8_t* row, int u, int q, float* v) {
-        const auto* b = reinterpret_cast<const BlockQ6_K*>(row) + u / 8;
-        const int k = u % 8, h = k / 4, j = k % 4;
-        const float d = half_at(reinterpret_cast<const uint8_t*>(&b->d));
-        const uint32_t ql = load_u16_pair(b->ql + 64 * h + 32 * (j & 1) + 4 * q);
-        const uint32_t qh = load_u16_pair(b->qh + 32 * h + 4 * q);
-        const float dl = __fmul_rn(d, float(b->scales[8 * h + 2 * j + q / 4]));
-        const int lshift = 4 * (j >> 1), hshift = 2 * j;
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const uint32_t c = ((ql >> (8 * e + lshift)) & 0x0f) | (((qh >> (8 * e + hshift)) & 3) << 4);
-            v[e] = __fmul_rn(dl, small_uint_to_float(c) - 32.0f);
         }
     }
 };

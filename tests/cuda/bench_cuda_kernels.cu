@@ -93,12 +93,10 @@ int main() {
     cudaMalloc(&dq, cuda::q8_bytes(FF, 8));
     for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::F16}) {
         const std::string tname(dtype_name(type));
-        // The float path in both layouts, then the integer one (already quantized, and with
-        // the quantization).
-        struct Path { const char* suffix; bool int8, quantize, row_per_warp; };
-        std::vector<Path> paths = {{" row/warp", false, false, true}, {"", false, false, false}};
-        if (cuda::has_int8_path(type))
-            paths.push_back({" int8", true, false, false}), paths.push_back({" int8+q", true, true, false});
+        // The float path, then the integer one (already quantized, and with the quantization).
+        struct Path { const char* suffix; bool int8, quantize; };
+        std::vector<Path> paths = {{"", false, false}};
+        if (cuda::has_int8_path(type)) paths.push_back({" int8", true, false}), paths.push_back({" int8+q", true, true});
         struct Shape { const char* name; int64_t rows, cols; };
         for (const Shape s : {Shape{"wq 4096x4096", E, E}, Shape{"down 4096x14336", E, FF}}) {
             uint8_t* w = device_copy(gpu_check::random_weights(type, s.rows, s.cols, rng));
@@ -106,7 +104,6 @@ int main() {
             cuda::quantize_q8(dx, s.cols, 8, dq, nullptr);
             for (const Path& p : paths)
                 for (int n_x : {1, 8}) {
-                    cuda::set_matvec_layout(p.row_per_warp ? cuda::MatvecLayout::RowPerWarp : cuda::MatvecLayout::RowPairs);
                     const double us = time_us([&] {
                         if (p.quantize) cuda::quantize_q8(dx, s.cols, n_x, dq, nullptr);
                         cuda::matvec(type, w, s.rows, s.cols, dx, n_x, dy, nullptr, nullptr, p.int8 ? dq : nullptr);
@@ -121,7 +118,6 @@ int main() {
         const double mb = 2.0 * double(row_bytes(type, E)) * double(FF) / 1e6;
         cuda::quantize_q8(dx, E, 1, dq, nullptr);
         for (const Path& p : paths) {
-            cuda::set_matvec_layout(p.row_per_warp ? cuda::MatvecLayout::RowPerWarp : cuda::MatvecLayout::RowPairs);
             const double us = time_us([&] {
                 if (p.quantize) cuda::quantize_q8(dx, E, 1, dq, nullptr);
                 cuda::matvec_gated(type, E, gate, up, FF, dx, 1, dy, nullptr, p.int8 ? dq : nullptr);
@@ -130,7 +126,6 @@ int main() {
         }
         cudaFree(gate);
         cudaFree(up);
-        cuda::set_matvec_layout(cuda::MatvecLayout::RowPairs);
     }
     cudaFree(dq);
     {

@@ -72,7 +72,7 @@ struct HostQ8 {
 // of |terms|: the unit sums are exact integers, so what remains is float rounding; a
 // wrong index or scale misses by the order of the sum itself), and against the float
 // path within the activations' quantization bound, sum |w_i| * d_i / 2.
-void test_matvec(Checks& c, std::mt19937& rng, const std::string& layout, int64_t cols) {
+void test_matvec(Checks& c, std::mt19937& rng, int64_t cols, const std::string& label = "") {
     const int64_t rows = 67;
     for (DType type : kTypes) {
         const auto w = gpu_check::random_weights(type, rows, cols, rng);
@@ -87,8 +87,8 @@ void test_matvec(Checks& c, std::mt19937& rng, const std::string& layout, int64_
             c.expect(dq.get() == hq.rows, std::string(dtype_name(type)) + " quantize_q8 gives the host quantizer's bits");
         for (bool int8 : {false, true}) {
             if (int8 && !cuda::has_int8_path(type)) continue;
-            const std::string name = layout + " " + std::string(dtype_name(type)) + (int8 ? " int8" : "") + " cols " +
-                                     std::to_string(cols);
+            const std::string name =
+                label + std::string(dtype_name(type)) + (int8 ? " int8" : "") + " cols " + std::to_string(cols);
             const void* q8 = int8 ? dq.p : nullptr;
             const std::vector<float>& xr = int8 ? hq.values : x;
             for (int n_x : {1, 3, 8}) {
@@ -136,12 +136,12 @@ void test_matvec(Checks& c, std::mt19937& rng, const std::string& layout, int64_
 
 // Stacked launches give each matrix's matvec bits: Q, K and V in one launch, and the
 // gated FFN product against matvec of gate and up followed by silu_mul.
-void test_fused_matvec(Checks& c, std::mt19937& rng, const std::string& layout) {
+void test_fused_matvec(Checks& c, std::mt19937& rng, const std::string& label = "") {
     const int64_t cols = 256;
     for (DType type : {DType::Q4_K, DType::Q6_K, DType::Q8_0, DType::F16})
         for (bool int8 : {false, true}) {
         if (int8 && !cuda::has_int8_path(type)) continue;
-        const std::string name = layout + " " + std::string(dtype_name(type)) + (int8 ? " int8" : "");
+        const std::string name = label + std::string(dtype_name(type)) + (int8 ? " int8" : "");
         const int64_t rows[3] = {40, 9, 13};
         std::vector<std::unique_ptr<Dev<uint8_t>>> w;
         for (int64_t r : rows) w.push_back(std::make_unique<Dev<uint8_t>>(gpu_check::random_weights(type, r, cols, rng)));
@@ -377,21 +377,16 @@ int main() {
     std::printf("device: %s\n", prop.name);
     Checks c;
     std::mt19937 rng(42);
-    // Both layouts of the float products; 512 columns give a lane at most one unit, 2304
-    // several and a partial last round.
-    for (const auto& [layout, name] : {std::pair{cuda::MatvecLayout::RowPairs, "row pairs"},
-                                       std::pair{cuda::MatvecLayout::RowPerWarp, "row per warp"}}) {
-        cuda::set_matvec_layout(layout);
-        for (int64_t cols : {512, 2304}) test_matvec(c, rng, name, cols);
-        test_fused_matvec(c, rng, name);
-    }
-    cuda::set_matvec_layout(cuda::MatvecLayout::RowPairs);
+    // 512 columns give a lane of the float products at most one unit, 2304 several and a
+    // partial last round; 67 rows leave the last warp's pair with one row.
+    for (int64_t cols : {512, 2304}) test_matvec(c, rng, cols);
+    test_fused_matvec(c, rng);
     // The integer path with every row split over two warps (by default only rows of 2048
-    // columns and more are), checked the same way.
+    // columns and more are), checked the same way ("split" in the names).
     const int split_units = cuda::q8_split_units();
     cuda::set_q8_split_units(1);
-    for (int64_t cols : {512, 2304}) test_matvec(c, rng, "split rows", cols);
-    test_fused_matvec(c, rng, "split rows");
+    for (int64_t cols : {512, 2304}) test_matvec(c, rng, cols, "split ");
+    test_fused_matvec(c, rng, "split ");
     cuda::set_q8_split_units(split_units);
     test_dequantize_and_rows(c, rng);
     test_row_ops(c, rng);

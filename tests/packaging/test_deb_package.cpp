@@ -1,8 +1,9 @@
 // The .deb that `cpack -G DEB` makes from this build: its control fields (the libraries the
 // programs link and the QML modules and platform plugin they load at run time), its exact
-// contents (with CUDA, the CUDA backend library), its desktop entry and icon, and its
-// programs run from the unpacked package (the app opens its window and loads the default
-// model, on a machine without an NVIDIA driver too). Skips, saying why, where dpkg
+// contents (with CUDA, the CUDA backend library, on which nothing depends), its desktop
+// entry and icon, and its programs run from the unpacked package (the app opens its
+// window and loads the default model, and the CLI uses the GPU or says why not, on a
+// machine without an NVIDIA driver too). Skips, saying why, where dpkg
 // is not available.
 #include "test_support.h"
 
@@ -92,6 +93,10 @@ private slots:
         QVERIFY2(deps.contains(QString("libzip4")), qPrintable(deps.join(", ")));
         for (const char* tool : {"python3-venv", "python3", "unzip"})
             QVERIFY2(!deps.contains(QString(tool)), qPrintable(deps.join(", ")));
+        // Nor the CUDA runtime and cuBLAS that libarbor_cuda.so links (in a build with CUDA):
+        // the package installs without them, and the programs then run on the CPU.
+        const QRegularExpression cuda(QStringLiteral("cuda|cublas|nvidia"), QRegularExpression::CaseInsensitiveOption);
+        QVERIFY2(deps.filter(cuda).isEmpty(), qPrintable(deps.join(", ")));
     }
 
     // Run-time loads are invisible to dpkg-shlibdeps: every module the views import and
@@ -180,6 +185,32 @@ private slots:
                                                       "-n", "4", "--temp", "0"});
         QVERIFY2(generated.code == 0 && generated.out.contains("Paris"), qPrintable(generated.out + generated.err));
     }
+
+#ifdef ARBOR_TEST_HAVE_CUDA
+    // The packaged CLI opens the packaged CUDA backend: `--device auto` generates, on the
+    // GPU or on the CPU saying why not; where it said why, `--device cuda` is refused with
+    // that reason and exit status 1, else it generates on the GPU.
+    void packagedCliRunsOnTheGpuOrSaysWhyNot() {
+        const QString cli = root_ + "/usr/bin/arbor-cli";
+        const QString model = QString::fromStdString(arbor::test::model_path().string());
+        const QStringList generate{"generate", "--model", model, "--prompt", "The capital of France is",
+                                   "-n", "4", "--temp", "0", "--device"};
+        const Run automatic = run(cli, generate + QStringList{"auto"});
+        QVERIFY2(automatic.code == 0 && automatic.out.contains("Paris"), qPrintable(automatic.out + automatic.err));
+        const Run gpu = run(cli, generate + QStringList{"cuda"});
+        static const QRegularExpression noGpu(QStringLiteral("no GPU used: ([^\n]+)"));
+        const QRegularExpressionMatch onCpu = noGpu.match(automatic.err);
+        if (!onCpu.hasMatch()) {
+            QVERIFY2(gpu.code == 0 && gpu.out.contains("Paris"), qPrintable(gpu.out + gpu.err));
+            return;
+        }
+        const QString why = onCpu.captured(1).trimmed();
+        QVERIFY2(!why.contains("libarbor_cuda.so not found") && !why.contains("could not be loaded"), qPrintable(why));
+        QCOMPARE(gpu.code, 1);
+        QVERIFY2(gpu.err.contains("device cuda unavailable: " + why), qPrintable(gpu.err));
+        QVERIFY2(gpu.out.isEmpty(), qPrintable(gpu.out));
+    }
+#endif
 
     // The unpacked app, with fresh data and config directories, loads its QML from the
     // system's modules and the default model; it keeps running until stopped.

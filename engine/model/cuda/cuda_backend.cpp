@@ -180,9 +180,6 @@ CudaBackend::CudaBackend(const Model& model, const BackendOptions& options, int 
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a stream");
     // ARBOR_CUDA_GRAPHS=0 launches decode steps kernel by kernel (for comparisons).
     if (const char* g = std::getenv("ARBOR_CUDA_GRAPHS"); g && std::string(g) == "0") graphs_enabled_ = false;
-    // ARBOR_CUDA_MATVEC=row-per-warp: the earlier layout of the decode products (for comparisons).
-    if (const char* m = std::getenv("ARBOR_CUDA_MATVEC"); m && std::string(m) == "row-per-warp")
-        cuda::set_matvec_layout(cuda::MatvecLayout::RowPerWarp);
     // Int8 decode products only when asked for, as on the CPU: they move the logits by up to
     // ~0.1 on a trained model and flip greedy tokens at near-ties (Numerics in the README).
     int8_matvec_ = options.int8_activations;

@@ -63,24 +63,14 @@ void set_q8_split_units(int units);
 int q8_split_units();
 
 // y[t * rows + r] = dot(weight row r, x row t) (+ bias[r]) for t < n_x <= kMatvecRows,
-// x rows of cols floats (16-byte aligned, cols a multiple of 32): one warp per weight
-// row reads it once for all rows. Each (weight row, x row) sum is taken in the same
-// order whatever n_x and whatever is launched with it, so a row's result never depends
-// on its batch. q8: x quantized by quantize_q8, or null; the integer path runs when it
+// x rows of cols floats (16-byte aligned, cols a multiple of 32): each weight row is read
+// once for all x rows (the float path: two rows a warp, lane l taking whole 32-element
+// units l, l + 32, ...; the integer path: a row a warp, a lane per unit). Each (weight
+// row, x row) sum is taken in the same order whatever n_x and whatever is launched with
+// it, so a row's result never depends on its batch. q8: x quantized by quantize_q8, or null; the integer path runs when it
 // is given and the type has one. Returns false for an unsupported type.
 bool matvec(DType type, const void* weight, int64_t rows, int64_t cols, const float* x, int n_x, float* y,
             const float* bias, void* stream, const void* q8 = nullptr);
-
-// How the float decode products spread weight rows over warps. RowPairs (the default): a
-// warp takes two rows (one row of gate and up when gated), lane l dequantizing whole
-// 32-element units l, l + 32, ..., so that each lane reads its weights in long runs and
-// each activation chunk once for both rows. RowPerWarp: the earlier layout, one row per
-// warp with eight lanes per unit, kept for comparison (ARBOR_CUDA_MATVEC=row-per-warp in
-// the backend). Both sum each (weight row, x row) in an order set by the row's length
-// alone. (The integer path has one layout: a row per warp, a lane per unit.)
-enum class MatvecLayout { RowPairs, RowPerWarp };
-void set_matvec_layout(MatvecLayout layout);
-MatvecLayout matvec_layout();
 
 // Up to three matrices of one type and width in one launch (a layer's Q, K and V), each
 // into its own output as matvec would.
