@@ -3,8 +3,9 @@
 // hundreds of short kernels; without this each one waits for the last block of the one
 // before to finish before its own blocks are even placed, and the GPU idles in between.
 //
-// Invariant: every kernel launched early by launch_kernel() calls wait_for_previous_kernel() before
-// it reads anything an earlier kernel writes or writes anything an earlier kernel reads.
+// Invariant: every kernel launched early by launch_kernel() calls wait_for_previous_kernel()
+// before it reads anything an earlier kernel writes or writes anything an earlier kernel
+// reads.
 // Before that call it may only read what no kernel of the step writes (the step's
 // positions and block tables, copied in before its first kernel). Then a kernel
 // that starts early never sees a half-written input, and as each kernel waits for the
@@ -18,7 +19,7 @@
 namespace arbor::cuda {
 
 // Whether launches on `stream` overlap: set_overlapping_launches turned it on for the
-// stream on this thread (and the device and ARBOR_CUDA_PDL allow it).
+// stream on this thread, on a device that supports it.
 bool overlapping(cudaStream_t stream);
 
 // early<<<grid, block, shared, stream>>>(args...) marked as allowed to overlap the kernel

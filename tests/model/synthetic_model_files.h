@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -262,6 +263,15 @@ struct Parts {
         write_file(path, w.bytes());
     }
 };
+
+// Synthetic model `file` with `edit` applied to its parts, written to `path` and loaded.
+inline std::unique_ptr<Model> edited_model(const QString& file, const std::filesystem::path& path,
+                                           const std::function<void(Parts&)>& edit) {
+    Parts p = Parts::read(synthetic_dir() / file.toStdString());
+    edit(p);
+    p.write(path);
+    return Model::load(path);
+}
 
 // Writes `broken` to `path` and loads it: empty when the load fails with a message holding
 // every one of `words` (logged), else the message.

@@ -48,10 +48,7 @@ class TestGptOss : public QObject {
 
     // The F32 model with `edit` applied (Parts' edits, or a function of the parts), loaded.
     std::unique_ptr<arbor::Model> edited(const std::function<void(Parts&)>& edit) {
-        Parts p = Parts::read(synthetic_dir() / kF32.toStdString());
-        edit(p);
-        p.write(temp_file("edited.gguf"));
-        return arbor::Model::load(temp_file("edited.gguf"));
+        return arbor::test::edited_model(kF32, temp_file("edited.gguf"), edit);
     }
 
 private slots:

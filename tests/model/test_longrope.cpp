@@ -43,10 +43,7 @@ class TestLongRope : public QObject {
 
     // The model with `edit` applied to its parts, loaded.
     std::unique_ptr<arbor::Model> edited(const std::function<void(Parts&)>& edit) {
-        Parts p = Parts::read(synthetic_dir() / kFile.toStdString());
-        edit(p);
-        p.write(temp_file("edited.gguf"));
-        return arbor::Model::load(temp_file("edited.gguf"));
+        return arbor::test::edited_model(kFile, temp_file("edited.gguf"), edit);
     }
 
     static bool long_factors_at(const arbor::Model& m, int32_t kv_tokens, int32_t context_tokens = 0) {

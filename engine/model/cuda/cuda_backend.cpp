@@ -184,8 +184,8 @@ CudaBackend::CudaBackend(const Model& model, const BackendOptions& options, int 
     // ~0.1 on a trained model and flip greedy tokens at near-ties (Numerics in the README).
     int8_matvec_ = options.int8_activations;
     // Their decode steps let kernels overlap (ARBOR_CUDA_PDL=0: never, for comparisons).
-    if (const char* p = std::getenv("ARBOR_CUDA_PDL"); int8_matvec_ && !(p && std::string(p) == "0"))
-        overlap_decode_ = true;
+    const char* pdl = std::getenv("ARBOR_CUDA_PDL");
+    overlap_decode_ = int8_matvec_ && !(pdl && std::string(pdl) == "0");
     check_cublas(cublasCreate(&cublas_), "initialisation");
     check_cublas(cublasSetStream(cublas_, stream_), "stream selection");
 
