@@ -20,12 +20,17 @@ ToolButton {
     readonly property ModelService model: app.model
     readonly property bool dark: Material.theme === Material.Dark
     readonly property string remote: app.picker.currentRemote
-    readonly property string label: {
+    readonly property bool local: picker.remote.length === 0 && picker.model.ready
+    readonly property string name: {
         if (picker.remote.length > 0) return picker.remote
         if (picker.model.state === "loading") return qsTr("Loading %1…").arg(picker.model.name)
         if (!picker.model.ready) return qsTr("Choose a model")
-        return picker.describe(picker.model.displayName, picker.model.architecture, picker.model.quantType)
+        return picker.model.displayName
     }
+    // "architecture · quantization" of the loaded file; shown beside the name and never
+    // elided, so a long name in a narrow window still leaves them readable.
+    readonly property string details: picker.local ? picker.describe("", picker.model.architecture, picker.model.quantType) : ""
+    readonly property string label: picker.details.length > 0 ? picker.name + " · " + picker.details : picker.name
 
     // "name · architecture · quantization", leaving out what is unknown.
     function describe(name: string, architecture: string, quantType: string): string {
@@ -51,11 +56,18 @@ ToolButton {
         }
         Label {
             objectName: "modelPickerText"
-            text: picker.label
+            text: picker.name
             elide: Text.ElideRight
             font.bold: picker.model.ready || picker.remote.length > 0
             Layout.fillWidth: true
             Layout.maximumWidth: implicitWidth
+        }
+        Label {
+            objectName: "modelPickerDetails"
+            visible: picker.details.length > 0
+            text: "· " + picker.details
+            color: Theme.secondaryText(picker.dark)
+            Layout.minimumWidth: implicitWidth
         }
         Label {
             text: "\u25be"  // a small down-pointing triangle: the button opens a list

@@ -48,6 +48,14 @@ QString textOf(QQuickWindow* window, const char* objectName) {
     return item ? item->property("text").toString() : QStringLiteral("<no %1>").arg(objectName);
 }
 
+// What the model picker shows: the model's name, then its architecture and quantization
+// ("qwen2-tiny · qwen2 · F16") where a local model is loaded.
+QString pickerText(QQuickWindow* window) {
+    QQuickItem* details = findItem(window, QStringLiteral("modelPickerDetails"));
+    const QString name = textOf(window, "modelPickerText");
+    return details && details->isVisible() ? name + QLatin1Char(' ') + details->property("text").toString() : name;
+}
+
 // Sends `text` in the current tab and waits for the reply to finish.
 void sendAndWait(arbor::test::AppWindow& running, const QString& text) {
     ChatSession* session = running.app.tabs()->current();
@@ -104,7 +112,7 @@ private slots:
             running.app.start(models.qwen2);
             QVERIFY(QTest::qWaitForWindowExposed(window));
             QTRY_VERIFY_WITH_TIMEOUT(running.app.started() && running.app.model()->ready(), kLoadMs);
-            QTRY_COMPARE(textOf(window, "modelPickerText"), QStringLiteral("qwen2-tiny · qwen2 · F16"));
+            QTRY_COMPARE(pickerText(window), QStringLiteral("qwen2-tiny · qwen2 · F16"));
             QVERIFY(!findItem(window, QStringLiteral("modelPickerBusy"))->isVisible());
 
             // The first conversation answers with qwen2-tiny.
@@ -154,7 +162,20 @@ private slots:
             QVERIFY(progressShown);
             QTRY_VERIFY(!busy->isVisible());
             // qwen3-tiny's general.name (the picker shows that, with the file's quantization).
-            QTRY_COMPARE(textOf(window, "modelPickerText"), QStringLiteral("synthetic tiny f32 seed 3 · qwen3 · F32"));
+            QTRY_COMPARE(pickerText(window), QStringLiteral("synthetic tiny f32 seed 3 · qwen3 · F32"));
+            // In a narrow window the name is cut short, the architecture and quantization stay whole.
+            window->resize(420, 760);
+            {
+                QQuickItem* name = findItem(window, QStringLiteral("modelPickerText"));
+                QQuickItem* details = findItem(window, QStringLiteral("modelPickerDetails"));
+                QTRY_VERIFY(name->property("truncated").toBool());
+                QCOMPARE(details->property("text").toString(), QStringLiteral("· qwen3 · F32"));
+                QVERIFY2(details->width() >= details->implicitWidth(),
+                         qPrintable(QStringLiteral("%1 < %2").arg(details->width()).arg(details->implicitWidth())));
+                QVERIFY(details->mapToScene({details->width(), 0}).x() <= window->width());
+            }
+            window->resize(1100, 760);
+            QTRY_VERIFY(!findItem(window, QStringLiteral("modelPickerText"))->property("truncated").toBool());
             QCOMPARE(running.app.settings()->modelPath(), models.qwen3);
             QVERIFY(!promptShown(window));  // the new conversation had no model of its own
 
@@ -172,7 +193,7 @@ private slots:
             click(window, visibleItems(window, QStringLiteral("switchModelButton")).front());
             QTRY_VERIFY_WITH_TIMEOUT(running.app.model()->ready() && running.app.model()->path() == models.qwen2, kLoadMs);
             QTRY_VERIFY(!promptShown(window));
-            QTRY_COMPARE(textOf(window, "modelPickerText"), QStringLiteral("qwen2-tiny · qwen2 · F16"));
+            QTRY_COMPARE(pickerText(window), QStringLiteral("qwen2-tiny · qwen2 · F16"));
 
             // The second conversation used qwen3-tiny: asked again; Keep current.
             running.app.tabs()->setCurrentIndex(running.app.tabs()->indexOf(second));
