@@ -225,7 +225,9 @@ private slots:
 
     // A template the formatter cannot take apart but whose family composes exactly its
     // renders (Gemma 3 folds the system text into the first user turn as the Gemma family
-    // does) is no warning; the same template folding it another way is one.
+    // does) is no warning; the same template folding it another way is rendered whole (the
+    // family would not be its format), which keeps the whole continuation here since the
+    // system text stays in the first turn.
     void aFamilyThatRendersAsTheTemplateIsNoWarning() {
         const std::string gemma3 = read_template("google-gemma-3-4b-it.jinja");
         const ChatFormatter same(*tokenizer_, gemma3);
@@ -239,9 +241,15 @@ private slots:
         QVERIFY(fold != std::string::npos);
         other.replace(fold, two_newlines.size(), "+ '\\n'");
         const ChatFormatter differs(*tokenizer_, other);
-        QCOMPARE(differs.kind(), ChatTemplateKind::Gemma);
-        QVERIFY2(QString::fromStdString(differs.fallback_warning()).endsWith("so Arbor uses the Gemma format"),
-                 differs.fallback_warning().c_str());
+        QVERIFY(differs.renders_whole());
+        QCOMPARE(differs.fallback_warning(), "");
+        QVERIFY2(QString::fromStdString(differs.template_note()).endsWith("a follow-up computes only the new message"),
+                 differs.template_note().c_str());
+        const std::string prompt = tokenizer_->decode(differs.compose(
+            {{Role::System, differs.encode_content("Be brief.")}, {Role::User, differs.encode_content("Hi")}}));
+        QVERIFY2(prompt.find("<start_of_turn>user\nBe brief.\nHi<end_of_turn>\n<start_of_turn>model\n") !=
+                     std::string::npos,
+                 prompt.c_str());
     }
 
     // A file without a template is a warning too; a template that is used, or a family
