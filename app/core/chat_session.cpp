@@ -258,7 +258,7 @@ bool ChatSession::showTurn(qint64 parent, qint64 continued, const ComposedTurn& 
     }
     setOmittedMessages(turn.omitted);
     reply_ = turn.reply;
-    prompt_ = turn.prompt;
+    chat_ = turn.chat;
     replyIds_ = turn.replyIds;
     pendingText_.clear();
     pendingIds_.clear();
@@ -352,7 +352,8 @@ void ChatSession::warmFollowUp() {
     const auto model = models_.current();
     if (!model) return;
     arbor::Request warm;
-    warm.prompt = model->formatter->follow_up_prefix(prompt_, replyIds_);
+    warm.prompt = model->formatter->follow_up_prefix(chat_, replyIds_);
+    if (warm.prompt.empty()) return;
     warm.kind = arbor::RequestKind::PrefillOnly;
     models_.start(std::move(warm));  // nobody listens to its Reply: its pages stay in the cache
 }

@@ -195,7 +195,7 @@ private:
     QPointer<Reply> request_;   // the engine's reply while streaming
     bool remoteTurn_ = false;   // request_ is a remote server's
     qint64 reply_ = 0;          // the streaming reply's message id (its row is live)
-    std::vector<std::int32_t> prompt_;    // the prompt it answers
+    std::vector<arbor::ChatMessage> chat_;  // the messages of the prompt it answers
     std::vector<std::int32_t> replyIds_;  // every id it has, for the follow-up's warm-up
     int continuedIds_ = 0;      // ids the reply had before this request continued it
     QString pendingText_;       // generated, not yet written to the store

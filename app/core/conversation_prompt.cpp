@@ -51,7 +51,7 @@ std::vector<arbor::TokenId> nextTurnPrefix(arbor::Store& s, const arbor::ChatFor
     if (chat.back().role != arbor::Role::Assistant) return formatter.compose(chat);
     const std::vector<arbor::TokenId> reply = std::move(chat.back().content);
     chat.pop_back();
-    return formatter.follow_up_prefix(formatter.compose(chat), reply);
+    return formatter.follow_up_prefix(chat, reply);
 }
 
 } // namespace arbor::app

@@ -57,6 +57,11 @@ void fit(const arbor::ChatFormatter& formatter, const TurnRequest& r, SavedTurn&
     ContextWindow window = fitContext(formatter, system, history, int(turn.replyIds.size()), r.context, r.reserve);
     turn.prompt = std::move(window.prompt);
     turn.omitted = window.omitted;
+    if (!turn.prompt.empty()) {
+        if (system) turn.chat.push_back(std::move(*system));
+        turn.chat.insert(turn.chat.end(), std::make_move_iterator(history.begin() + window.omitted),
+                         std::make_move_iterator(history.end()));
+    }
     turn.error = QString::fromStdString(window.error);
 }
 

@@ -33,6 +33,7 @@ struct ComposedTurn {
     qint64 reply = 0;        // the reply's message id: new, or the continued one
     std::vector<arbor::TokenId> replyIds;  // a continued reply: the ids it has so far
     std::vector<arbor::TokenId> prompt;    // the reply's prompt (without replyIds)
+    std::vector<arbor::ChatMessage> chat;  // the messages it was composed from (for follow_up_prefix)
     int omitted = 0;   // messages of the path the prompt leaves out (context_window.h)
     QString error;     // the prompt cannot be made (a continued reply was left as it was)
     QString title;     // set when this turn gave the conversation its title

@@ -23,7 +23,8 @@ ChatFormatter::ChatFormatter(const Tokenizer& tokenizer, ChatTemplateKind kind) 
     init_family(kind);
 }
 
-ChatFormatter::ChatFormatter(const Tokenizer& tokenizer, std::string_view jinja_source) : tokenizer_(tokenizer) {
+ChatFormatter::ChatFormatter(const Tokenizer& tokenizer, std::string_view jinja_source, std::time_t now)
+    : tokenizer_(tokenizer), now_(now) {
     if (jinja_source.empty()) {
         fallback_warning_ = "the model file has no chat template, so Arbor uses the ChatML format";
         spdlog::info("chat template: {}", fallback_warning_);  // the front ends show it (load_warnings.h)
@@ -31,18 +32,26 @@ ChatFormatter::ChatFormatter(const Tokenizer& tokenizer, std::string_view jinja_
         return;
     }
     const auto token_text = [&](TokenId id) { return id >= 0 ? tokenizer_.token_bytes(id) : std::string(); };
-    auto derived = derive_chat_template_pieces(jinja_source, token_text(tokenizer_.bos()), token_text(tokenizer_.eos()));
+    auto derived = derive_chat_template_pieces(jinja_source, token_text(tokenizer_.bos()), token_text(tokenizer_.eos()),
+                                               strftime_globals(now_));
     if (const std::string* reason = std::get_if<std::string>(&derived)) {
         template_note_ = *reason;
         const auto family = match_chat_template_family(jinja_source);
         const ChatTemplateKind kind = family.value_or(ChatTemplateKind::ChatML);
         init_family(kind);
         if (family && family_renders_as(jinja_source, token_text(tokenizer_.bos()), token_text(tokenizer_.eos()))) {
-            // Gemma 3 folds the system text into the first user turn as the Gemma family does.
+            // Gemma 3 folds the system text into the first user turn as the Gemma family does,
+            // and the family keeps the exact continuation.
             spdlog::info("chat template: the model's template cannot be taken apart ({}), but the {} family renders "
                          "exactly as it does", *reason, chat_template_name(kind));
             return;
         }
+        std::string whole_reason;
+        if (init_whole(jinja_source, &whole_reason)) {
+            spdlog::info("chat template: {}", template_note_);
+            return;
+        }
+        spdlog::info("chat template: the model's template cannot be rendered whole either: {}", whole_reason);
         fallback_warning_ = "the model's chat template could not be used (" + *reason + ")" +
                             (family ? "" : " and matches no known format") + ", so Arbor uses the " +
                             std::string(chat_template_name(kind)) + " format";
@@ -101,7 +110,8 @@ bool ChatFormatter::family_renders_as(std::string_view jinja_source, const std::
                 messages.push_back({t.role, encode_content(t.text)});
                 shown.push_back({template_role(t.role), t.text});
             }
-            const std::string rendered = tpl.render(chat_template_context(shown, true, bos_text, eos_text, jinja::Value()));
+            const std::string rendered =
+                tpl.render(chat_template_context(shown, true, bos_text, eos_text, jinja::Value(), strftime_globals(now_)));
             if (tokenizer_.decode(compose(messages)) != rendered) return false;
         }
     } catch (const std::exception&) {
@@ -237,6 +247,7 @@ void ChatFormatter::append_reply(std::vector<TokenId>& out, const std::vector<To
 
 std::vector<TokenId> ChatFormatter::follow_up_prefix(const std::vector<TokenId>& prompt,
                                                      const std::vector<TokenId>& reply) const {
+    if (whole_) return {};
     // compose() ends with the assistant header, which append_assistant would write again;
     // after an assistant turn no system text is pending, so the user turn opens plainly.
     std::vector<TokenId> out = prompt;
@@ -246,6 +257,10 @@ std::vector<TokenId> ChatFormatter::follow_up_prefix(const std::vector<TokenId>&
 }
 
 std::vector<TokenId> ChatFormatter::compose(const std::vector<ChatMessage>& messages) const {
+    return whole_ ? compose_whole(messages) : compose_pieces(messages);
+}
+
+std::vector<TokenId> ChatFormatter::compose_pieces(const std::vector<ChatMessage>& messages) const {
     const bool has_system_role = system_role_;
     std::vector<TokenId> out = prefix_;
     // System messages waiting to be folded into the next user turn (no system role).

@@ -170,6 +170,16 @@ jinja::Value chat_template_context(const std::vector<TemplateMessage>& messages,
     return context;
 }
 
+jinja::Object strftime_globals(std::time_t now) {
+    return {{"strftime_now", Value(jinja::Function([now](jinja::CallArgs& a) {
+                 const std::string fmt = a.positional.empty() ? std::string() : a.positional[0].str();
+                 std::tm tm{};
+                 localtime_r(&now, &tm);
+                 char buf[256];
+                 return Value(std::string(buf, std::strftime(buf, sizeof buf, fmt.c_str(), &tm)));
+             }))}};
+}
+
 std::variant<ChatTemplatePieces, std::string> derive_chat_template_pieces(std::string_view jinja_source,
                                                                           const std::string& bos_token,
                                                                           const std::string& eos_token,

@@ -4,12 +4,14 @@
 // gives the pieces, and the pieces are accepted only when they recompose those renders
 // exactly. A template whose turns are not fixed text (a system message moved into the
 // last user turn, history rendered differently from a fresh reply) is refused with the
-// reason, and the caller falls back to a hard-coded family.
+// reason, and the caller renders it whole (chat_template_whole.cpp) or falls back to a
+// hard-coded family.
 #pragma once
 
 #include "arbor/jinja.h"
 #include "arbor/role.h"
 
+#include <ctime>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -46,6 +48,10 @@ struct TemplateMessage {
 jinja::Value chat_template_context(const std::vector<TemplateMessage>& messages, bool add_generation_prompt,
                                    const std::string& bos_token, const std::string& eos_token,
                                    const jinja::Value& tools, const jinja::Object& globals = {});
+
+// Globals whose strftime_now shows `now` (local time), as the template's renders of one
+// model load do.
+jinja::Object strftime_globals(std::time_t now);
 
 // The pieces, or why the template cannot be used (render errors included). `globals`
 // adds to or overrides the render context (tests pin strftime_now with it).

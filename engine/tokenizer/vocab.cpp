@@ -22,9 +22,11 @@ const std::vector<GgufValue>& require_array(const GgufFile& file, std::string_vi
 }
 
 // Texts that end generation in chat models (matched exactly, as the reference does).
-constexpr std::array<std::string_view, 10> kEndOfGenerationTexts = {
+// <|return|> and <|call|> end gpt-oss's (harmony) final message and tool call.
+constexpr std::array<std::string_view, 12> kEndOfGenerationTexts = {
     "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>",
     "<|end_of_text|>", "<EOT>", "<\uFF5Cend\u2581of\u2581sentence\uFF5C>", "<end_of_utterance>",
+    "<|return|>", "<|call|>",
 };
 // Texts that identify the end-of-turn token when tokenizer.ggml.eot_token_id is absent.
 constexpr std::array<std::string_view, 9> kEndOfTurnTexts = {
@@ -132,6 +134,13 @@ void Vocab::classify_special_tokens(const std::string& model_name) {
     for (auto t : kEndOfGenerationTexts) {
         const TokenId id = lookup(t);
         if (id >= 0) eog_.insert(id);
+    }
+    // In the harmony vocabulary (gpt-oss) <|end|> closes every message, the analysis before
+    // the final answer included: a reply ends at <|return|> or <|call|> only. Told apart
+    // from Phi-3's <|end|> by those two tokens, as llama.cpp does.
+    if (const TokenId end = lookup("<|end|>"); end >= 0 && lookup("<|return|>") >= 0 && lookup("<|call|>") >= 0) {
+        eog_.erase(end);
+        if (eot_ == end) eot_ = -1;
     }
     for (TokenId id : eog_) promote(id);
     if (eot_ >= 0) promote(eot_);

@@ -22,6 +22,8 @@ public:
             "<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>",
             "<s>", "</s>",
             "<bos>", "<eos>", "<start_of_turn>", "<end_of_turn>",
+            // gpt-oss (harmony): <|end|> closes every message, <|return|> and <|call|> a reply.
+            "<|startoftext|>", "<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|return|>", "<|call|>",
         };
         return list;
     }
@@ -65,7 +67,8 @@ public:
     bool adds_bos() const override { return adds_bos_; }
     bool is_end_of_generation(TokenId id) const override {
         const std::string t = token_bytes(id);
-        return id == eos_ || t == "<|im_end|>" || t == "<|eot_id|>" || t == "<end_of_turn>";
+        return id == eos_ || t == "<|im_end|>" || t == "<|eot_id|>" || t == "<end_of_turn>" || t == "<|return|>" ||
+               t == "<|call|>";
     }
     bool is_special(TokenId id) const override { return id >= 256; }
     std::optional<TokenId> find(std::string_view text) const override {

@@ -6,13 +6,18 @@
 #include "test_support.h"
 
 #include "arbor/jinja.h"
+#include "arbor/tokenizer.h"
 
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QJsonValue>
 
+#include <algorithm>
 #include <ctime>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace arbor::test {
 
@@ -56,6 +61,38 @@ inline jinja::Value pinned_strftime_now() {
         const std::string fmt = a.positional.empty() ? "" : a.positional[0].str();
         return jinja::Value(std::string(buf, std::strftime(buf, sizeof buf, fmt.c_str(), &tm)));
     }));
+}
+
+// The time the expected renders show (2026-11-27 12:00:00, local), for ChatFormatter.
+inline std::time_t pinned_now() {
+    std::tm tm{};
+    tm.tm_year = 2026 - 1900;
+    tm.tm_mon = 10;
+    tm.tm_mday = 27;
+    tm.tm_hour = 12;
+    tm.tm_isdst = -1;
+    return std::mktime(&tm);
+}
+
+// A rendered prompt as the formatter tokenizes it: the text around the message contents
+// with special tokens, each content (found in the text, where the template put it) as its
+// own ids.
+inline std::vector<TokenId> spliced_ids(const Tokenizer& tok, const std::string& text,
+                                        const std::vector<std::pair<std::string, std::vector<TokenId>>>& contents) {
+    std::vector<std::pair<size_t, size_t>> spots;  // where, which
+    for (size_t i = 0; i < contents.size(); ++i) spots.emplace_back(text.find(contents[i].first), i);
+    std::sort(spots.begin(), spots.end());
+    std::vector<TokenId> out;
+    size_t at = 0;
+    for (const auto& [where, i] : spots) {
+        if (where == std::string::npos || where < at) return {};  // not there: matches no prompt
+        for (const auto& ids : {tok.encode(text.substr(at, where - at), false, true), contents[i].second})
+            out.insert(out.end(), ids.begin(), ids.end());
+        at = where + contents[i].first.size();
+    }
+    const auto tail = tok.encode(text.substr(at), false, true);
+    out.insert(out.end(), tail.begin(), tail.end());
+    return out;
 }
 
 } // namespace arbor::test

@@ -145,8 +145,9 @@ private slots:
         }
     }
 
-    // Templates the formatter cannot take apart fall back to the family their markers
-    // match (or ChatML), and say why: in the note, and in the sentence the user is shown.
+    // Templates the formatter can neither take apart nor render whole fall back to the
+    // family their markers match (or ChatML), and say why: in the note, and in the
+    // sentence the user is shown.
     void fallsBackToTheMatchingFamily_data() {
         QTest::addColumn<QString>("file");
         QTest::addColumn<ChatTemplateKind>("kind");
@@ -154,11 +155,6 @@ private slots:
         QTest::addColumn<QString>("outcome");  // the warning's end, after the reason
         QTest::newRow("Gemma 2") << "google-gemma-2-2b-it.jinja" << ChatTemplateKind::Gemma << "System role not supported"
                                  << "), so Arbor uses the Gemma format";
-        QTest::newRow("Mistral Nemo") << "mistralai-Mistral-Nemo-Instruct-2407.jinja" << ChatTemplateKind::Llama2
-                                      << "does not appear exactly once" << "), so Arbor uses the Llama 2 format";
-        QTest::newRow("gpt-oss") << "openai-gpt-oss-120b.jinja" << ChatTemplateKind::ChatML
-                                 << "assistant messages in the history open differently"
-                                 << ") and matches no known format, so Arbor uses the ChatML format";
         QTest::newRow("syntax error") << "{% for m in messages %}<|im_start|>" << ChatTemplateKind::ChatML
                                       << "missing {% endfor %}" << "), so Arbor uses the ChatML format";
         QTest::newRow("unknown filter") << "{% for m in messages %}{{ m.content | shout }}{% endfor %}"
@@ -183,9 +179,55 @@ private slots:
                  ChatFormatter(*tokenizer_, kind).compose({{Role::User, f.encode_content("Hi")}}));
     }
 
+    // Templates whose turns are not fixed pieces are rendered whole: the prompt is Python
+    // jinja2's render (expected.json) tokenized as every prompt is, the text around the
+    // messages with special tokens (plain text in this vocabulary) and each message's text
+    // on its own without. Mistral Nemo's BOS/EOS texts are SmolLM2's here.
+    void wholeTemplateComposesAsJinja2_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("conversation");
+        for (const char* file : {"openai-gpt-oss-120b.jinja", "mistralai-Mistral-Nemo-Instruct-2407.jinja"})
+            for (const char* conversation : {"user_only", "system_and_user", "multi_turn", "unicode", "reply_with_thinking"})
+                QTest::addRow("%s %s", file, conversation) << QString(file) << QString(conversation);
+    }
+
+    void wholeTemplateComposesAsJinja2() {
+        QFETCH(QString, file);
+        QFETCH(QString, conversation);
+        const QJsonObject cases = QJsonDocument::fromJson(test::chat_template_fixture("conversations.json")).object();
+        QString want = QJsonDocument::fromJson(test::chat_template_fixture("expected.json"))
+                           .object()[file].toObject()[conversation].toObject()["output"].toString();
+        QVERIFY(!want.isEmpty());
+        const std::string source = read_template(file);
+        for (const char* which : {"bos_token", "eos_token"}) {
+            const QString text = cases["templates"].toObject()[file].toObject()[which].toString();
+            const TokenId id = std::string(which) == "bos_token" ? tokenizer_->bos() : tokenizer_->eos();
+            if (source.find(which) != std::string::npos) want.replace(text, QString::fromStdString(tokenizer_->token_bytes(id)));
+        }
+        const ChatFormatter f(*tokenizer_, source, test::pinned_now());
+        QVERIFY(f.uses_model_template());
+        QVERIFY(f.renders_whole());
+        QCOMPARE(f.fallback_warning(), "");
+        QVERIFY(model_load_warnings(*tokenizer_, f).empty());
+        std::vector<ChatMessage> msgs;
+        std::vector<std::pair<std::string, std::vector<TokenId>>> contents;
+        for (const QJsonValue& m : cases["conversations"].toObject()[conversation].toObject()["messages"].toArray()) {
+            const QString role = m["role"].toString();
+            const std::string text = m["content"].toString().toStdString();
+            msgs.push_back({role == "system" ? Role::System : role == "user" ? Role::User : Role::Assistant,
+                            f.encode_content(text)});
+            contents.emplace_back(text, msgs.back().content);
+        }
+        const auto got = f.compose(msgs);
+        QCOMPARE(tokenizer_->decode(got), want.toStdString());
+        QCOMPARE(got, test::spliced_ids(*tokenizer_, want.toStdString(), contents));
+    }
+
     // A template the formatter cannot take apart but whose family composes exactly its
     // renders (Gemma 3 folds the system text into the first user turn as the Gemma family
-    // does) is no warning; the same template folding it another way is one.
+    // does) is no warning; the same template folding it another way is rendered whole (the
+    // family would not be its format), which keeps the whole continuation here since the
+    // system text stays in the first turn.
     void aFamilyThatRendersAsTheTemplateIsNoWarning() {
         const std::string gemma3 = read_template("google-gemma-3-4b-it.jinja");
         const ChatFormatter same(*tokenizer_, gemma3);
@@ -199,9 +241,15 @@ private slots:
         QVERIFY(fold != std::string::npos);
         other.replace(fold, two_newlines.size(), "+ '\\n'");
         const ChatFormatter differs(*tokenizer_, other);
-        QCOMPARE(differs.kind(), ChatTemplateKind::Gemma);
-        QVERIFY2(QString::fromStdString(differs.fallback_warning()).endsWith("so Arbor uses the Gemma format"),
-                 differs.fallback_warning().c_str());
+        QVERIFY(differs.renders_whole());
+        QCOMPARE(differs.fallback_warning(), "");
+        QVERIFY2(QString::fromStdString(differs.template_note()).endsWith("a follow-up computes only the new message"),
+                 differs.template_note().c_str());
+        const std::string prompt = tokenizer_->decode(differs.compose(
+            {{Role::System, differs.encode_content("Be brief.")}, {Role::User, differs.encode_content("Hi")}}));
+        QVERIFY2(prompt.find("<start_of_turn>user\nBe brief.\nHi<end_of_turn>\n<start_of_turn>model\n") !=
+                     std::string::npos,
+                 prompt.c_str());
     }
 
     // A file without a template is a warning too; a template that is used, or a family
@@ -219,27 +267,41 @@ private slots:
     }
 
     // The prefix-cache invariant for every publisher template the formatter uses, with
-    // real BPE ids (their markers are plain text in this vocabulary).
+    // real BPE ids (their markers are plain text in this vocabulary): the next prompt starts
+    // with follow_up_prefix(messages, reply) and the new message; in pieces also with the
+    // prompt and the reply. Rendered whole, gpt-oss keeps the prompt (up to the reply's
+    // start); Mistral Nemo moves its system text, so only the follow-up prefix holds.
     void modelTemplatesKeepThePrefixInvariant() {
         for (const char* file :
              {"HuggingFaceTB-SmolLM3-3B.jinja", "Qwen-Qwen3-0.6B.jinja", "meta-llama-Llama-3.1-8B-Instruct.jinja",
               "Mistral-Small-3.2-24B-Instruct-2506.jinja", "microsoft-Phi-3.5-mini-instruct.jinja",
-              "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "ibm-granite-granite-3.3-2B-Instruct.jinja"}) {
+              "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "ibm-granite-granite-3.3-2B-Instruct.jinja",
+              "openai-gpt-oss-120b.jinja", "mistralai-Mistral-Nemo-Instruct-2407.jinja"}) {
             const ChatFormatter f(*tokenizer_, read_template(file));
             QVERIFY2(f.uses_model_template(), file);
+            const bool gpt_oss = QString(file).startsWith("openai");
+            QCOMPARE(f.renders_whole(), gpt_oss || QString(file).startsWith("mistralai"));
             std::vector<ChatMessage> msgs{{Role::System, f.encode_content("Be brief.")},
                                           {Role::User, f.encode_content("Name a colour.")}};
             for (int turn = 0; turn < 3; ++turn) {
                 const auto prompt = f.compose(msgs);
-                const auto reply = f.encode_content(turn == 1 ? "Red\n\n" : " Blue");
-                auto expected = f.follow_up_prefix(prompt, reply);
+                auto reply = f.encode_content(turn == 1 ? "Red\n\n" : " Blue");
+                if (turn == 2) reply.push_back(f.stop_tokens().front());
+                auto expected = f.follow_up_prefix(msgs, reply);
+                if (!f.renders_whole()) QCOMPARE(expected, f.follow_up_prefix(prompt, reply));
                 const auto user = f.encode_content("Another?");
                 expected.insert(expected.end(), user.begin(), user.end());
                 msgs.push_back({Role::Assistant, reply});
                 msgs.push_back({Role::User, user});
                 const auto next = f.compose(msgs);
+                const QByteArray where = QString("%1, turn %2").arg(file).arg(turn).toUtf8();
                 QVERIFY2(next.size() > expected.size() && std::equal(expected.begin(), expected.end(), next.begin()),
-                         qPrintable(QString("%1, turn %2").arg(file).arg(turn)));
+                         where.constData());
+                auto kept = prompt;
+                if (!f.renders_whole()) kept.insert(kept.end(), reply.begin(), reply.end());
+                if (!f.renders_whole() || gpt_oss)
+                    QVERIFY2(next.size() > kept.size() && std::equal(kept.begin(), kept.end(), next.begin()),
+                             where.constData());
             }
         }
     }

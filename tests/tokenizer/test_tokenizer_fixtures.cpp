@@ -117,6 +117,34 @@ private slots:
         QVERIFY(with_pre(nullptr).find("names no pre-tokenizer") != std::string::npos);
     }
 
+    // gpt-oss's vocabulary (harmony) closes every message with <|end|>, its analysis
+    // included: a reply ends at <|return|> or <|call|>. A vocabulary without those two
+    // (Phi-3's) ends at <|end|>.
+    void harmonyEndOfGeneration() {
+        const auto vocabulary = [&](std::vector<std::string> extra) {
+            using namespace arbor::test;
+            std::vector<arbor::GgufValue> tokens{gv::str("a"), gv::str("b"), gv::str("ab"), gv::str("\u0120")};
+            for (const std::string& t : extra) tokens.push_back(gv::str(t));
+            GgufWriter w;
+            w.add("tokenizer.ggml.model", gv::str("gpt2"));
+            w.add("tokenizer.ggml.pre", gv::str("gpt-2"));
+            w.add("tokenizer.ggml.tokens", gv::arr(arbor::GgufType::String, tokens));
+            w.add("tokenizer.ggml.merges", gv::arr(arbor::GgufType::String, {gv::str("a b")}));
+            const auto path = std::filesystem::path(dir_.path().toStdString()) / "harmony.gguf";
+            write_file(path, w.bytes());
+            const auto file = arbor::GgufFile::open(path);
+            return arbor::Tokenizer::from_gguf(*file);
+        };
+        const auto harmony = vocabulary({"<|start|>", "<|end|>", "<|return|>", "<|call|>"});
+        QVERIFY(!harmony->is_end_of_generation(*harmony->find("<|end|>")));
+        QVERIFY(!harmony->is_end_of_generation(*harmony->find("<|start|>")));
+        QVERIFY(harmony->is_end_of_generation(*harmony->find("<|return|>")));
+        QVERIFY(harmony->is_end_of_generation(*harmony->find("<|call|>")));
+        QVERIFY(harmony->is_special(*harmony->find("<|end|>")));  // still one token in a prompt
+        const auto phi3 = vocabulary({"<|user|>", "<|end|>"});
+        QVERIFY(phi3->is_end_of_generation(*phi3->find("<|end|>")));
+    }
+
     // BOS, end-of-generation and decoding on the fixture vocabularies (ids and flags read
     // from their metadata with the `gguf` Python package).
     void vocabularyProperties() {

@@ -20,12 +20,19 @@
 //
 // A model's own Jinja template gives the same kind of pieces, read off its renders
 // (chat_template_pieces.h), with a system role of its own wherever the template has one.
+// A template whose turns are not fixed pieces but that renders (gpt-oss opens replies in
+// the history with more than its generation prompt, Mistral Nemo moves the system text
+// into the last user turn) is rendered whole for every prompt instead: all messages with
+// placeholder texts, the text around them tokenized with special tokens and each
+// message's ids put in its placeholder's place. The exact continuation then holds only as
+// far as the template keeps earlier text (see follow_up_prefix).
 #pragma once
 
 #include "arbor/role.h"
 
 #include "arbor/tokenizer.h"
 
+#include <ctime>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,18 +66,24 @@ class ChatFormatter {
 public:
     // Keeps a reference to the tokenizer, which must outlive the formatter.
     ChatFormatter(const Tokenizer& tokenizer, ChatTemplateKind kind);
-    // The model's own Jinja template (tokenizer.chat_template) where it renders and its
-    // turns are fixed text pieces (see chat_template_pieces.h); otherwise the family
-    // detect_chat_template picks, with a warning naming the reason (fallback_warning()).
-    // A default system prompt the template adds to chats without one is not sent, as
-    // with the families.
-    ChatFormatter(const Tokenizer& tokenizer, std::string_view jinja_source);
+    // The model's own Jinja template (tokenizer.chat_template): taken apart into fixed
+    // text pieces where its turns are such (see chat_template_pieces.h), else rendered
+    // whole for every prompt where it renders system, user and assistant messages (each
+    // message's text once); otherwise the family detect_chat_template picks, with a
+    // warning naming the reason (fallback_warning()). With pieces, a default system prompt
+    // the template adds to chats without one is not sent, as with the families. The
+    // template's strftime_now shows `now` (the load by default), so prompts do not change
+    // under a conversation when the date does.
+    ChatFormatter(const Tokenizer& tokenizer, std::string_view jinja_source, std::time_t now = std::time(nullptr));
 
     // The family in use, or for the model's own template the family its markers match
     // (ChatML when none).
     ChatTemplateKind kind() const { return kind_; }
     bool uses_model_template() const { return uses_model_template_; }
-    // Why the model's template is not used; empty when it is (or a family was asked for).
+    // The model's template is used and rendered whole for each prompt (not in pieces).
+    bool renders_whole() const { return whole_; }
+    // Why the model's template is not used, or is rendered whole (and what a follow-up
+    // then recomputes); empty when it is used in pieces (or a family was asked for).
     const std::string& template_note() const { return template_note_; }
     // The sentence to show the user when the model's own template is not used (none in
     // the file, or one that cannot be used), naming the reason and the format used
@@ -84,24 +97,43 @@ public:
     // The full prompt for generating the next assistant reply after `messages`.
     std::vector<TokenId> compose(const std::vector<ChatMessage>& messages) const;
 
-    // How the next prompt begins once `reply` (the generated ids) answered `prompt` (from
-    // compose): the prompt, the reply, its end of turn and the header of the next user
-    // message, up to where that message's content starts. For any messages M and user
-    // text U: compose(M + [reply, U]) starts with follow_up_prefix(compose(M), reply).
+    // How the next prompt begins once `reply` (the generated ids) answered compose(messages):
+    // everything up to where the content of the next user message starts. For any
+    // messages M and user ids U: compose(M + [reply, U]) starts with
+    // follow_up_prefix(M, reply) followed by U.
+    // In pieces (and with a family) that is compose(M), the reply, its end of turn and the
+    // next user header: compose(M + [reply, U]) starts with compose(M) + reply. Rendered
+    // whole, it is the render of M + [reply, U] up to U, which keeps compose(M) only as
+    // far as the template keeps earlier text: gpt-oss renders a reply in the history as
+    // its final message alone, so a follow-up shares all up to the reply's start; Mistral
+    // Nemo keeps the reply too, but moves the system text from turn to turn. Empty where
+    // the template refuses M + [reply, U] (compose() then falls back to the family).
+    std::vector<TokenId> follow_up_prefix(const std::vector<ChatMessage>& messages,
+                                          const std::vector<TokenId>& reply) const;
+    // The same from the prompt compose() made, for callers that kept only that: in pieces
+    // or with a family the prompt, the reply, its end of turn and the next user header.
+    // Rendered whole, the prompt does not tell what the template keeps: empty (a prefix of
+    // every prompt).
     std::vector<TokenId> follow_up_prefix(const std::vector<TokenId>& prompt, const std::vector<TokenId>& reply) const;
 
     // The prompt for `messages` with `tools` (a list of tool definitions, as OpenAI's
     // requests carry them) shown to the model the way its own template shows them. The
     // whole conversation is rendered with placeholder message texts; the text around them
     // is tokenized with special tokens and each message's ids take its placeholder's place
-    // (so a reply's stored ids are kept). Unlike compose(), a follow-up's prompt need not
-    // start with this one (templates put tools in the first turn and may move text about).
+    // (a reply's stored ids as the history shows them: without a closing stop id, and for
+    // gpt-oss from its final message on). Unlike compose() in pieces, a follow-up's prompt
+    // need not start with this one (templates put tools in the first turn and may move
+    // text about).
     // Throws arbor::Error when the model's own template is not in use, when it renders
     // the same without the tools (it does not show them), or when it fails to render.
     std::vector<TokenId> compose_with_tools(const std::vector<ChatMessage>& messages, const jinja::Value& tools) const;
 
     // End-of-turn ids of this template (plus the tokenizer's end-of-sequence id). An
-    // assistant message ending with one of them gets no end-of-turn marker appended.
+    // assistant message ending with one of them gets no end-of-turn marker appended
+    // (rendered whole, the id is left out: the template writes its own end). Rendered
+    // whole: the id the template closes a final reply with, and the end-of-generation ids
+    // among the <|...|> markers its text names (gpt-oss: <|return|> and <|call|>, not the
+    // <|end|> that closes its analysis message), then EOS.
     std::vector<TokenId> stop_tokens() const;
 
 private:
@@ -110,6 +142,24 @@ private:
     // few conversations (then falling back to it changes nothing the model sees).
     bool family_renders_as(std::string_view jinja_source, const std::string& bos_text, const std::string& eos_text) const;
     void init_stop_tokens(std::string_view name);
+    // Whole-template mode (chat_template_whole.cpp). init_whole checks that the template
+    // renders a few conversations with each placeholder once; false with *reason if not.
+    bool init_whole(std::string_view jinja_source, std::string* reason);
+    // The template's render of `messages` with placeholder texts, the BOS/EOS texts, the
+    // tools unless undefined, and strftime_now at now_. Throws jinja::JinjaError.
+    std::string render_placeholders(const std::vector<ChatMessage>& messages, const jinja::Value& tools,
+                                    bool generation_prompt = true) const;
+    // `rendered` (from render_placeholders) tokenized with special tokens between the
+    // placeholders, each message's ids in its placeholder's place, in the order the
+    // placeholders come. With `stop_at`, it ends where that message's placeholder starts.
+    // Throws arbor::Error when a placeholder is not there exactly once.
+    std::vector<TokenId> splice(const std::string& rendered, const std::vector<ChatMessage>& messages,
+                                std::optional<size_t> stop_at = std::nullopt) const;
+    // The ids of a reply as a whole render shows it in the history (see reply_opening_).
+    std::vector<TokenId> history_reply(const std::vector<TokenId>& content) const;
+    std::vector<ChatMessage> shown_in_history(const std::vector<ChatMessage>& messages) const;
+    std::vector<TokenId> compose_whole(const std::vector<ChatMessage>& messages) const;
+    std::vector<TokenId> compose_pieces(const std::vector<ChatMessage>& messages) const;
     std::vector<TokenId> special(std::string_view text) const;
     bool ends_turn(const std::vector<TokenId>& content) const;
     void append_system(std::vector<TokenId>& out, const std::vector<TokenId>& content) const;
@@ -126,6 +176,14 @@ private:
     // The model's own template, when in use, and the BOS/EOS texts it is rendered with.
     std::shared_ptr<const jinja::CompiledTemplate> template_;
     std::string bos_text_, eos_text_;
+    std::time_t now_ = 0;  // what the template's strftime_now shows
+    // Rendered whole (the family's pieces stay as the fallback for a conversation the
+    // template refuses). reply_opening_: what the history writes before a reply's text
+    // beyond the generation prompt (gpt-oss: <|channel|>final<|message|>). A reply that
+    // wrote it itself (after its analysis) is shown from its last occurrence on, as the
+    // template drops the analysis of earlier replies.
+    bool whole_ = false;
+    std::vector<TokenId> reply_opening_;
     // Template pieces, tokenized once. A turn renders as header + content + end_of_turn
     // + separator; the generation prompt is the assistant header.
     std::vector<TokenId> prefix_;            // at the very start (BOS where the template has it)
