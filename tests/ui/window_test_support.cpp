@@ -4,6 +4,7 @@
 
 #include <QMutex>
 
+#include <cmath>
 #include <ctime>
 #include <QtTest>
 
@@ -79,7 +80,22 @@ void scrollIntoView(QQuickItem* item) {
 }
 } // namespace
 
+namespace {
+// Whether the popups (dialogs, menus) holding `item` have finished opening: they open with
+// a scale and fade, and a click placed meanwhile lands beside the item, or outside the
+// popup, which closes it. Near 1, not exactly: under load an eased transition can rest a
+// rounding step short of its end (a scale of 0.99999994 was seen).
+bool popupsSettled(QQuickItem* item) {
+    const auto opened = [](qreal v) { return std::abs(v - 1.0) < 1e-3; };
+    for (QQuickItem* i = item; i; i = i->parentItem())
+        if (i->inherits("QQuickPopupItem") && !(opened(i->scale()) && opened(i->opacity()))) return false;
+    return true;
+}
+} // namespace
+
 void click(QQuickWindow* window, QQuickItem* item) {
+    if (!QTest::qWaitFor([item] { return popupsSettled(item); }, 5000))
+        qWarning("click: the popup holding %s was still opening after 5 s", qPrintable(item->objectName()));
     scrollIntoView(item);
     QTest::mouseClick(window, Qt::LeftButton, {}, item->mapToScene(item->boundingRect().center()).toPoint());
 }
