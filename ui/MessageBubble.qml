@@ -5,11 +5,14 @@ import QtQuick.Layouts
 import Arbor.Core
 
 // One message: the text (a reply as markdown with code blocks), branch navigation when
-// it has siblings, copy / edit / regenerate, and under a reply its stats.
+// it has siblings, copy / edit / regenerate, and under a reply its stats. A reply that
+// reasons first (<think>, harmony analysis) shows its reasoning collapsed above the answer
+// (the model's `reasoning` and `answer` roles: a view of the stored text, markup removed).
 //
 // Nothing here binds to a streaming reply's whole text (`model.text` changes with every
-// token): the markdown view takes the pieces, and the rest reads the text once the reply
-// is finished or when asked (Copy).
+// token): the markdown view takes the answer's pieces, and the rest reads the text once
+// the reply is finished or when asked (Copy). The reasoning's text is read while it is
+// expanded only.
 Item {
     id: bubble
     // What is in sight of a reply moved by `by` pixels (MarkdownView.shiftedInSight).
@@ -35,6 +38,13 @@ Item {
     readonly property int collapsedAt: isReply ? -1 : cutOf(model.text)
     readonly property bool collapsible: collapsedAt >= 0
     property bool expanded: false
+    // The reasoning of a reply: shown when the user expands it.
+    readonly property bool hasReasoning: isReply && (model.reasoningOpen || model.reasoning.length > 0)
+    readonly property bool thinking: streaming && model.reasoningOpen
+    property bool reasoningExpanded: false
+    // Counted once the reasoning is complete ("Thinking…" until then).
+    readonly property int reasoningWords: !hasReasoning || thinking ? 0
+                                          : model.reasoning.split(/\s+/).filter(word => word.length > 0).length
     readonly property string shortText: isReply ? "" : collapsible ? model.text.slice(0, collapsedAt) + "…" : model.text
 
     // The first message the model still sees, the ones above it left out of its context.
@@ -42,7 +52,7 @@ Item {
     implicitHeight: card.y + card.implicitHeight
     Accessible.role: Accessible.ListItem
     Accessible.name: (isUser ? qsTr("You") : qsTr("Assistant")) + ": "
-                     + (!isReply ? shortText : streaming ? qsTr("writing a reply") : model.text)
+                     + (!isReply ? shortText : streaming ? qsTr("writing a reply") : model.answer)
 
     // A place `into` pixels below the bubble's top, in a reply's terms: the block there and
     // the fraction of it above that line (which survives the block wrapping anew at another
@@ -150,6 +160,57 @@ Item {
                 Accessible.name: bubble.expanded ? qsTr("Show less of the message") : qsTr("Show all of the message")
                 onClicked: bubble.expanded = !bubble.expanded
             }
+            // The reply's reasoning, collapsed under a toggle that says how long it is.
+            AbstractButton {
+                id: reasoningToggle
+                objectName: "reasoningToggle"
+                visible: bubble.hasReasoning
+                text: bubble.thinking ? qsTr("Thinking…") : bubble.reasoningWords === 1 ? qsTr("Thought for 1 word")
+                    : qsTr("Thought for %1 words").arg(bubble.reasoningWords)
+                padding: 2
+                Accessible.role: Accessible.Button
+                Accessible.name: (bubble.reasoningExpanded ? qsTr("Hide the reasoning: %1") : qsTr("Show the reasoning: %1")).arg(text)
+                onClicked: bubble.reasoningExpanded = !bubble.reasoningExpanded
+                HoverHandler { cursorShape: Qt.PointingHandCursor }
+                contentItem: Row {
+                    spacing: 6
+                    Label {
+                        text: "▸"
+                        rotation: bubble.reasoningExpanded ? 90 : 0
+                        color: Theme.secondaryText(bubble.dark)
+                        font.pixelSize: Theme.bodySize
+                    }
+                    Label {
+                        text: reasoningToggle.text
+                        color: Theme.secondaryText(bubble.dark)
+                        font.pixelSize: Theme.bodySize
+                        font.italic: bubble.thinking
+                    }
+                }
+                background: null
+            }
+            TextEdit {
+                objectName: "reasoningText"
+                visible: bubble.hasReasoning && bubble.reasoningExpanded
+                Layout.fillWidth: true
+                Layout.preferredWidth: column.width
+                // Plain text: reasoning is a draft, not a document to render.
+                text: visible ? bubble.model.reasoning : ""
+                readOnly: true
+                selectByMouse: true
+                wrapMode: TextEdit.Wrap
+                leftPadding: 12
+                bottomPadding: 8  // more room above the answer than between its paragraphs
+                color: Theme.secondaryText(bubble.dark)
+                font.pixelSize: Theme.bodySize
+                textFormat: TextEdit.PlainText
+                Accessible.name: qsTr("Reasoning: %1").arg(text)
+                Rectangle {  // sets the reasoning apart from the answer below it
+                    width: 2
+                    height: parent.height - parent.bottomPadding
+                    color: Theme.outline(bubble.dark)
+                }
+            }
             Loader {
                 id: replyText
                 // Only a reply is markdown: a user's text is never parsed as such.
@@ -166,8 +227,8 @@ Item {
                 }
             }
             BusyIndicator {
-                // Until the reply's first block shows.
-                visible: bubble.streaming && (!replyText.item || replyText.item.blockCount === 0)
+                // Until the reply's first block shows; "Thinking…" says it while it reasons.
+                visible: bubble.streaming && !bubble.thinking && (!replyText.item || replyText.item.blockCount === 0)
                 running: visible
                 Layout.preferredHeight: 28
                 Layout.preferredWidth: 28
@@ -235,7 +296,9 @@ Item {
                     text: qsTr("Copy")
                     iconName: "copy"
                     Accessible.name: qsTr("Copy message")
-                    onClicked: bubble.app.copyText(bubble.model.text)
+                    // A reply's answer without its reasoning (the reasoning when it has no answer).
+                    onClicked: bubble.app.copyText(!bubble.isReply ? bubble.model.text
+                                                   : bubble.model.answer || bubble.model.reasoning)
                 }
                 IconButton {
                     visible: bubble.isUser

@@ -50,11 +50,15 @@ void MarkdownBlockModel::append(QStringView piece) {
 void MarkdownBlockModel::setMessages(MessageListModel* messages) {
     if (messages == messages_) return;
     disconnect(appended_);
+    disconnect(replaced_);
     disconnect(reset_);
     messages_ = messages;
     if (messages) {
-        appended_ = connect(messages, &MessageListModel::textAppended, this, [this](qint64 id, const QString& piece) {
+        appended_ = connect(messages, &MessageListModel::answerAppended, this, [this](qint64 id, const QString& piece) {
             if (id == messageId_) append(piece);
+        });
+        replaced_ = connect(messages, &MessageListModel::answerReplaced, this, [this](qint64 id) {
+            if (id == messageId_) follow();
         });
         // A reload shows the store's copy of each message (the same text but for a reply
         // that streamed on meanwhile).
@@ -74,7 +78,7 @@ void MarkdownBlockModel::setMessageId(qint64 id) {
 void MarkdownBlockModel::follow() {
     if (!messages_ || messageId_ == 0) return;
     const int row = messages_->rowOf(messageId_);
-    setMarkdown(row < 0 ? QString() : messages_->row(row).text);
+    setMarkdown(row < 0 ? QString() : messages_->parts(row).answer);
 }
 
 qreal MarkdownBlockModel::measuredHeight(int row, qreal width) const {

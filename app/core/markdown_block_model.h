@@ -23,8 +23,9 @@ class MarkdownBlockModel : public QAbstractListModel {
     Q_OBJECT
     QML_ELEMENT
     Q_PROPERTY(QString markdown READ markdown WRITE setMarkdown NOTIFY markdownChanged)
-    // The message whose text the model shows, fed by appends as the message streams (the
-    // whole text is read once, when the message is set); instead of `markdown`.
+    // The message whose answer (MessageListModel::parts) the model shows, fed by appends as
+    // the message streams (the whole answer is read once, when the message is set, or again
+    // when it changes otherwise than at its end); instead of `markdown`.
     Q_PROPERTY(arbor::app::MessageListModel* messages READ messages WRITE setMessages NOTIFY sourceChanged)
     Q_PROPERTY(qint64 messageId READ messageId WRITE setMessageId NOTIFY sourceChanged)
     Q_PROPERTY(int count READ rowCount NOTIFY countChanged)
@@ -74,7 +75,7 @@ private:
     QList<Row> rows_;  // splitter_.closed() + splitter_.open()
     QPointer<MessageListModel> messages_;
     qint64 messageId_ = 0;
-    QMetaObject::Connection appended_, reset_;
+    QMetaObject::Connection appended_, replaced_, reset_;
 };
 
 } // namespace arbor::app

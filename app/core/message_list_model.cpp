@@ -23,6 +23,9 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case StatsRole: return QVariant::fromValue(row.stats);
     case BranchIndexRole: return row.branchIndex;
     case BranchCountRole: return row.branchCount;
+    case ReasoningRole: return parts(index.row()).reasoning;
+    case AnswerRole: return parts(index.row()).answer;
+    case ReasoningOpenRole: return parts(index.row()).reasoningOpen;
     default: return {};
     }
 }
@@ -30,7 +33,8 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
 QHash<int, QByteArray> MessageListModel::roleNames() const {
     return {{IdRole, "id"},         {RoleRole, "role"},           {TextRole, "text"},
             {StateRole, "state"},   {StatsRole, "stats"},         {BranchIndexRole, "branchIndex"},
-            {BranchCountRole, "branchCount"}};
+            {BranchCountRole, "branchCount"}, {ReasoningRole, "reasoning"},   {AnswerRole, "answer"},
+            {ReasoningOpenRole, "reasoningOpen"}};
 }
 
 void MessageListModel::load(qint64 conversation, qint64 from) {
@@ -87,12 +91,33 @@ void MessageListModel::changed(int row, const QList<int>& roles) {
     emit dataChanged(at, at, roles);
 }
 
+ReplyParts MessageListModel::parts(int i) const {
+    const MessageRow& row = rows_[i];
+    if (row.role != arbor::Role::Assistant) return {.answer = row.text};
+    return splitReasoning(row.text, row.state == arbor::MessageState::streaming);
+}
+
+void MessageListModel::partsChanged(int i, const ReplyParts& before, QList<int> roles) {
+    const ReplyParts after = parts(i);
+    if (after.reasoning != before.reasoning) roles << ReasoningRole;
+    if (after.reasoningOpen != before.reasoningOpen) roles << ReasoningOpenRole;
+    if (after.answer != before.answer) {
+        roles << AnswerRole;
+        if (before.answer.isEmpty() || after.answer.startsWith(before.answer))
+            emit answerAppended(rows_[i].id, after.answer.sliced(before.answer.size()));
+        else
+            emit answerReplaced(rows_[i].id);
+    }
+    changed(i, roles);
+}
+
 void MessageListModel::startLive(qint64 messageId) {
     const int i = rowOf(messageId);
     if (i < 0) return;
+    const ReplyParts before = parts(i);
     rows_[i].state = arbor::MessageState::streaming;
     live_ = rows_[i];
-    changed(i, {StateRole});
+    partsChanged(i, before, {StateRole});
 }
 
 void MessageListModel::appendText(qint64 messageId, const QString& piece) {
@@ -100,9 +125,10 @@ void MessageListModel::appendText(qint64 messageId, const QString& piece) {
     if (live_.id == messageId) live_.text += piece;
     const int i = rowOf(messageId);
     if (i < 0) return;
+    const ReplyParts before = parts(i);
     rows_[i].text += piece;
     emit textAppended(messageId, piece);
-    changed(i, {TextRole, Qt::DisplayRole});
+    partsChanged(i, before, {TextRole, Qt::DisplayRole});
 }
 
 void MessageListModel::setFinished(qint64 messageId, arbor::MessageState state, const ReplyStats& stats) {
@@ -112,9 +138,10 @@ void MessageListModel::setFinished(qint64 messageId, arbor::MessageState state, 
     }
     const int i = rowOf(messageId);
     if (i < 0) return;
+    const ReplyParts before = parts(i);
     rows_[i].state = state;
     rows_[i].stats = stats;
-    changed(i, {StateRole, StatsRole});
+    partsChanged(i, before, {StateRole, StatsRole});
 }
 
 void MessageListModel::releaseLive(qint64 messageId) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "message_rows.h"
+#include "reply_reasoning.h"
 #include "store_worker.h"
 
 #include <QAbstractListModel>
@@ -27,6 +28,11 @@ public:
         StatsRole,  // ReplyStats
         BranchIndexRole,
         BranchCountRole,
+        // A reply's text split as splitReasoning does (reply_reasoning.h); another
+        // message's text is all answer.
+        ReasoningRole,
+        AnswerRole,
+        ReasoningOpenRole,
     };
 
     // The service must outlive the model.
@@ -59,6 +65,8 @@ public:
     void releaseLive(qint64 messageId);
     int rowOf(qint64 messageId) const;
     const MessageRow& row(int i) const { return rows_[i]; }
+    // Row i's text split into reasoning and answer.
+    ReplyParts parts(int i) const;
     // The last message shown (the branch's leaf), 0 when the conversation is empty.
     qint64 leafId() const { return rows_.isEmpty() ? 0 : rows_.back().id; }
 
@@ -68,6 +76,10 @@ signals:
     // The shown message `messageId` grew by `piece` (its row's text changes too): a view
     // of a streaming reply takes the piece rather than the whole text again.
     void textAppended(qint64 messageId, const QString& piece);
+    // The answer part of the shown message `messageId` grew by `piece`, or (answerReplaced)
+    // changed otherwise: "</think>" turned what came before it into reasoning.
+    void answerAppended(qint64 messageId, const QString& piece);
+    void answerReplaced(qint64 messageId);
     void error(const QString& message);
 
 private:
@@ -75,6 +87,9 @@ private:
     void read(qint64 conversation, std::function<QList<MessageRow>(arbor::Store&)> rows);
     void apply(qint64 conversation, QList<MessageRow> rows);
     void changed(int row, const QList<int>& roles);
+    // Row i's text or state changed from what gave `before`: reports `roles` and the parts
+    // that changed.
+    void partsChanged(int i, const ReplyParts& before, QList<int> roles);
 
     StoreService& store_;
     qint64 conversation_ = 0;

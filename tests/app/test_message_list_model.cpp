@@ -166,6 +166,65 @@ private slots:
         QCOMPARE(model.data(model.index(4), R::TextRole).toString(), QString("The Danube."));
     }
 
+    // A reply that reasons first: the reasoning and answer roles split its text as it
+    // streams, and its markdown view follows the answer alone. A user's text is not split.
+    void aReasoningReplyShowsItsAnswerApart() {
+        Viewer viewer(file());
+        MessageListModel& model = viewer.model;
+        QVERIFY(viewer.show(conv_, a1_));
+        const int at = model.rowCount();
+        MessageRow question;
+        question.id = 7000;
+        question.text = "<think>not reasoning</think> but a question";
+        model.appendMessage(question);
+        QCOMPARE(model.data(model.index(at), R::AnswerRole).toString(), question.text);
+        QVERIFY(model.data(model.index(at), R::ReasoningRole).toString().isEmpty());
+
+        MessageRow reply;
+        reply.id = 7001;
+        reply.role = arbor::Role::Assistant;
+        model.appendMessage(reply);
+        model.startLive(7001);
+        arbor::app::MarkdownBlockModel blocks;
+        blocks.setMessages(&model);
+        blocks.setMessageId(7001);
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        const QModelIndex row = model.index(at + 1);
+        for (const char* piece : {"<", "think>", "Two and two.", "</", "think>", "\n\n", "It is ", "4."}) {
+            model.appendText(7001, QString::fromLatin1(piece));
+            QVERIFY2(!blocks.markdown().contains(u'<'), qPrintable(blocks.markdown()));
+        }
+        QCOMPARE(model.data(row, R::TextRole).toString(), QString("<think>Two and two.</think>\n\nIt is 4."));
+        QCOMPARE(model.data(row, R::ReasoningRole).toString(), QString("Two and two."));
+        QCOMPARE(model.data(row, R::AnswerRole).toString(), QString("It is 4."));
+        QCOMPARE(blocks.markdown(), QString("It is 4."));
+        // "Thinking" from the opening tag to the closing one.
+        const auto rolesAt = [&](int i) { return changed.at(i).at(2).value<QList<int>>(); };
+        QVERIFY(!rolesAt(0).contains(R::ReasoningOpenRole));
+        QVERIFY(rolesAt(1).contains(R::ReasoningOpenRole));
+        QVERIFY(!rolesAt(2).contains(R::ReasoningOpenRole) && rolesAt(2).contains(R::ReasoningRole));
+        QVERIFY(rolesAt(4).contains(R::ReasoningOpenRole));
+        QVERIFY(!rolesAt(6).contains(R::ReasoningRole) && rolesAt(6).contains(R::AnswerRole));
+        QVERIFY(!model.data(row, R::ReasoningOpenRole).toBool());
+
+        // A "</think>" opened by the prompt turns the text before it into reasoning: the
+        // markdown view shows the answer after it, not the text it had.
+        MessageRow second;
+        second.id = 7002;
+        second.role = arbor::Role::Assistant;
+        model.appendMessage(second);
+        model.startLive(7002);
+        blocks.setMessageId(7002);
+        QSignalSpy replaced(&model, &MessageListModel::answerReplaced);
+        model.appendText(7002, "Hmm, four.");
+        QCOMPARE(blocks.markdown(), QString("Hmm, four."));
+        model.appendText(7002, "</think>Four.");
+        QCOMPARE(replaced.size(), 1);
+        QCOMPARE(blocks.markdown(), QString("Four."));
+        model.setFinished(7002, arbor::MessageState::complete, {});
+        QCOMPARE(model.data(model.index(at + 2), R::ReasoningRole).toString(), QString("Hmm, four."));
+    }
+
     // The model owns the live reply: reading its branch again (a branch switch and back)
     // shows the row as streamed so far, not the store's copy, until the store has the
     // reply's end.

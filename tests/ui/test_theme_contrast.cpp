@@ -1,11 +1,12 @@
 // Readable in both themes: the real window shows a conversation (a message of the user, a
-// reply with prose, a link and a code block in syntax colours) in the dark theme chosen
-// before the start, then light and dark again switched while it runs. In each, the window
-// is grabbed and, for every message text and code block shown, the colours of its text
-// pixels are measured against its background: each must reach the WCAG AA contrast for
-// body text, 4.5:1. The same holds for every text of the sidebar, of each page of the
-// settings window and of the conversation settings dialog, disabled controls (a refused
-// Save) and placeholders included, in light and dark, and of the model library. Screenshots:
+// reply with its reasoning expanded, prose, a link and a code block in syntax colours) in
+// the dark theme chosen before the start, then light and dark again switched while it
+// runs. In each, the window is grabbed and, for every message text, code block and the
+// reasoning with its toggle shown, the colours of its text pixels are measured against
+// its background: each must reach the WCAG AA contrast for body text, 4.5:1. The same
+// holds for every text of the sidebar, of each page of the settings window and of the
+// conversation settings dialog, disabled controls (a refused Save) and placeholders
+// included, in light and dark, and of the model library. Screenshots:
 // build/arbor-theme-<theme>[-<view>].png.
 #include "test_support.h"
 #include "window_test_support.h"
@@ -105,7 +106,8 @@ void checkContrast(QQuickWindow* window, const QString& theme) {
     QVERIFY(!shot.isNull());
     QVERIFY(shot.save(QStringLiteral(ARBOR_TEST_BUILD_DIR "/arbor-theme-%1.png").arg(theme)));
     int measured = 0;
-    for (const QString& name : {QStringLiteral("userText"), QStringLiteral("markdownText"), QStringLiteral("codeText")}) {
+    for (const QString& name : {QStringLiteral("userText"), QStringLiteral("markdownText"), QStringLiteral("codeText"),
+                                QStringLiteral("reasoningToggle"), QStringLiteral("reasoningText")}) {
         const QList<QQuickItem*> items = visibleItems(window, name);
         QVERIFY2(!items.isEmpty(), qPrintable(name + " is not shown"));
         for (QQuickItem* item : items) {
@@ -120,7 +122,7 @@ void checkContrast(QQuickWindow* window, const QString& theme) {
             ++measured;
         }
     }
-    QVERIFY(measured >= 4);  // the user's text, two paragraphs, the code
+    QVERIFY(measured >= 6);  // the user's text, two paragraphs, the code, the reasoning and its toggle
 }
 
 // Where a text item draws its text, in the scene: inside its padding (a text field's
@@ -180,7 +182,9 @@ int checkTextsIn(QQuickWindow* window, QQuickItem* root, const QString& view) {
     return measured;
 }
 
+// A reply that reasoned first: its reasoning is shown expanded, in the secondary colour.
 const char* const kReply =
+    "<think>\nThe user wants a short C++ example that lists a folder.\n</think>\n\n"
     "Use `std::filesystem` and read the guide at [the reference page for directory iterators]"
     "(https://en.cppreference.com/w/cpp/filesystem/directory_iterator) when in doubt.\n\n"
     "It prints one name a line, in the order the system gives them:\n\n"
@@ -218,11 +222,15 @@ void TestThemeContrast::messagesAreReadableInEachTheme() {
     }
     arbor::test::AppWindow running(db.path());
     QVERIFY(running.window);
+    running.window->resize(1100, 860);  // the whole conversation in view, the reasoning expanded
     running.app.start(QString::fromStdString((db.path().parent_path() / "no-model.gguf").string()));
     QVERIFY(QTest::qWaitForWindowExposed(running.window));
     QTRY_VERIFY_WITH_TIMEOUT(running.app.started(), 30000);
     QTRY_COMPARE(running.app.settings()->theme(), QStringLiteral("dark"));
     QTRY_VERIFY(visibleItems(running.window, QStringLiteral("codeText")).size() == 1);
+    QTRY_COMPARE(visibleItems(running.window, QStringLiteral("reasoningToggle")).size(), 1);
+    click(running.window, visibleItems(running.window, QStringLiteral("reasoningToggle")).front());
+    QTRY_COMPARE(visibleItems(running.window, QStringLiteral("reasoningText")).size(), 1);
     checkContrast(running.window, QStringLiteral("dark"));
     if (QTest::currentTestFailed()) return;
 
