@@ -31,12 +31,12 @@ void warmPageCache(const QString& path, const std::function<void(double)>& progr
 }
 
 // `context`: what the engine takes, which the context length setting or the KV memory
-// may make less than what the model was trained with.
+// may make less than what the model was trained with. Not the architecture: the model
+// picker beside these details names it.
 QString describe(const arbor::Model& model, const QString& path, int context) {
     const auto& c = model.config();
     const double mib = double(QFileInfo(path).size()) / double(1 << 20);
-    return QStringLiteral("%1 · %2 layers · %3 MiB · context %4")
-               .arg(QString::fromStdString(c.architecture))
+    return QStringLiteral("%1 layers · %2 MiB · context %3")
                .arg(c.n_layer)
                .arg(mib, 0, 'f', 0)
                .arg(context) +
