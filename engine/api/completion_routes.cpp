@@ -2,6 +2,7 @@
 // and the answer as one JSON object or as server-sent events.
 #include "api/api_server_impl.h"
 
+#include "api/chat_reply_split.h"
 #include "api/openai_responses.h"
 
 #include <chrono>
@@ -128,6 +129,10 @@ void ApiServer::Impl::chat_completions(const HttpRequest& request, ResponseWrite
                            "unsupported_parameter");
         }
     }
+    // The last few ids show whether the generation prompt opened a <think> (a marker is
+    // one token in a thinking model's vocabulary, up to a few in another's).
+    const size_t tail = std::min<size_t>(prompt.size(), 8);
+    ChatReplySplit split(prompt_opens_think(model.tokenizer().decode({prompt.end() - tail, prompt.end()})));
     Request engine_request = make_request(std::move(prompt), req.sampling, "messages", ns);
     const ResponseMeta meta{new_response_id("chatcmpl-"), int64_t(std::time(nullptr)), model_id};
     const bool stream = req.sampling.stream, usage_chunk = req.sampling.include_usage;
@@ -140,8 +145,11 @@ void ApiServer::Impl::chat_completions(const HttpRequest& request, ResponseWrite
         if (!out.begin_stream(200, stream_headers(request)) ||
             !out.write(sse_event(chat_chunk_json(meta, "assistant", "", Json(), usage_chunk))))
             return;
+        on_text = [&](size_t, std::string_view piece) { return write_chat_delta(out, meta, split.add(piece), usage_chunk); };
+    } else {
         on_text = [&](size_t, std::string_view piece) {
-            return out.write(sse_event(chat_chunk_json(meta, "", piece, Json(), usage_chunk)));
+            split.add(piece);
+            return true;
         };
     }
     auto results = drive(generation, 1, out, on_text);
@@ -153,13 +161,24 @@ void ApiServer::Impl::chat_completions(const HttpRequest& request, ResponseWrite
         if (!stream) return send_error(request, out, *failure);
         return end_stream_with_error(out, *failure);
     }
-    // Remember the ids only when they spell exactly the text the client saw (a stop
-    // string cuts the text short of the ids).
+    const ReplyParts parts = split.parts();
+    // Remember the ids only when they spell exactly the text generated (a stop string
+    // cuts the text short of the ids). Clients send a reply back as its content, the
+    // answer alone (some with reasoning_content beside it, which is not read), so the
+    // answer recalls the whole reply's ids too. Those ids, reasoning and all, then stand
+    // for the turn in the prompt: composed in pieces or by compose_with_tools they take
+    // the content's place (the template renders a placeholder), so a template that drops
+    // the reasoning of earlier turns (Qwen3's) sees no "</think>" to cut at: the follow-up
+    // prompt is the previous prompt and the model's exact reply, as the prefix cache holds
+    // them. (gpt-oss rendered whole keeps a reply's ids from its final message on, as its
+    // template does; chat_template.h.)
     std::vector<TokenId> spoken = r.tokens;
     if (!spoken.empty() && model.tokenizer().is_end_of_generation(spoken.back())) spoken.pop_back();
-    if (model.tokenizer().decode(spoken) == r.text) replies.remember(r.text, r.tokens, ns);
+    if (model.tokenizer().decode(spoken) == r.text)
+        for (const auto& text : reply_recall_texts(r.text, parts)) replies.remember(text, r.tokens, ns);
 
-    if (!stream) return send_json(request, out, 200, chat_completion_json(meta, r.text, r.finish, usage));
+    if (!stream) return send_json(request, out, 200, chat_completion_json(meta, parts, r.finish, usage));
+    write_chat_delta(out, meta, split.finish(), usage_chunk);
     out.write(sse_event(chat_chunk_json(meta, "", "", finish_reason_json(r.finish), usage_chunk)));
     if (usage_chunk) out.write(sse_event(chat_usage_chunk_json(meta, usage)));
     out.write(kSseDone);

@@ -50,11 +50,12 @@ Json usage_json(const Usage& u) {
     return o;
 }
 
-Json chat_completion_json(const ResponseMeta& meta, const std::string& text, FinishReason finish, const Usage& usage) {
+Json chat_completion_json(const ResponseMeta& meta, const ReplyParts& reply, FinishReason finish, const Usage& usage) {
     Json o = base(meta, "chat.completion");
     Json message = Json::object();
     message.set("role", "assistant");
-    message.set("content", text);
+    message.set("content", reply.answer);
+    if (!reply.reasoning.empty()) message.set("reasoning_content", reply.reasoning);
     Json choice = Json::object();
     choice.set("index", 0);
     choice.set("message", std::move(message));
@@ -68,10 +69,11 @@ Json chat_completion_json(const ResponseMeta& meta, const std::string& text, Fin
 }
 
 Json chat_chunk_json(const ResponseMeta& meta, std::string_view role, std::string_view content,
-                     const Json& finish_reason, bool with_usage_null) {
+                     const Json& finish_reason, bool with_usage_null, std::string_view reasoning) {
     Json o = base(meta, "chat.completion.chunk");
     Json delta = Json::object();
     if (!role.empty()) delta.set("role", role);
+    if (!reasoning.empty()) delta.set("reasoning_content", reasoning);
     if (!role.empty() || !content.empty()) delta.set("content", content);
     Json choice = Json::object();
     choice.set("index", 0);

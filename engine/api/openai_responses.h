@@ -4,6 +4,7 @@
 
 #include "api/json.h"
 #include "arbor/engine.h"
+#include "arbor/reply_reasoning.h"
 
 #include <cstdint>
 #include <string>
@@ -32,10 +33,13 @@ struct Usage {
 };
 Json usage_json(const Usage& u);
 
-Json chat_completion_json(const ResponseMeta& meta, const std::string& text, FinishReason finish, const Usage& usage);
-// One chunk: role (first chunk only, empty otherwise), content piece, finish reason.
+// message.content is the reply's answer; message.reasoning_content its reasoning, left out
+// when it has none (as llama.cpp's server and OpenAI-compatible reasoning models send it).
+Json chat_completion_json(const ResponseMeta& meta, const ReplyParts& reply, FinishReason finish, const Usage& usage);
+// One chunk: role (first chunk only, empty otherwise), content piece, finish reason; a
+// reasoning piece as delta.reasoning_content (none when empty).
 Json chat_chunk_json(const ResponseMeta& meta, std::string_view role, std::string_view content,
-                     const Json& finish_reason, bool with_usage_null);
+                     const Json& finish_reason, bool with_usage_null, std::string_view reasoning = {});
 // The closing usage chunk: no choices.
 Json chat_usage_chunk_json(const ResponseMeta& meta, const Usage& usage);
 
