@@ -79,6 +79,8 @@ def run(client, model_id):
     check(choice.message.role == "assistant" and isinstance(choice.message.content, str)
           and choice.message.content, "chat message: %r" % choice.message)
     check(choice.finish_reason in ("stop", "length"), "finish reason %r" % choice.finish_reason)
+    # A reply without reasoning markup has no reasoning_content (an extra field to the client).
+    check("reasoning_content" not in (choice.message.model_extra or {}), "no reasoning: %r" % choice.message)
     usage = chat.usage
     check(usage.total_tokens == usage.prompt_tokens + usage.completion_tokens and usage.completion_tokens > 0,
           "usage %r" % usage)

@@ -108,6 +108,7 @@ private slots:
         const auto direct = f_.run_direct(prompt, greedy(24));
         QVERIFY(!direct.text.empty());
         QCOMPARE(str(msg, "content"), direct.text);
+        QVERIFY(msg.find("reasoning_content") == nullptr);  // a reply without reasoning markup
         QCOMPARE(str(choices[0], "finish_reason"), std::string(direct.finish == arbor::FinishReason::Length ? "length" : "stop"));
         const Json usage = check_usage(r.body);
         QVERIFY2(usage.is_object(), r.raw.c_str());
@@ -160,6 +161,7 @@ private slots:
                 if (i == 0) QCOMPARE(str(delta, "role"), std::string("assistant"));
                 else QVERIFY(delta.find("role") == nullptr);
                 if (const Json* c = delta.find("content")) text += c->as_string();
+                QVERIFY(delta.find("reasoning_content") == nullptr);
                 const Json& fr = *choices[0].find("finish_reason");
                 if (!fr.is_null()) {
                     finish = fr.as_string();
