@@ -146,11 +146,6 @@ void ApiServer::Impl::chat_completions(const HttpRequest& request, ResponseWrite
             !out.write(sse_event(chat_chunk_json(meta, "assistant", "", Json(), usage_chunk))))
             return;
         on_text = [&](size_t, std::string_view piece) { return write_chat_delta(out, meta, split.add(piece), usage_chunk); };
-    } else {
-        on_text = [&](size_t, std::string_view piece) {
-            split.add(piece);
-            return true;
-        };
     }
     auto results = drive(generation, 1, out, on_text);
     if (!results) return answer_abandoned(request, out, stream);
@@ -161,6 +156,7 @@ void ApiServer::Impl::chat_completions(const HttpRequest& request, ResponseWrite
         if (!stream) return send_error(request, out, *failure);
         return end_stream_with_error(out, *failure);
     }
+    if (!stream) split.add(r.text);  // split once, whole (a stream split it piece by piece)
     const ReplyParts parts = split.parts();
     // Remember the ids only when they spell exactly the text generated (a stop string
     // cuts the text short of the ids). Clients send a reply back as its content, the
