@@ -277,6 +277,60 @@ private slots:
         cache.clear();
         QCOMPARE(pool.free_count(), pool.capacity());
     }
+    // Beside a reply being decoded, a warm-up (Background or Idle) adds at most
+    // lower_rows_beside_decode prompt rows per step, so the reply keeps its pace; alone, it
+    // takes the whole step. A Background one that waited max_wait_steps ranks as Normal and
+    // takes the whole step again.
+    void warmUpsAddFewRowsBesideADecode() {
+        constexpr int P = 4, kMaxWait = 1000;
+        arbor::kv::PagePool pool(256);
+        arbor::kv::RadixCache cache(pool, P);
+        SchedulerOptions options{P, 128, 8, 3, kMaxWait, 7};
+        options.lower_rows_beside_decode = 8;
+        Scheduler sched(pool, cache, options);
+        std::vector<std::unique_ptr<Sequence>> all;
+        auto make = [&](arbor::Priority priority, int length) {
+            auto s = std::make_unique<Sequence>();
+            s->id = s->arrival = all.size() + 1;
+            for (int i = 0; i < length; ++i) s->tokens.push_back(int32_t(1000 * s->id + uint64_t(i)));
+            s->prompt_len = length;
+            s->priority = priority;
+            s->prefill_only = priority != arbor::Priority::Normal;
+            all.push_back(std::move(s));
+            return all.back().get();
+        };
+        auto rows_of = [](const arbor::sched::Plan& plan, const Sequence* seq) {
+            int rows = 0;
+            for (const auto& it : plan.items) rows += it.seq == seq ? it.count : 0;
+            return rows;
+        };
+        for (const arbor::Priority warm_priority : {arbor::Priority::Background, arbor::Priority::Idle}) {
+            Sequence* chat = make(arbor::Priority::Normal, 10);
+            sched.enqueue(chat, 0);
+            step_done(sched, sched.schedule(0));  // the chat's prompt and first token
+            Sequence* warm = make(warm_priority, 400);
+            sched.enqueue(warm, 1);
+            int computed = 0;
+            for (uint64_t step = 1; step <= 5; ++step) {
+                const auto plan = sched.schedule(step);
+                QCOMPARE(rows_of(plan, chat), 1);
+                QCOMPARE(rows_of(plan, warm), 8);
+                computed += 8;
+                step_done(sched, plan);
+            }
+            sched.remove(chat);
+            // Alone, a whole step of it.
+            auto plan = sched.schedule(6);
+            QCOMPARE(rows_of(plan, warm), 128);
+            step_done(sched, plan);
+            computed += 128;
+            QCOMPARE(warm->computed, computed);
+            sched.remove(warm);
+        }
+        cache.clear();
+        QCOMPARE(pool.free_count(), pool.capacity());
+    }
+
     // Idle warm-ups (restored tabs): one runs at a time; it computes rows only in steps
     // where no Normal or Background request computes a prompt, however long it waits; a
     // Normal request arriving while it runs is admitted at once, taking its running slot

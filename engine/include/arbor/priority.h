@@ -8,7 +8,8 @@ namespace arbor {
 // Normal: everything someone waits for (a reply, an API call).
 // Background: a warm-up someone will soon need (a RequestKind::PrefillOnly request is
 //   always at least this): its prompt is computed in steps where no Normal request computes a
-//   prompt, or once it has waited EngineOptions::max_wait_steps.
+//   prompt (a few rows at a time in steps that decode a Normal request's reply), or once it
+//   has waited EngineOptions::max_wait_steps.
 // Idle: prefetching nobody waits for yet (the app's restored tabs): its prompt is computed
 //   only in steps where no Normal or Background request computes one, however long it
 //   waits (under constant load it may never run); one Idle request runs at a time, and
