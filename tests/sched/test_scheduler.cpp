@@ -35,6 +35,26 @@ std::vector<Sequence*> step_done(Scheduler& sched, const arbor::sched::Plan& pla
     return sched.postprocess(plan, sampled_ids(plan, token), [](Sequence*) { return false; });
 }
 
+// A sequence of `length` distinct prompt tokens, kept in `all`; anything but Normal is a
+// warm-up (prefill only).
+Sequence* make_prompt(std::vector<std::unique_ptr<Sequence>>& all, arbor::Priority priority, int length) {
+    auto s = std::make_unique<Sequence>();
+    s->id = s->arrival = all.size() + 1;
+    for (int i = 0; i < length; ++i) s->tokens.push_back(int32_t(1000 * s->id + uint64_t(i)));
+    s->prompt_len = length;
+    s->priority = priority;
+    s->prefill_only = priority != arbor::Priority::Normal;
+    all.push_back(std::move(s));
+    return all.back().get();
+}
+
+// The rows a step gives `seq`.
+int rows_of(const arbor::sched::Plan& plan, const Sequence* seq) {
+    int rows = 0;
+    for (const auto& it : plan.items) rows += it.seq == seq ? it.count : 0;
+    return rows;
+}
+
 struct Sim {
     std::unique_ptr<Sequence> seq;
     int target = 0;     // tokens to generate
@@ -238,11 +258,6 @@ private slots:
             s->priority = background ? arbor::Priority::Background : arbor::Priority::Normal;
             return s;
         };
-        auto rows_of = [](const arbor::sched::Plan& plan, const Sequence* seq) {
-            int rows = 0;
-            for (const auto& it : plan.items) rows += it.seq == seq ? it.count : 0;
-            return rows;
-        };
         auto warm = make(1, true, 6), chat = make(2, false, 9);
         sched.enqueue(warm.get(), 0);  // the warm-up arrived first
         sched.enqueue(chat.get(), 0);
@@ -289,21 +304,7 @@ private slots:
         options.lower_rows_beside_decode = 8;
         Scheduler sched(pool, cache, options);
         std::vector<std::unique_ptr<Sequence>> all;
-        auto make = [&](arbor::Priority priority, int length) {
-            auto s = std::make_unique<Sequence>();
-            s->id = s->arrival = all.size() + 1;
-            for (int i = 0; i < length; ++i) s->tokens.push_back(int32_t(1000 * s->id + uint64_t(i)));
-            s->prompt_len = length;
-            s->priority = priority;
-            s->prefill_only = priority != arbor::Priority::Normal;
-            all.push_back(std::move(s));
-            return all.back().get();
-        };
-        auto rows_of = [](const arbor::sched::Plan& plan, const Sequence* seq) {
-            int rows = 0;
-            for (const auto& it : plan.items) rows += it.seq == seq ? it.count : 0;
-            return rows;
-        };
+        auto make = [&](arbor::Priority priority, int length) { return make_prompt(all, priority, length); };
         for (const arbor::Priority warm_priority : {arbor::Priority::Background, arbor::Priority::Idle}) {
             Sequence* chat = make(arbor::Priority::Normal, 10);
             sched.enqueue(chat, 0);
@@ -338,21 +339,7 @@ private slots:
     void idleWarmUpsGiveWayToEveryone() {
         constexpr int P = 4, kMaxWait = 3;
         std::vector<std::unique_ptr<Sequence>> all;
-        auto make = [&](arbor::Priority priority, int length) {
-            auto s = std::make_unique<Sequence>();
-            s->id = s->arrival = all.size() + 1;
-            for (int i = 0; i < length; ++i) s->tokens.push_back(int32_t(1000 * s->id + uint64_t(i)));
-            s->prompt_len = length;
-            s->priority = priority;
-            s->prefill_only = priority != arbor::Priority::Normal;
-            all.push_back(std::move(s));
-            return all.back().get();
-        };
-        auto rows_of = [](const arbor::sched::Plan& plan, const Sequence* seq) {
-            int rows = 0;
-            for (const auto& it : plan.items) rows += it.seq == seq ? it.count : 0;
-            return rows;
-        };
+        auto make = [&](arbor::Priority priority, int length) { return make_prompt(all, priority, length); };
         std::set<const Sequence*> done;  // warm-ups retired with their prompt computed
         auto step_once = [&](Scheduler& sched, uint64_t step) {
             auto plan = sched.schedule(step);
