@@ -6,6 +6,7 @@
 #include "arbor/kernels/cpu_ops.h"
 #include "arbor/kernels/fp16.h"
 #include "arbor/kernels/huge_pages.h"
+#include "arbor/kernels/quant.h"
 #include "arbor/kernels/quant_blocks.h"
 #include "quant/block_bits.h"
 
@@ -553,8 +554,13 @@ void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const Pane
 
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                int64_t n_x, float* y, int64_t ldy) {
-    if (avx2::available()) avx2::panel_dot(w, p_begin, p_end, x, t0, n_x, y, ldy);
-    else ref::panel_dot(w, p_begin, p_end, x, t0, n_x, y, ldy);
+    using Fn = void (*)(const PanelWeights&, int64_t, int64_t, const PanelActivations&, int64_t, int64_t, float*,
+                        int64_t);
+    static const Fn best = isa_supported(Isa::Avx512)    ? avx512::panel_dot
+                           : isa_supported(Isa::AvxVnni) ? avx_vnni::panel_dot
+                           : avx2::available()           ? avx2::panel_dot
+                                                         : ref::panel_dot;
+    best(w, p_begin, p_end, x, t0, n_x, y, ldy);
 }
 
 } // namespace arbor

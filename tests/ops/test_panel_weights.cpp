@@ -3,7 +3,8 @@
 // (checked against dequantize_row of the GGUF rows); the activations' 16-bit codes
 // round each value to the nearest step (AVX2 bit for bit as the reference); the scalar
 // reference follows the contract (checked against a fold written here over the GGUF
-// blocks) and stays within the rounding's bound of the exact product; the AVX2 tiles
+// blocks) and stays within the rounding's bound of the exact product; the tiles of each
+// SIMD set (AVX2, AVX-VNNI, AVX-512 VNNI; a set this CPU lacks is skipped with its name)
 // match the reference bit for bit for every tile shape and panel range and write only
 // their own rows; and through matmul a row's result does not depend on its batch or on
 // the number of threads.
@@ -33,6 +34,17 @@ using arbor::DType;
 constexpr DType kPanelTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
                                  DType::IQ4_NL, DType::MXFP4, DType::Q2_K, DType::Q3_K, DType::Q4_K,
                                  DType::Q5_K, DType::Q6_K, DType::IQ4_XS};
+
+// The panel products of each SIMD set.
+using PanelDot = void (*)(const arbor::PanelWeights&, int64_t, int64_t, const arbor::PanelActivations&, int64_t,
+                          int64_t, float*, int64_t);
+struct SimdSet {
+    arbor::Isa isa;
+    PanelDot dot;
+};
+constexpr SimdSet kSimdSets[] = {{arbor::Isa::Avx2, arbor::avx2::panel_dot},
+                                 {arbor::Isa::AvxVnni, arbor::avx_vnni::panel_dot},
+                                 {arbor::Isa::Avx512, arbor::avx512::panel_dot}};
 
 // IQ4_NL's (and IQ4_XS's) non-linear grid, as ggml-common.h's kvalues_iq4nl.
 constexpr int kIq4Grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
@@ -438,17 +450,27 @@ private slots:
     // Every activation-row count up to two tiles of eight and past, every panel range
     // shape (whole matrix, inner, ending on the partial last panel); rows outside the
     // range stay untouched.
-    void avx2MatchesReference_data() {
+    void simdMatchesReference_data() {
+        QTest::addColumn<int>("set");
         QTest::addColumn<int>("type");
         QTest::addColumn<int>("n_x");
-        for (DType type : kPanelTypes)
-            for (int n_x : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 16, 17, 24})
-                QTest::newRow(qPrintable(QString("%1 x%2").arg(type_name(type)).arg(n_x))) << int(type) << n_x;
+        for (int set = 0; set < int(std::size(kSimdSets)); ++set)
+            for (DType type : kPanelTypes)
+                for (int n_x : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 16, 17, 24})
+                    QTest::newRow(qPrintable(QString("%1 %2 x%3")
+                                                 .arg(arbor::isa_name(kSimdSets[set].isa).data())
+                                                 .arg(type_name(type))
+                                                 .arg(n_x)))
+                        << set << int(type) << n_x;
     }
-    void avx2MatchesReference() {
-        if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA/F16C: the AVX2 panel kernel cannot run here");
+    void simdMatchesReference() {
+        QFETCH(int, set);
         QFETCH(int, type);
         QFETCH(int, n_x);
+        const SimdSet simd = kSimdSets[set];
+        if (!arbor::isa_supported(simd.isa))
+            QSKIP(qPrintable(QString("this CPU has no %1 (or ARBOR_CPU_ISA hides it): its panel kernel cannot run here")
+                                 .arg(arbor::isa_name(simd.isa).data())));
         // Ten panels, the last with five rows; K-quants: two super-blocks.
         const int64_t rows = 77, cols = super_blocks(DType(type)) ? 512 : 160;
         const Matrix w = random_matrix(DType(type), rows, cols, 21);
@@ -461,7 +483,7 @@ private slots:
             // Eight guard elements past the end catch a store of the last panel's missing rows.
             std::vector<float> want(size_t(n_x * rows + 8), untouched), got = want;
             arbor::ref::panel_dot(p, begin, end, a, 1, n_x, want.data(), rows);
-            arbor::avx2::panel_dot(p, begin, end, a, 1, n_x, got.data(), rows);
+            simd.dot(p, begin, end, a, 1, n_x, got.data(), rows);
             const QString diff = first_bit_difference(got, want);
             QVERIFY2(diff.isEmpty(), qPrintable(QString("panels %1-%2, %3").arg(begin).arg(end).arg(diff)));
             for (int64_t t = 0; t < n_x; ++t)
@@ -476,9 +498,18 @@ private slots:
 
     // MXFP4's scales across the exponent range (0 and 1 give subnormal scales; up to 230, so
     // that no product overflows), and every fourth row with only exponents 0, 1 and 2 (its
-    // products alone show a tiny scale's bits): the AVX2 scales are GGUF's e8m0 values too.
-    void avx2MatchesReferenceOnEveryMxfp4Scale() {
-        if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA/F16C: the AVX2 panel kernel cannot run here");
+    // products alone show a tiny scale's bits): each SIMD set's scales are GGUF's e8m0 values too.
+    void simdMatchesReferenceOnEveryMxfp4Scale_data() {
+        QTest::addColumn<int>("set");
+        for (int set = 0; set < int(std::size(kSimdSets)); ++set)
+            QTest::newRow(arbor::isa_name(kSimdSets[set].isa).data()) << set;
+    }
+    void simdMatchesReferenceOnEveryMxfp4Scale() {
+        QFETCH(int, set);
+        const SimdSet simd = kSimdSets[set];
+        if (!arbor::isa_supported(simd.isa))
+            QSKIP(qPrintable(QString("this CPU has no %1 (or ARBOR_CPU_ISA hides it): its panel kernel cannot run here")
+                                 .arg(arbor::isa_name(simd.isa).data())));
         const int64_t rows = 40, cols = 32 * 48, n_x = 5;
         Matrix w = random_matrix(DType::MXFP4, rows, cols, 61);
         for (size_t b = 0; b < w.bytes.size(); b += 17) {
@@ -490,7 +521,7 @@ private slots:
         const arbor::PanelWeights p = arbor::PanelWeights::pack(w.view());
         std::vector<float> want(size_t(n_x * rows)), got(size_t(n_x * rows));
         arbor::ref::panel_dot(p, 0, p.panels(), a, 0, n_x, want.data(), rows);
-        arbor::avx2::panel_dot(p, 0, p.panels(), a, 0, n_x, got.data(), rows);
+        simd.dot(p, 0, p.panels(), a, 0, n_x, got.data(), rows);
         for (float v : want) QVERIFY(std::isfinite(v) && v != 0.0f);
         QVERIFY2(first_bit_difference(got, want).isEmpty(), qPrintable(first_bit_difference(got, want)));
     }

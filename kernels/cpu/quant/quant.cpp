@@ -13,22 +13,58 @@
 namespace arbor {
 namespace {
 
-bool cpu_has_avx2() {
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    // F16C through cpuid (leaf 1, ECX): Clang's __builtin_cpu_supports does not know it.
+struct CpuidRegs {
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
-#else
+};
+
+CpuidRegs cpuid(unsigned leaf, unsigned subleaf) {
+    CpuidRegs r;
+    if (!__get_cpuid_count(leaf, subleaf, &r.eax, &r.ebx, &r.ecx, &r.edx)) return {};
+    return r;
+}
+
+// The register state the OS saves on a context switch (XCR0); a set whose registers it
+// does not save must not run even where cpuid lists it.
+uint64_t os_saved_state() {
+    if ((cpuid(1, 0).ecx & bit_OSXSAVE) == 0) return 0;
+    unsigned lo = 0, hi = 0;
+    asm volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (uint64_t(hi) << 32) | lo;
+}
+#endif
+
+// Whether the CPU and the OS allow `isa`, before ARBOR_CPU_ISA.
+bool cpu_runs(Isa isa) {
+#if defined(__x86_64__) || defined(__i386__)
+    const CpuidRegs l1 = cpuid(1, 0), l7 = cpuid(7, 0), l7s1 = cpuid(7, 1);
+    const uint64_t xcr0 = os_saved_state();
+    constexpr uint64_t kYmm = 0x6, kZmm = 0xe0;  // SSE + AVX state; opmask + both zmm halves
+    const bool avx2 = (xcr0 & kYmm) == kYmm && (l1.ecx & bit_AVX) && (l1.ecx & bit_FMA) && (l1.ecx & bit_F16C) &&
+                      (l7.ebx & bit_AVX2);
+    switch (isa) {
+    case Isa::Scalar: return true;
+    case Isa::Avx2: return avx2;
+    case Isa::AvxVnni: return avx2 && (l7s1.eax & bit_AVXVNNI);
+    case Isa::Avx512:
+        return avx2 && (xcr0 & kZmm) == kZmm && (l7.ebx & bit_AVX512F) && (l7.ebx & bit_AVX512DQ) &&
+               (l7.ebx & bit_AVX512BW) && (l7.ebx & bit_AVX512VL) && (l7.ecx & bit_AVX512VNNI);
+    }
     return false;
+#else
+    return isa == Isa::Scalar;
 #endif
 }
 
-// ARBOR_CPU_ISA=scalar hides the SIMD kernels entirely, as on a CPU without them.
-bool forced_scalar() {
+// ARBOR_CPU_ISA: the most the kernels may use (unset or unknown: no limit).
+Isa isa_limit() {
     const char* forced = std::getenv("ARBOR_CPU_ISA");
-    return forced && std::string(forced) == "scalar";
+    if (!forced) return Isa::Avx512;
+    const std::string name = forced;
+    if (name == "scalar") return Isa::Scalar;
+    if (name == "avx2") return Isa::Avx2;
+    if (name == "avx_vnni") return Isa::AvxVnni;
+    return Isa::Avx512;
 }
 
 [[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(what); }
@@ -45,21 +81,37 @@ void check_length(DType type, int64_t n, const char* fn) {
              std::to_string(block) + " for " + std::string(dtype_name(type)));
 }
 
+// The AVX2 version for every set past Scalar (the row kernels have no wider ones).
 template <class Fn>
 Fn pick(Fn scalar, Fn avx2, Isa isa) {
-    return isa == Isa::Avx2 && avx2 ? avx2 : scalar;
+    return isa != Isa::Scalar && avx2 ? avx2 : scalar;
 }
 
 } // namespace
 
 bool isa_supported(Isa isa) {
-    static const bool avx2 = cpu_has_avx2() && !forced_scalar();
-    return isa == Isa::Scalar || (isa == Isa::Avx2 && avx2);
+    static const Isa limit = isa_limit();
+    static const bool runs[] = {true, cpu_runs(Isa::Avx2), cpu_runs(Isa::AvxVnni), cpu_runs(Isa::Avx512)};
+    // Not nested beyond AVX2: Zen 4 and Xeons before Sapphire Rapids have AVX-512 VNNI
+    // without the VEX-encoded AVX-VNNI, Intel's client cores the reverse.
+    return isa <= limit && runs[int(isa)];
 }
 
-Isa best_isa() { return isa_supported(Isa::Avx2) ? Isa::Avx2 : Isa::Scalar; }
+Isa best_isa() {
+    for (Isa isa : {Isa::Avx512, Isa::AvxVnni, Isa::Avx2})
+        if (isa_supported(isa)) return isa;
+    return Isa::Scalar;
+}
 
-std::string_view isa_name(Isa isa) { return isa == Isa::Avx2 ? "AVX2" : "scalar"; }
+std::string_view isa_name(Isa isa) {
+    switch (isa) {
+    case Isa::Scalar: return "scalar";
+    case Isa::Avx2: return "AVX2";
+    case Isa::AvxVnni: return "AVX-VNNI";
+    case Isa::Avx512: return "AVX-512 VNNI";
+    }
+    return "scalar";
+}
 
 DType vec_dot_type(DType weight) {
     switch (weight) {
@@ -83,7 +135,7 @@ bool has_int8_dot(DType weight) { return quant::scalar_vec_dot(weight) != nullpt
 void dequantize_row(DType type, const void* src, float* dst, int64_t n, Isa isa) {
     check_isa(isa, "dequantize_row");
     const auto fn = pick(quant::scalar_dequant(type),
-                         isa == Isa::Avx2 ? quant::avx2_dequant(type) : nullptr, isa);
+                         isa != Isa::Scalar ? quant::avx2_dequant(type) : nullptr, isa);
     if (!fn) fail("dequantize_row: no kernel for " + std::string(dtype_name(type)));
     check_length(type, n, "dequantize_row");
     fn(src, dst, n);
@@ -92,7 +144,7 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n, Isa isa)
 void quantize_row(DType act_type, const float* src, void* dst, int64_t n, Isa isa) {
     check_isa(isa, "quantize_row");
     const auto fn = pick(quant::scalar_quant(act_type),
-                         isa == Isa::Avx2 ? quant::avx2_quant(act_type) : nullptr, isa);
+                         isa != Isa::Scalar ? quant::avx2_quant(act_type) : nullptr, isa);
     if (!fn)
         fail("quantize_row: " + std::string(dtype_name(act_type)) + " is not an activation type");
     check_length(act_type, n, "quantize_row");
@@ -102,7 +154,7 @@ void quantize_row(DType act_type, const float* src, void* dst, int64_t n, Isa is
 VecDotFn vec_dot_fn(DType weight, Isa isa) {
     check_isa(isa, "vec_dot_fn");
     const auto fn = pick(quant::scalar_vec_dot(weight),
-                         isa == Isa::Avx2 ? quant::avx2_vec_dot(weight) : nullptr, isa);
+                         isa != Isa::Scalar ? quant::avx2_vec_dot(weight) : nullptr, isa);
     if (!fn) fail("vec_dot_fn: no kernel for weight type " + std::string(dtype_name(weight)));
     return fn;
 }
@@ -110,7 +162,7 @@ VecDotFn vec_dot_fn(DType weight, Isa isa) {
 VecDotMultiFn vec_dot_multi_fn(DType weight, Isa isa) {
     check_isa(isa, "vec_dot_multi_fn");
     const auto fn = pick(quant::scalar_vec_dot_multi(weight),
-                         isa == Isa::Avx2 ? quant::avx2_vec_dot_multi(weight) : nullptr, isa);
+                         isa != Isa::Scalar ? quant::avx2_vec_dot_multi(weight) : nullptr, isa);
     if (!fn)
         fail("vec_dot_multi_fn: no kernel for weight type " + std::string(dtype_name(weight)));
     return fn;
@@ -119,7 +171,7 @@ VecDotMultiFn vec_dot_multi_fn(DType weight, Isa isa) {
 VecDotRowsFn vec_dot_rows_fn(DType weight, Isa isa) {
     check_isa(isa, "vec_dot_rows_fn");
     const auto fn = pick(quant::scalar_vec_dot_rows(weight),
-                         isa == Isa::Avx2 ? quant::avx2_vec_dot_rows(weight) : nullptr, isa);
+                         isa != Isa::Scalar ? quant::avx2_vec_dot_rows(weight) : nullptr, isa);
     if (!fn)
         fail("vec_dot_rows_fn: no kernel for weight type " + std::string(dtype_name(weight)));
     return fn;

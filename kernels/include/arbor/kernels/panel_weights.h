@@ -7,7 +7,7 @@
 // (weight row, activation row) pair needs its own accumulator and a horizontal sum. In a
 // panel a vector holds two neighbouring elements of each of eight weight rows: one
 // vector of codes multiplies a broadcast pair of activation codes of every activation
-// row in the tile (vpmaddwd), and each accumulator is eight finished outputs.
+// row in the tile (vpmaddwd, or VNNI's vpdpwssd), and each accumulator is eight finished outputs.
 // Why 16-bit activations: converting weight codes to floats cost more than the products
 // themselves; integer products of codes skip it and need half the instructions. Each
 // activation is rounded to 1/32767 of its block's largest magnitude, a relative error
@@ -268,5 +268,17 @@ PanelBlockScale quantize_panel_block(const float* x, int16_t* codes);
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                int64_t n_x, float* y, int64_t ldy);
 } // namespace avx2
+
+// The same products with AVX-512 (two panels a register, VNNI's vpdpwssd) and with the
+// VEX-encoded AVX-VNNI (AVX2's tiles, vpdpwssd for vpmaddwd plus vpaddd); bit for bit as
+// the reference. Run only where isa_supported says so.
+namespace avx512 {
+void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
+               int64_t n_x, float* y, int64_t ldy);
+} // namespace avx512
+namespace avx_vnni {
+void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
+               int64_t n_x, float* y, int64_t ldy);
+} // namespace avx_vnni
 
 } // namespace arbor

@@ -18,11 +18,18 @@
 
 namespace arbor {
 
-enum class Isa { Scalar, Avx2 };
+// Kernel sets, in order of preference. Every set past Scalar includes AVX2, FMA and F16C;
+// AvxVnni adds the VEX-encoded 256-bit VNNI of recent Intel cores (vpdpwssd), Avx512 the
+// 512-bit registers with AVX-512 F, BW, DQ, VL and VNNI (with the OS saving their state).
+// The row kernels below (dequantize_row, quantize_row, vec_dot_*) have scalar and AVX2
+// versions: a higher set runs their AVX2 ones. The panel products (panel_weights.h) have
+// one version per set.
+enum class Isa { Scalar, Avx2, AvxVnni, Avx512 };
 
-// Best kernel set this CPU runs, detected once. The environment variable
-// ARBOR_CPU_ISA=scalar makes the SIMD sets unsupported (scalar references only), to
-// debug or to test the fallback on a machine that has them.
+// Best kernel set this CPU runs, detected once. The environment variable ARBOR_CPU_ISA
+// (scalar, avx2, avx_vnni or avx512) makes the sets after the named one unsupported (with
+// scalar, only the references run), to debug, to compare the sets on one machine, or to
+// test a fallback on a machine that has more.
 Isa best_isa();
 bool isa_supported(Isa isa);
 std::string_view isa_name(Isa isa);

@@ -1,0 +1,157 @@
+// AVX-512 panel products (compiled with AVX2's flags plus -mavx512f -mavx512bw -mavx512dq
+// -mavx512vl -mavx512vnni), following the contract in panel_weights.h.
+// A 512-bit register holds two panels' code pairs (panel v in lanes 0-15, v + 1 in
+// 16-31), each half widened by AVX2's per-layout code (panel_tile_avx2.h); one vpdpwssd
+// per activation row multiplies them into sixteen weight rows' sums (AVX2 needs a
+// vpmaddwd and a vpaddd per eight rows). With 32 registers the float accumulators stay in
+// registers too. A matrix's odd last panel goes through AVX2's tile with the 256-bit
+// vpdpwssd. The float steps are the contract's, lane by lane, so the bits equal AVX2's
+// and the reference's.
+#include "arbor/kernels/panel_weights.h"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__) && \
+    defined(__AVX512VNNI__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include "panel_tile_avx2.h"
+
+namespace arbor::avx512 {
+namespace {
+
+using panel_simd::with_simd_layout;
+
+struct Dpwssd256 {
+    static __m256i dot(__m256i sums, __m256i codes, __m256i x) { return _mm256_dpwssd_epi32(sums, codes, x); }
+};
+
+inline __m512i pair_of(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
+inline __m512 pair_of(__m256 lo, __m256 hi) { return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1); }
+
+inline __m512i code_pair(const int16_t* c) {
+    int32_t pair;
+    std::memcpy(&pair, c, sizeof pair);
+    return _mm512_set1_epi32(pair);
+}
+
+// The first `rows` of sixteen outputs (two panels' rows; fewer only in a matrix's last).
+inline void store_rows(float* y, __m512 v, int64_t rows) {
+    if (rows >= 2 * kPanelRows) {
+        _mm512_storeu_ps(y, v);
+        return;
+    }
+    _mm512_mask_storeu_ps(y, __mmask16(rows <= 0 ? 0 : (1u << rows) - 1), v);
+}
+
+// MR activation rows (from t0) against 2 NZ consecutive panels (the first at `panel`, the
+// rest panel_bytes apart); `rows` counts the weight rows that exist from the first.
+template <class T, int MR, int NZ>
+void tile(int64_t blocks, const uint8_t* panel, size_t panel_bytes, const PanelActivations& x, int64_t t0, float* y,
+          int64_t ldy, int64_t rows) {
+    constexpr int NV = 2 * NZ;
+    __m512 acc[MR][NZ];
+    for (auto& row : acc)
+        for (auto& a : row) a = _mm512_setzero_ps();
+    const panel_simd::TileRows<T, MR> r(x, t0);
+    const auto& [c, d, s] = r;
+    const panel_simd::TilePanels<T, NV> pv(panel, panel_bytes);
+
+    for (int64_t b = 0; b < blocks; ++b) {
+        pv.prefetch_next(b);
+        __m512i n[MR][NZ];
+        for (auto& row : n)
+            for (auto& a : row) a = _mm512_setzero_si512();
+        const int64_t at = b * 32;
+        typename T::Codes q[NV];
+        for (int v = 0; v < NV; ++v) q[v] = T::codes(pv[v], b);
+        auto half = [&]<int G, int Half>() {
+            __m512i w[NZ];
+            for (int z = 0; z < NZ; ++z)
+                w[z] = pair_of(T::template half<G, Half>(q[2 * z]), T::template half<G, Half>(q[2 * z + 1]));
+            for (int t = 0; t < MR; ++t) {
+                const __m512i xc = code_pair(c[t] + at + 4 * G + 2 * Half);
+                for (int z = 0; z < NZ; ++z) n[t][z] = _mm512_dpwssd_epi32(n[t][z], w[z], xc);
+            }
+            // Keeps the sums in registers between halves (see AVX2's tile).
+            for (auto& row : n)
+                for (auto& a : row) asm("" : "+v"(a));
+        };
+        auto fold = [&](int part) {
+            for (int z = 0; z < NZ; ++z) {
+                const __m512 dw = pair_of(T::dw(pv[2 * z], b, part), T::dw(pv[2 * z + 1], b, part));
+                const __m512 mw = pair_of(T::mw(pv[2 * z], b, part), T::mw(pv[2 * z + 1], b, part));
+                for (int t = 0; t < MR; ++t) {
+                    acc[t][z] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(n[t][z]), _mm512_mul_ps(dw, _mm512_set1_ps(d[t][b])),
+                                                acc[t][z]);
+                    if constexpr (T::kHasMin)
+                        acc[t][z] = _mm512_fmadd_ps(mw, _mm512_set1_ps(s[t][T::kParts * b + part]), acc[t][z]);
+                    n[t][z] = _mm512_setzero_si512();
+                }
+            }
+        };
+        panel_simd::block_steps<T>(half, fold);
+    }
+    for (int t = 0; t < MR; ++t)
+        for (int z = 0; z < NZ; ++z)
+            store_rows(y + t * ldy + z * 2 * kPanelRows, acc[t][z], rows - int64_t(z) * 2 * kPanelRows);
+}
+
+// Panels [p_begin, p_end) against MR activation rows: 2 NZ panels at a time, then pairs,
+// then an odd last panel with AVX2's tile.
+template <class T, int MR, int NZ>
+void panels_against(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
+                    float* y, int64_t ldy) {
+    const int64_t blocks = w.cols() / 32;
+    auto run = [&]<int N>(int64_t p) {
+        tile<T, MR, N>(blocks, w.panel(p), w.panel_bytes(), x, t0, y + p * kPanelRows, ldy,
+                       w.rows() - p * kPanelRows);
+    };
+    int64_t p = p_begin;
+    for (; p + 2 * NZ <= p_end; p += 2 * NZ) run.template operator()<NZ>(p);
+    for (; p + 2 <= p_end; p += 2) run.template operator()<1>(p);
+    if (p < p_end)
+        panel_simd::tile<T, Dpwssd256, MR, 1>(blocks, w.panel(p), w.panel_bytes(), x, t0, y + p * kPanelRows, ldy,
+                                              w.rows() - p * kPanelRows);
+}
+
+// Panels per group that every group of activation rows passes over while the group stays
+// in L1 or L2; a multiple of the four- and eight-panel tiles.
+constexpr int64_t kPanelGroup = 8;
+
+template <class T>
+void panel_rows(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
+                int64_t n_x, float* y, int64_t ldy) {
+    for (int64_t p0 = p_begin; p0 < p_end; p0 += kPanelGroup) {
+        const int64_t p1 = std::min(p_end, p0 + kPanelGroup);
+        int64_t t = 0;
+        for (; t + 6 <= n_x; t += 6) panels_against<T, 6, 2>(w, p0, p1, x, t0 + t, y + t * ldy, ldy);
+        float* yt = y + t * ldy;
+        const int64_t tt = t0 + t;
+        switch (n_x - t) {
+        case 5: panels_against<T, 5, 2>(w, p0, p1, x, tt, yt, ldy); break;
+        case 4: panels_against<T, 4, 2>(w, p0, p1, x, tt, yt, ldy); break;
+        case 3: panels_against<T, 3, 2>(w, p0, p1, x, tt, yt, ldy); break;
+        case 2: panels_against<T, 2, 2>(w, p0, p1, x, tt, yt, ldy); break;
+        case 1: panels_against<T, 1, 2>(w, p0, p1, x, tt, yt, ldy); break;
+        default: break;
+        }
+    }
+}
+
+} // namespace
+
+void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
+               int64_t n_x, float* y, int64_t ldy) {
+    with_simd_layout(w.layout(), [&]<class T>() { panel_rows<T>(w, p_begin, p_end, x, t0, n_x, y, ldy); });
+}
+
+} // namespace arbor::avx512
+
+#else
+
+// Built without these flags (a non-x86 target): AVX2's tiles (or the reference).
+namespace arbor::avx512 {
+void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
+               int64_t n_x, float* y, int64_t ldy) {
+    avx2::panel_dot(w, p_begin, p_end, x, t0, n_x, y, ldy);
+}
+} // namespace arbor::avx512
+
+#endif
