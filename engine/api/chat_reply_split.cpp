@@ -3,10 +3,7 @@
 namespace arbor::api {
 
 bool prompt_opens_think(std::string_view prompt_end) {
-    while (!prompt_end.empty() && (prompt_end.back() == ' ' || prompt_end.back() == '\n' || prompt_end.back() == '\r' ||
-                                   prompt_end.back() == '\t'))
-        prompt_end.remove_suffix(1);
-    return prompt_end.ends_with("<think>");
+    return trimmed_space(prompt_end).ends_with("<think>");
 }
 
 ChatReplySplit::ChatReplySplit(bool prompt_opened_think) {

@@ -16,19 +16,13 @@ constexpr std::string_view kMessage = "<|message|>";
 constexpr std::string_view kEnd = "<|end|>";
 constexpr std::string_view kFinal = "final";
 
-// ASCII whitespace only: the bytes of a multi-byte UTF-8 character are never taken for it.
+// ASCII whitespace only (see trimmed_space).
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 std::string_view trimmed_start(std::string_view s) {
     size_t i = 0;
     while (i < s.size() && is_space(s[i])) ++i;
     return s.substr(i);
-}
-
-std::string_view trimmed(std::string_view s) {
-    s = trimmed_start(s);
-    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-    return s;
 }
 
 // `s` without a proper prefix of `marker` it ends with (the marker may be arriving).
@@ -47,11 +41,11 @@ ReplyParts split_think(std::string_view body, bool streaming) {
     ReplyParts parts;
     const size_t close = body.find(kThinkClose);
     if (close == std::string_view::npos) {
-        parts.reasoning = trimmed(streaming ? without_partial_marker(body, kThinkClose) : body);
+        parts.reasoning = trimmed_space(streaming ? without_partial_marker(body, kThinkClose) : body);
         parts.reasoning_open = streaming;
         return parts;
     }
-    parts.reasoning = trimmed(body.substr(0, close));
+    parts.reasoning = trimmed_space(body.substr(0, close));
     parts.answer = trimmed_start(body.substr(close + kThinkClose.size()));
     return parts;
 }
@@ -81,8 +75,8 @@ ReplyParts split_harmony(std::string_view text, bool streaming) {
                 // A header on its way: thinking, unless it may become the final channel's.
                 const std::string_view channel = channel_of(header);
                 parts.reasoning_open = !channel.empty() && !kFinal.starts_with(channel);
-            } else if (!trimmed(header).empty()) {
-                reasoning.push_back(trimmed(header));  // not harmony after all: nothing is dropped
+            } else if (!trimmed_space(header).empty()) {
+                reasoning.push_back(trimmed_space(header));  // not harmony after all: nothing is dropped
             }
             break;
         }
@@ -97,8 +91,8 @@ ReplyParts split_harmony(std::string_view text, bool streaming) {
             content = trimmed_start(content);
             if (!parts.answer.empty() && !content.empty()) parts.answer += "\n\n";
             parts.answer += content;
-        } else if (!trimmed(content).empty()) {
-            reasoning.push_back(trimmed(content));
+        } else if (!trimmed_space(content).empty()) {
+            reasoning.push_back(trimmed_space(content));
         }
         if (!ended) {
             parts.reasoning_open = streaming && !is_answer;
@@ -115,6 +109,12 @@ ReplyParts split_harmony(std::string_view text, bool streaming) {
 
 } // namespace
 
+std::string_view trimmed_space(std::string_view s) {
+    s = trimmed_start(s);
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    return s;
+}
+
 ReplyParts split_reasoning(std::string_view text, bool streaming) {
     const std::string_view start = trimmed_start(text);
     if (start.starts_with(kThinkOpen)) return split_think(start.substr(kThinkOpen.size()), streaming);
@@ -129,7 +129,7 @@ ReplyParts split_reasoning(std::string_view text, bool streaming) {
     // A "</think>" the generation prompt opened; one after an opening tag in the middle of
     // the text is part of the answer (a reply about the tags, say).
     if (close != std::string_view::npos && text.substr(0, close).find(kThinkOpen) == std::string_view::npos) {
-        parts.reasoning = trimmed(text.substr(0, close));
+        parts.reasoning = trimmed_space(text.substr(0, close));
         parts.answer = trimmed_start(text.substr(close + kThinkClose.size()));
         return parts;
     }
