@@ -1,40 +1,14 @@
 #include "arbor/reply_reasoning.h"
 
-#include <algorithm>
+#include "reply_markers.h"
+
 #include <vector>
 
 namespace arbor {
 
 namespace {
 
-constexpr std::string_view kThinkOpen = "<think>";
-constexpr std::string_view kThinkClose = "</think>";
-// Harmony: a message is [<|start|>role]<|channel|>name[ header]<|message|>content<|end|>.
-constexpr std::string_view kStart = "<|start|>";
-constexpr std::string_view kChannel = "<|channel|>";
-constexpr std::string_view kMessage = "<|message|>";
-constexpr std::string_view kEnd = "<|end|>";
-constexpr std::string_view kFinal = "final";
-
-// ASCII whitespace only (see trimmed_space).
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
-std::string_view trimmed_start(std::string_view s) {
-    size_t i = 0;
-    while (i < s.size() && is_space(s[i])) ++i;
-    return s.substr(i);
-}
-
-// `s` without a proper prefix of `marker` it ends with (the marker may be arriving).
-std::string_view without_partial_marker(std::string_view s, std::string_view marker) {
-    for (size_t n = std::min(s.size(), marker.size() - 1); n > 0; --n)
-        if (s.ends_with(marker.substr(0, n))) return s.substr(0, s.size() - n);
-    return s;
-}
-
-bool is_proper_prefix_of(std::string_view s, std::string_view marker) {
-    return s.size() < marker.size() && marker.starts_with(s);
-}
+using namespace reply_markers;
 
 // "<think>reasoning</think>answer", `body` being what follows the opening tag.
 ReplyParts split_think(std::string_view body, bool streaming) {
@@ -57,7 +31,7 @@ std::string_view channel_of(std::string_view header) {
     if (at == std::string_view::npos) return {};
     const std::string_view name = header.substr(at + kChannel.size());
     size_t end = 0;
-    while (end < name.size() && !is_space(name[end]) && name[end] != '<') ++end;
+    while (end < name.size() && !ends_channel_name(name[end])) ++end;
     return name.substr(0, end);
 }
 
