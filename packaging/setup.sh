@@ -48,6 +48,7 @@ readonly SANITIZED_SUITES=(
     test_architectures test_gpt_oss test_sampler test_stop_strings
     test_jinja test_jinja_templates test_chat_template_pieces test_chat_template_whole
     test_namespace_key test_api_server test_api_sessions test_api_request_guard test_chat_reply_split
+    test_reply_split_stream
     test_api_cache_isolation test_api_load
     test_store_search test_private_file test_store_crash
     test_cli test_cli_tokenize test_server_cli

@@ -94,17 +94,22 @@ void MessageListModel::changed(int row, const QList<int>& roles) {
 ReplyParts MessageListModel::parts(int i) const {
     const MessageRow& row = rows_[i];
     if (row.role != arbor::Role::Assistant) return {.answer = row.text};
+    if (isLive(row)) return liveParts_.parts();
     return splitReasoning(row.text, row.state == arbor::MessageState::streaming);
 }
 
-void MessageListModel::partsChanged(int i, const ReplyParts& before, QList<int> roles) {
-    const ReplyParts after = parts(i);
-    if (after.reasoning != before.reasoning) roles << ReasoningRole;
-    if (after.reasoningOpen != before.reasoningOpen) roles << ReasoningOpenRole;
-    if (after.answer != before.answer) {
+bool MessageListModel::isLive(const MessageRow& row) const {
+    return row.id == live_.id && row.state == arbor::MessageState::streaming &&
+           live_.state == arbor::MessageState::streaming && row.text.size() == liveParts_.textSize();
+}
+
+void MessageListModel::partsChanged(int i, const PartsChange& change, QList<int> roles) {
+    if (change.reasoning) roles << ReasoningRole;
+    if (change.reasoningOpen) roles << ReasoningOpenRole;
+    if (change.answer) {
         roles << AnswerRole;
-        if (before.answer.isEmpty() || after.answer.startsWith(before.answer))
-            emit answerAppended(rows_[i].id, after.answer.sliced(before.answer.size()));
+        if (change.answerGrewFrom >= 0)
+            emit answerAppended(rows_[i].id, parts(i).answer.sliced(change.answerGrewFrom));
         else
             emit answerReplaced(rows_[i].id);
     }
@@ -117,35 +122,44 @@ void MessageListModel::startLive(qint64 messageId) {
     const ReplyParts before = parts(i);
     rows_[i].state = arbor::MessageState::streaming;
     live_ = rows_[i];
-    partsChanged(i, before, {StateRole});
+    liveParts_ = LiveReplyParts(live_.text);
+    partsChanged(i, partsChange(before, parts(i)), {StateRole});
 }
 
 void MessageListModel::appendText(qint64 messageId, const QString& piece) {
     if (piece.isEmpty()) return;
-    if (live_.id == messageId) live_.text += piece;
     const int i = rowOf(messageId);
+    // The live row's parts follow the piece; another row's are split anew, before and after.
+    const bool live = i >= 0 && isLive(rows_[i]);
+    const ReplyParts before = i < 0 || live ? ReplyParts() : parts(i);
+    PartsChange change;
+    if (live_.id == messageId) {
+        live_.text += piece;
+        change = liveParts_.add(piece);
+    }
     if (i < 0) return;
-    const ReplyParts before = parts(i);
     rows_[i].text += piece;
     emit textAppended(messageId, piece);
-    partsChanged(i, before, {TextRole, Qt::DisplayRole});
+    partsChanged(i, live ? change : partsChange(before, parts(i)), {TextRole, Qt::DisplayRole});
 }
 
 void MessageListModel::setFinished(qint64 messageId, arbor::MessageState state, const ReplyStats& stats) {
+    const int i = rowOf(messageId);
+    const ReplyParts before = i < 0 ? ReplyParts() : parts(i);  // the live parts, before its state goes
     if (live_.id == messageId) {
         live_.state = state;
         live_.stats = stats;
     }
-    const int i = rowOf(messageId);
     if (i < 0) return;
-    const ReplyParts before = parts(i);
     rows_[i].state = state;
     rows_[i].stats = stats;
-    partsChanged(i, before, {StateRole, StatsRole});
+    partsChanged(i, partsChange(before, parts(i)), {StateRole, StatsRole});
 }
 
 void MessageListModel::releaseLive(qint64 messageId) {
-    if (live_.id == messageId) live_ = {};
+    if (live_.id != messageId) return;
+    live_ = {};
+    liveParts_ = LiveReplyParts();
 }
 
 int MessageListModel::rowOf(qint64 messageId) const {

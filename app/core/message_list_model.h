@@ -87,9 +87,10 @@ private:
     void read(qint64 conversation, std::function<QList<MessageRow>(arbor::Store&)> rows);
     void apply(qint64 conversation, QList<MessageRow> rows);
     void changed(int row, const QList<int>& roles);
-    // Row i's text or state changed from what gave `before`: reports `roles` and the parts
-    // that changed.
-    void partsChanged(int i, const ReplyParts& before, QList<int> roles);
+    // Row i's text or state changed: reports `roles` and the parts that changed.
+    void partsChanged(int i, const PartsChange& change, QList<int> roles);
+    // Row `row` is the live reply streaming, its parts those liveParts_ keeps.
+    bool isLive(const MessageRow& row) const;
 
     StoreService& store_;
     qint64 conversation_ = 0;
@@ -97,6 +98,8 @@ private:
     quint64 reads_ = 0;  // reads started; only the newest one's answer is applied
     // The live reply while it streams and until the store has its end (0: none).
     MessageRow live_;
+    // Its parts while it streams, kept piece by piece rather than split anew at each.
+    LiveReplyParts liveParts_;
 };
 
 } // namespace arbor::app

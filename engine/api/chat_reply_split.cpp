@@ -3,43 +3,47 @@
 namespace arbor::api {
 
 bool prompt_opens_think(std::string_view prompt_end) {
-    while (!prompt_end.empty() && (prompt_end.back() == ' ' || prompt_end.back() == '\n' || prompt_end.back() == '\r' ||
-                                   prompt_end.back() == '\t'))
-        prompt_end.remove_suffix(1);
-    return prompt_end.ends_with("<think>");
+    return trimmed_space(prompt_end).ends_with("<think>");
 }
 
-ChatReplySplit::ChatReplySplit(bool prompt_opened_think) {
-    if (prompt_opened_think) text_ = "<think>";
-}
+ChatReplySplit::ChatReplySplit(bool prompt_opened_think) : split_(prompt_opened_think ? "<think>" : "") {}
 
-ChatReplySplit::Delta ChatReplySplit::add(std::string_view piece) {
-    text_ += piece;
-    return settle(true);
-}
+ChatReplySplit::Delta ChatReplySplit::add(std::string_view piece) { return settle(split_.add(piece)); }
 
-ChatReplySplit::Delta ChatReplySplit::finish() { return settle(false); }
+ChatReplySplit::Delta ChatReplySplit::finish() { return settle(split_.finish()); }
 
-ReplyParts ChatReplySplit::parts() const { return split_reasoning(text_, false); }
+ReplyParts ChatReplySplit::parts() const { return split_reasoning(split_.text(), false); }
 
-ChatReplySplit::Delta ChatReplySplit::settle(bool streaming) {
-    ReplyParts now = split_reasoning(text_, streaming);
+ChatReplySplit::Delta ChatReplySplit::settle(const ReplySplitStream::Change& change) {
+    const ReplyParts& now = split_.parts();
     Delta delta;
-    if (now.answer.starts_with(sent_answer_)) {
+    // Each piece costs what it adds: where the split only grew a part past what was sent,
+    // the sent text is its prefix without comparing them.
+    if (change.answer_from >= sent_answer_.size() || now.answer.starts_with(sent_answer_)) {
         delta.answer = now.answer.substr(sent_answer_.size());
+        sent_answer_ += delta.answer;
     } else {
         // A "</think>" that neither the reply nor the prompt opened, after some of the
         // text before it was sent as content (a stream cannot take text back): the content
         // goes on with the rest of that text, then the answer after the marker, and that
         // reasoning is not sent. (Sent content is then a prefix of the text: without an
         // opening marker the streamed answer is the text less a held-back marker part.)
-        const size_t close = text_.find("</think>");
-        delta.answer = text_.substr(sent_answer_.size(), close - std::min(close, sent_answer_.size())) + now.answer;
+        const std::string& text = split_.text();
+        const size_t close = text.find("</think>");
+        delta.answer = text.substr(sent_answer_.size(), close - std::min(close, sent_answer_.size())) + now.answer;
+        sent_answer_ = now.answer;
         sent_reasoning_ = now.reasoning;
+        reasoning_current_ = true;
+        return delta;
     }
-    if (now.reasoning.starts_with(sent_reasoning_)) delta.reasoning = now.reasoning.substr(sent_reasoning_.size());
-    if (!delta.reasoning.empty()) sent_reasoning_ = std::move(now.reasoning);
-    sent_answer_ = std::move(now.answer);
+    if ((reasoning_current_ && change.reasoning_from >= sent_reasoning_.size()) ||
+        now.reasoning.starts_with(sent_reasoning_)) {
+        delta.reasoning = now.reasoning.substr(sent_reasoning_.size());
+        sent_reasoning_ += delta.reasoning;
+        reasoning_current_ = true;
+    } else {
+        reasoning_current_ = false;
+    }
     return delta;
 }
 

@@ -6,6 +6,7 @@
 #include "api/http_server.h"
 #include "api/openai_responses.h"
 #include "arbor/reply_reasoning.h"
+#include "arbor/reply_split_stream.h"
 
 #include <string>
 #include <string_view>
@@ -34,14 +35,18 @@ public:
     ReplyParts parts() const;
 
 private:
-    Delta settle(bool streaming);
+    Delta settle(const ReplySplitStream::Change& change);
 
     // The reply's text, after "<think>" where the prompt opened it (so the splitter sees
-    // the reasoning from its start rather than take it for answer until "</think>").
-    std::string text_;
+    // the reasoning from its start rather than take it for answer until "</think>"),
+    // split as it grows.
+    ReplySplitStream split_;
     // What was sent of each part. Invariant: a prefix of what the next split gives, except
     // where a "</think>" no "<think>" opened turns sent content into reasoning.
+    // sent_answer_ is the last split's answer; sent_reasoning_ its reasoning too unless
+    // that changed other than by growing (reasoning_current_ false: it was not sent).
     std::string sent_reasoning_, sent_answer_;
+    bool reasoning_current_ = true;
 };
 
 // Sends a streamed reply's newly settled parts as server-sent events: the reasoning and the

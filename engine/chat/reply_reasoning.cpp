@@ -1,57 +1,25 @@
 #include "arbor/reply_reasoning.h"
 
-#include <algorithm>
+#include "reply_markers.h"
+
 #include <vector>
 
 namespace arbor {
 
 namespace {
 
-constexpr std::string_view kThinkOpen = "<think>";
-constexpr std::string_view kThinkClose = "</think>";
-// Harmony: a message is [<|start|>role]<|channel|>name[ header]<|message|>content<|end|>.
-constexpr std::string_view kStart = "<|start|>";
-constexpr std::string_view kChannel = "<|channel|>";
-constexpr std::string_view kMessage = "<|message|>";
-constexpr std::string_view kEnd = "<|end|>";
-constexpr std::string_view kFinal = "final";
-
-// ASCII whitespace only: the bytes of a multi-byte UTF-8 character are never taken for it.
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
-std::string_view trimmed_start(std::string_view s) {
-    size_t i = 0;
-    while (i < s.size() && is_space(s[i])) ++i;
-    return s.substr(i);
-}
-
-std::string_view trimmed(std::string_view s) {
-    s = trimmed_start(s);
-    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-    return s;
-}
-
-// `s` without a proper prefix of `marker` it ends with (the marker may be arriving).
-std::string_view without_partial_marker(std::string_view s, std::string_view marker) {
-    for (size_t n = std::min(s.size(), marker.size() - 1); n > 0; --n)
-        if (s.ends_with(marker.substr(0, n))) return s.substr(0, s.size() - n);
-    return s;
-}
-
-bool is_proper_prefix_of(std::string_view s, std::string_view marker) {
-    return s.size() < marker.size() && marker.starts_with(s);
-}
+using namespace reply_markers;
 
 // "<think>reasoning</think>answer", `body` being what follows the opening tag.
 ReplyParts split_think(std::string_view body, bool streaming) {
     ReplyParts parts;
     const size_t close = body.find(kThinkClose);
     if (close == std::string_view::npos) {
-        parts.reasoning = trimmed(streaming ? without_partial_marker(body, kThinkClose) : body);
+        parts.reasoning = trimmed_space(streaming ? without_partial_marker(body, kThinkClose) : body);
         parts.reasoning_open = streaming;
         return parts;
     }
-    parts.reasoning = trimmed(body.substr(0, close));
+    parts.reasoning = trimmed_space(body.substr(0, close));
     parts.answer = trimmed_start(body.substr(close + kThinkClose.size()));
     return parts;
 }
@@ -63,7 +31,7 @@ std::string_view channel_of(std::string_view header) {
     if (at == std::string_view::npos) return {};
     const std::string_view name = header.substr(at + kChannel.size());
     size_t end = 0;
-    while (end < name.size() && !is_space(name[end]) && name[end] != '<') ++end;
+    while (end < name.size() && !ends_channel_name(name[end])) ++end;
     return name.substr(0, end);
 }
 
@@ -81,8 +49,8 @@ ReplyParts split_harmony(std::string_view text, bool streaming) {
                 // A header on its way: thinking, unless it may become the final channel's.
                 const std::string_view channel = channel_of(header);
                 parts.reasoning_open = !channel.empty() && !kFinal.starts_with(channel);
-            } else if (!trimmed(header).empty()) {
-                reasoning.push_back(trimmed(header));  // not harmony after all: nothing is dropped
+            } else if (!trimmed_space(header).empty()) {
+                reasoning.push_back(trimmed_space(header));  // not harmony after all: nothing is dropped
             }
             break;
         }
@@ -97,8 +65,8 @@ ReplyParts split_harmony(std::string_view text, bool streaming) {
             content = trimmed_start(content);
             if (!parts.answer.empty() && !content.empty()) parts.answer += "\n\n";
             parts.answer += content;
-        } else if (!trimmed(content).empty()) {
-            reasoning.push_back(trimmed(content));
+        } else if (!trimmed_space(content).empty()) {
+            reasoning.push_back(trimmed_space(content));
         }
         if (!ended) {
             parts.reasoning_open = streaming && !is_answer;
@@ -115,6 +83,12 @@ ReplyParts split_harmony(std::string_view text, bool streaming) {
 
 } // namespace
 
+std::string_view trimmed_space(std::string_view s) {
+    s = trimmed_start(s);
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    return s;
+}
+
 ReplyParts split_reasoning(std::string_view text, bool streaming) {
     const std::string_view start = trimmed_start(text);
     if (start.starts_with(kThinkOpen)) return split_think(start.substr(kThinkOpen.size()), streaming);
@@ -129,7 +103,7 @@ ReplyParts split_reasoning(std::string_view text, bool streaming) {
     // A "</think>" the generation prompt opened; one after an opening tag in the middle of
     // the text is part of the answer (a reply about the tags, say).
     if (close != std::string_view::npos && text.substr(0, close).find(kThinkOpen) == std::string_view::npos) {
-        parts.reasoning = trimmed(text.substr(0, close));
+        parts.reasoning = trimmed_space(text.substr(0, close));
         parts.answer = trimmed_start(text.substr(close + kThinkClose.size()));
         return parts;
     }

@@ -282,8 +282,9 @@ std::vector<StepItem> Scheduler::plan_rows(uint64_t step) {
     const bool decodes_normal =
         std::any_of(items.begin(), items.end(), [&](const StepItem& item) { return rank(item.seq, step) == 0; });
     auto prefill_pass = [&](int r) {
-        // Later passes rank lower still, so the cap may stay for them.
-        if (r > 0 && decodes_normal) budget = std::min(budget, opt_.lower_rows_beside_decode);
+        // Later passes rank lower still, so the cap may stay for them; Idle ones get no rows
+        // (nor admission) beside a Normal decode.
+        if (r > 0 && decodes_normal) budget = std::min(budget, r == kIdleRank ? 0 : opt_.lower_rows_beside_decode);
         bool prefilled = false;
         for (Sequence* seq : running_) {
             if (seq->pending() <= 1 || seq->loading > 0 || budget <= 0 || rank(seq, step) != r) continue;

@@ -5,8 +5,8 @@
 // served beyond that (and always the ones that waited too long); preempts the youngest
 // running sequence (frees its pages; it is recomputed later, mostly from the cache) when
 // the pool runs out of pages. Prefill goes by priority (arbor/priority.h): a lower rank
-// computes prompt rows only in steps where no higher one does, and only a few
-// (lower_rows_beside_decode) in a step that decodes a Normal sequence.
+// computes prompt rows only in steps where no higher one does; beside a Normal sequence's
+// decode, a Background one only a few (lower_rows_beside_decode) and an Idle one none.
 //
 // Per step, as in nano-vllm: schedule() plans, the engine runs the rows and samples,
 // postprocess() appends the sampled ids and retires the sequences that ended. Every page
@@ -65,10 +65,12 @@ struct SchedulerOptions {
     // Fewest pages worth reading from disk: a shorter continuation is computed instead
     // (recomputing a few tokens costs less than a disk read and a wait).
     int32_t disk_min_pages = 4;
-    // Prompt rows a Background or Idle sequence (a warm-up) may add to a step that carries
-    // a Normal sequence's decode row: a whole chunk (max_batch_tokens) beside it would make
-    // that step, and so the reply someone is reading, as slow as a prefill step (a chat
-    // decoded at 0.2-10 tokens/s beside the warm-up of a restored 6,400-token tab).
+    // Prompt rows a Background sequence (a warm-up someone will soon need) may add to a
+    // step that carries a Normal sequence's decode row: a whole chunk (max_batch_tokens)
+    // beside it would make that step, and so the reply someone is reading, as slow as a
+    // prefill step (a chat decoded at 0.2-10 tokens/s beside the warm-up of a restored
+    // 6,400-token tab). An Idle sequence (a restored tab nobody waits for) adds none: it
+    // runs once no Normal sequence decodes.
     int32_t lower_rows_beside_decode = 32;
 };
 

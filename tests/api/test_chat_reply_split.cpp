@@ -129,6 +129,25 @@ private slots:
 
     void harmonyReply() { checkStreams(kHarmony, false, "The user asks for 2 + 2. Simple.", "It is **4**."); }
 
+    // A long reply, of thousands of pieces, streams its whole parts too.
+    void longReplies() {
+        std::string reasoning, answer;
+        for (int i = 0; i < 400; ++i) {
+            reasoning += "Step " + std::to_string(i) + ": café, a < b.\n\n";
+            answer += "Line " + std::to_string(i) + " of **4**.\n";
+        }
+        const std::string trimmed = reasoning.substr(0, reasoning.size() - 2);
+        const std::string harmony = "<|channel|>analysis<|message|>" + reasoning +
+                                    "<|end|><|start|>assistant<|channel|>final<|message|>" + answer;
+        for (const auto& [text, opened] : {std::pair{"<think>\n" + reasoning + "</think>\n\n" + answer, false},
+                                           std::pair{reasoning + "</think>\n\n" + answer, true}, std::pair{harmony, false}})
+            for (const size_t piece : {1, 5}) {
+                const Streamed s = stream(text, piece, opened);
+                QCOMPARE(s.all_reasoning, trimmed);
+                QCOMPARE(s.all_content, answer);
+            }
+    }
+
     // Text without markers is all content, held back only while its end may be a marker.
     void replyWithoutMarkers() {
         const std::string text = "Compare a and b, then think about it.";
@@ -165,6 +184,7 @@ private slots:
     void promptOpensThink() {
         QVERIFY(arbor::api::prompt_opens_think("<|im_start|>assistant\n<think>\n"));
         QVERIFY(arbor::api::prompt_opens_think("<｜Assistant｜><think>"));
+        QVERIFY(arbor::api::prompt_opens_think("<think>\r\n\t "));  // whitespace as the split trims it
         QVERIFY(!arbor::api::prompt_opens_think("<|im_start|>assistant\n<think>\n\n</think>\n\n"));
         QVERIFY(!arbor::api::prompt_opens_think("<|im_start|>assistant\n"));
         QVERIFY(!arbor::api::prompt_opens_think(""));

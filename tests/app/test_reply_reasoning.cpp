@@ -7,6 +7,7 @@
 
 using arbor::app::ReplyParts;
 using arbor::app::splitReasoning;
+using namespace Qt::StringLiterals;
 
 namespace {
 
@@ -126,6 +127,40 @@ private slots:
         QVERIFY(p.reasoning.isEmpty());
         QCOMPARE(p.answer, QStringLiteral("Hi there."));
         QVERIFY(!splitReasoning(u"<|channel|>fin", true).reasoningOpen);
+    }
+
+    // A live reply's parts kept piece by piece (LiveReplyParts) are the whole text's split
+    // after every piece, and say what changed as comparing the two splits would: replies of
+    // each kind, long, in pieces of 1 to 9 characters (markers cut anywhere).
+    void liveRepliesFollowTheWholeTextSplit_data() {
+        QTest::addColumn<QString>("text");
+        const QString reasoning = QStringLiteral("Let me see: café, 日本語, a < b.\n\n").repeated(200);
+        const QString answer = QStringLiteral("It is **4** (naïve </th guess).\n").repeated(200);
+        QTest::newRow("think") << u"<think>\n"_s + reasoning + u"</think>\n\n"_s + answer;
+        QTest::newRow("only closes think") << reasoning + u"</think>\n\n"_s + answer;
+        QTest::newRow("harmony") << u"<|channel|>analysis<|message|>"_s + reasoning +
+                                        u"<|end|><|start|>assistant<|channel|>final<|message|>"_s + answer;
+        QTest::newRow("no markers") << answer;
+    }
+    void liveRepliesFollowTheWholeTextSplit() {
+        QFETCH(QString, text);
+        arbor::app::LiveReplyParts live;
+        ReplyParts before;
+        for (qsizetype at = 0, n = 1; at < text.size(); at += n, n = n % 9 + 1) {
+            n = std::min(n, text.size() - at);
+            const arbor::app::PartsChange change = live.add(QStringView(text).sliced(at, n));
+            const ReplyParts want = splitReasoning(QStringView(text).first(at + n), true);
+            const QByteArray where = "after " + QByteArray::number(at + n) + " characters";
+            QVERIFY2(live.parts().reasoning == want.reasoning && live.parts().answer == want.answer &&
+                         live.parts().reasoningOpen == want.reasoningOpen,
+                     where);
+            const arbor::app::PartsChange compared = arbor::app::partsChange(before, want);
+            QVERIFY2(change.reasoning == compared.reasoning && change.reasoningOpen == compared.reasoningOpen &&
+                         change.answer == compared.answer && change.answerGrewFrom == compared.answerGrewFrom,
+                     where);
+            QCOMPARE(live.textSize(), at + n);
+            before = want;
+        }
     }
 };
 

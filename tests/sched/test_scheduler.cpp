@@ -292,10 +292,11 @@ private slots:
         cache.clear();
         QCOMPARE(pool.free_count(), pool.capacity());
     }
-    // Beside a reply being decoded, a warm-up (Background or Idle) adds at most
-    // lower_rows_beside_decode prompt rows per step, so the reply keeps its pace; alone, it
-    // takes the whole step. A Background one that waited max_wait_steps ranks as Normal and
-    // takes the whole step again.
+    // Beside a reply being decoded, a Background warm-up adds at most
+    // lower_rows_beside_decode prompt rows per step, so the reply keeps its pace, and an Idle
+    // one (a restored tab) adds none; alone, each takes the whole step until its prompt is
+    // computed. A Background one that waited max_wait_steps ranks as Normal and takes the
+    // whole step again.
     void warmUpsAddFewRowsBesideADecode() {
         constexpr int P = 4, kMaxWait = 1000;
         arbor::kv::PagePool pool(256);
@@ -306,6 +307,7 @@ private slots:
         std::vector<std::unique_ptr<Sequence>> all;
         auto make = [&](arbor::Priority priority, int length) { return make_prompt(all, priority, length); };
         for (const arbor::Priority warm_priority : {arbor::Priority::Background, arbor::Priority::Idle}) {
+            const int beside = warm_priority == arbor::Priority::Idle ? 0 : 8;
             Sequence* chat = make(arbor::Priority::Normal, 10);
             sched.enqueue(chat, 0);
             step_done(sched, sched.schedule(0));  // the chat's prompt and first token
@@ -315,18 +317,50 @@ private slots:
             for (uint64_t step = 1; step <= 5; ++step) {
                 const auto plan = sched.schedule(step);
                 QCOMPARE(rows_of(plan, chat), 1);
-                QCOMPARE(rows_of(plan, warm), 8);
-                computed += 8;
+                QCOMPARE(rows_of(plan, warm), beside);
+                computed += beside;
+                step_done(sched, plan);
+            }
+            QCOMPARE(warm->computed, computed);
+            sched.remove(chat);
+            // Alone, whole steps of it until its prompt is computed.
+            std::vector<Sequence*> retired;
+            for (uint64_t step = 6; retired.empty(); ++step) {
+                QVERIFY2(step < 20, "the warm-up did not finish once the decode ended");
+                const auto plan = sched.schedule(step);
+                QCOMPARE(rows_of(plan, warm), std::min(128, 400 - computed));
+                computed += rows_of(plan, warm);
+                retired = step_done(sched, plan);
+            }
+            QVERIFY(retired == std::vector<Sequence*>{warm});
+            QCOMPARE(computed, 400);
+            sched.remove(warm);
+        }
+        {
+            // An Idle warm-up already running when a reply starts to decode stops for it and
+            // goes on where it was once the reply ends.
+            Sequence* idle = make(arbor::Priority::Idle, 400);
+            sched.enqueue(idle, 30);
+            auto plan = sched.schedule(30);
+            QCOMPARE(rows_of(plan, idle), 128);
+            step_done(sched, plan);
+            Sequence* chat = make(arbor::Priority::Normal, 10);
+            sched.enqueue(chat, 31);
+            plan = sched.schedule(31);  // the chat's prompt: no lower rank prefills
+            QCOMPARE(rows_of(plan, idle), 0);
+            step_done(sched, plan);
+            for (uint64_t step = 32; step <= 36; ++step) {
+                plan = sched.schedule(step);
+                QCOMPARE(rows_of(plan, chat), 1);
+                QCOMPARE(rows_of(plan, idle), 0);
                 step_done(sched, plan);
             }
             sched.remove(chat);
-            // Alone, a whole step of it.
-            auto plan = sched.schedule(6);
-            QCOMPARE(rows_of(plan, warm), 128);
+            plan = sched.schedule(37);
+            QCOMPARE(rows_of(plan, idle), 128);
+            QCOMPARE(plan.items[0].start, 128);
             step_done(sched, plan);
-            computed += 128;
-            QCOMPARE(warm->computed, computed);
-            sched.remove(warm);
+            sched.remove(idle);
         }
         cache.clear();
         QCOMPARE(pool.free_count(), pool.capacity());

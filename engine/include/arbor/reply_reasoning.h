@@ -27,4 +27,9 @@ struct ReplyParts {
 // it (until then answer) into reasoning. Text without markers is all answer.
 ReplyParts split_reasoning(std::string_view text, bool streaming);
 
+// `s` without the whitespace around it, as the split trims reasoning and answer (and the
+// local API a prompt's end before "<think>"). ASCII whitespace only: the bytes of a
+// multi-byte UTF-8 character are never taken for it.
+std::string_view trimmed_space(std::string_view s);
+
 } // namespace arbor
