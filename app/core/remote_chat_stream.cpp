@@ -146,7 +146,21 @@ void RemoteChatStream::readEvent(const QByteArray& data) {
     const QJsonArray choices = chunk.value(QStringLiteral("choices")).toArray();
     if (!choices.isEmpty()) {
         const QJsonObject choice = choices.first().toObject();
-        const QString text = choice.value(QStringLiteral("delta")).toObject().value(QStringLiteral("content")).toString();
+        const QJsonObject delta = choice.value(QStringLiteral("delta")).toObject();
+        QString reasoning = delta.value(QStringLiteral("reasoning_content")).toString();
+        if (reasoning.isEmpty()) reasoning = delta.value(QStringLiteral("reasoning")).toString();
+        const QString content = delta.value(QStringLiteral("content")).toString();
+        QString text;
+        if (!reasoning.isEmpty()) {
+            if (!inReasoning_) text += QStringLiteral("<think>");
+            inReasoning_ = true;
+            text += reasoning;
+        }
+        if (!content.isEmpty()) {
+            if (inReasoning_) text += QStringLiteral("</think>");
+            inReasoning_ = false;
+            text += content;
+        }
         if (!text.isEmpty()) {
             lastMs_ = double(clock_.nsecsElapsed()) / 1e6;
             if (firstMs_ < 0) firstMs_ = lastMs_;
@@ -200,6 +214,10 @@ void RemoteChatStream::onNetworkFinished() {
 
 void RemoteChatStream::finish(ReplyStats::FinishReason reason, const QString& error) {
     ended_ = true;
+    // A reply that ends while still reasoning (cut off, stopped, or all reasoning) keeps
+    // its thoughts apart from an empty answer.
+    if (inReasoning_) emit reply_->token(-1, QStringLiteral("</think>"));
+    inReasoning_ = false;
     ReplyStats s = stats_;
     s.finishReason = reason;
     s.error = error;

@@ -6,7 +6,11 @@
 //
 // The request is POST {baseUrl}/chat/completions with "stream": true; the answer is read
 // as server-sent events: each `data:` line is a chunk, `data: [DONE]` ends the stream,
-// and a chunk with an "error" object ends it with that error. Every way the exchange
+// and a chunk with an "error" object ends it with that error. A reasoning model's
+// thoughts, sent apart from the answer as "reasoning_content" (DeepSeek, llama.cpp's
+// server, Arbor's own API) or "reasoning" (OpenRouter, vLLM), are kept in the text inside
+// <think> ... </think> before the answer: the markup the conversation view already
+// shows collapsed (reply_reasoning.h), and which openAiMessages leaves out of the history. Every way the exchange
 // can fail ends the Reply with FinishReason::Error and a message that says what happened:
 // the server cannot be reached, it answers an HTTP error (401: the key), it closes the
 // stream before [DONE], or it sends nothing for the stall time. Reply::cancel() aborts
@@ -80,6 +84,7 @@ private:
     ReplyStats::FinishReason reason_ = ReplyStats::FinishReason::Stop;
     QString streamError_;      // an error event's message
     double firstMs_ = -1.0, lastMs_ = -1.0;  // when the first and the latest text arrived
+    bool inReasoning_ = false;  // a <think> was sent and its </think> not yet
 };
 
 } // namespace arbor::app

@@ -1,5 +1,7 @@
 #include "remote_turn.h"
 
+#include "reply_reasoning.h"
+
 #include <QJsonObject>
 
 namespace arbor::app {
@@ -21,8 +23,14 @@ QJsonArray openAiMessages(const StoredChat& chat) {
     QJsonArray messages;
     if (!chat.system.empty())
         messages.append(QJsonObject{{"role", "system"}, {"content", QString::fromStdString(chat.system)}});
-    for (const arbor::Message& m : chat.path)
-        messages.append(QJsonObject{{"role", roleName(m.role)}, {"content", QString::fromStdString(m.text)}});
+    for (const arbor::Message& m : chat.path) {
+        // A reply's reasoning is not sent back: servers expect the answers alone (DeepSeek's
+        // refuses reasoning in the history), and the thoughts would cost prompt tokens.
+        const QString text = QString::fromStdString(m.text);
+        messages.append(QJsonObject{
+            {"role", roleName(m.role)},
+            {"content", m.role == arbor::Role::Assistant ? splitReasoning(text, false).answer : text}});
+    }
     return messages;
 }
 

@@ -26,6 +26,8 @@ public:
     }
     quint16 port() const { return server_.serverPort(); }
     int requests() const { return requests_; }
+    // The body of the latest whole request.
+    QByteArray lastBody() const { return lastBody_; }
 
 private:
     void onRequest(QTcpSocket* socket) {
@@ -35,6 +37,7 @@ private:
         const qsizetype length = received_.toLower().indexOf("content-length:");
         const qsizetype body = length < 0 ? 0 : received_.mid(length + 15, received_.indexOf('\r', length) - length - 15).trimmed().toLongLong();
         if (received_.size() < end + 4 + body) return;
+        lastBody_ = received_.mid(end + 4, body);
         received_.clear();
         ++requests_;
         if (answer_.isEmpty()) return;
@@ -46,6 +49,7 @@ private:
     QList<QPointer<QTcpSocket>> sockets_;  // kept open until the server goes
     QByteArray received_;
     QByteArray answer_;
+    QByteArray lastBody_;
     bool close_;
     int requests_ = 0;
 };

@@ -4,12 +4,17 @@
 // reply streams in and is stored like a local one (regenerated as a branch, reopened with
 // the same model), a stop stores it cancelled, and every failure (a wrong key, a server
 // killed mid-reply, one that never answers, one that answers 503, a stream cut before its
-// end, nothing listening) ends the reply as an error with its reason, never a hang.
+// end, nothing listening) ends the reply as an error with its reason, never a hang. A
+// reasoning model's thoughts sent apart from its answer are shown apart and not sent back.
 #include "arbor_server_process.h"
 #include "chat_session_fixture.h"
 #include "remote_endpoints.h"
 #include "scripted_http_server.h"
 #include "secret_store.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 
 #include <csignal>
 #include <fstream>
@@ -272,6 +277,50 @@ private slots:
         const arbor::Message m = sendAndWait(*s, "Hello");
         checkErrorReply(*s, m, QStringLiteral("ended before the reply was complete"));
         QCOMPARE(m.text, std::string("Half a sen"));
+    }
+
+    // A reasoning model's thoughts arrive apart from its answer ("reasoning_content", or
+    // "reasoning" as some servers name it): stored inside <think> before the answer, shown
+    // apart from it, and left out of the history the next turn sends. (A reply cut off while
+    // still reasoning keeps its thoughts closed off, with an empty answer: the next test.)
+    void reasoningIsShownApartAndNotSentBack() {
+        const QByteArray head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+        ScriptedHttpServer thinking(
+            head +
+                "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,"
+                "\"reasoning_content\":\"The user greets me; \"}}]}\n\n"
+                "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":\"answer kindly.\"}}]}\n\n"
+                "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello \"}}]}\n\n"
+                "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"there!\"},\"finish_reason\":\"stop\"}]}\n\n"
+                "data: [DONE]\n\n",
+            true);
+        auto s = remoteSession(ref(thinking.port(), "any"));
+        QVERIFY(s);
+        const arbor::Message m = sendAndWait(*s, "Hello");
+        QCOMPARE(m.state, arbor::MessageState::complete);
+        QCOMPARE(m.text, std::string("<think>The user greets me; answer kindly.</think>Hello there!"));
+        const QModelIndex row = s->messages()->index(1);
+        QCOMPARE(row.data(MessageListModel::ReasoningRole).toString(), QStringLiteral("The user greets me; answer kindly."));
+        QCOMPARE(row.data(MessageListModel::AnswerRole).toString(), QStringLiteral("Hello there!"));
+
+        sendAndWait(*s, "And again");
+        const QJsonArray sent = QJsonDocument::fromJson(thinking.lastBody()).object().value("messages").toArray();
+        QCOMPARE(sent.size(), 3);
+        QCOMPARE(sent[1].toObject().value("role").toString(), QStringLiteral("assistant"));
+        QCOMPARE(sent[1].toObject().value("content").toString(), QStringLiteral("Hello there!"));
+        QCOMPARE(sent[2].toObject().value("content").toString(), QStringLiteral("And again"));
+    }
+
+    void replyCutWhileReasoningKeepsItsThoughtsApart() {
+        const QByteArray head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+        ScriptedHttpServer cut(head +
+                                   "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"Let me think\"}}]}\n\n",
+                               true);
+        auto c = remoteSession(ref(cut.port(), "any"));
+        QVERIFY(c);
+        const arbor::Message partial = sendAndWait(*c, "Hello");
+        QCOMPARE(partial.state, arbor::MessageState::error);
+        QCOMPARE(partial.text, std::string("<think>Let me think</think>"));
     }
 
     void serverErrorEventEndsTheReply() {
