@@ -267,7 +267,7 @@ bool ChatSession::showTurn(qint64 parent, qint64 continued, const ComposedTurn& 
     // branch switched meanwhile is read again.
     if (!turn.rows.isEmpty() && !messages_.showBelow(conversation_, parent, turn.rows))
         messages_.load(conversation_, reply_);
-    messages_.startLive(reply_);
+    messages_.startLive(reply_, turn.promptOpensThink);
     emit leafChanged();
     if (stopRequested_) {
         finishReply(MessageState::stopped, statsFor(ReplyStats::FinishReason::Cancelled));

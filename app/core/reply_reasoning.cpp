@@ -43,7 +43,10 @@ PartsChange partsChange(const ReplyParts& before, const ReplyParts& after) {
     return change;
 }
 
-LiveReplyParts::LiveReplyParts(QStringView text) { add(text); }
+LiveReplyParts::LiveReplyParts(QStringView text, bool promptOpenedThink)
+    : split_(promptOpenedThink ? std::string_view("<think>") : std::string_view()) {
+    add(text);
+}
 
 PartsChange LiveReplyParts::add(QStringView piece) {
     const size_t reasoningBefore = split_.parts().reasoning.size(), answerBefore = split_.parts().answer.size();

@@ -4,6 +4,8 @@
 #include "context_window.h"
 #include "conversation_prompt.h"
 
+#include "arbor/reply_reasoning.h"
+
 namespace arbor::app {
 
 SavedTurn saveTurn(arbor::Store& s, const TurnRequest& r, const std::vector<arbor::TokenId>& textIds, bool addReply) {
@@ -113,6 +115,7 @@ void composeTurn(QObject* receiver, StoreService& store, ModelService& models, T
             service,
             [model, r, saved = std::move(saved)]() mutable {
                 fit(*model->formatter, *r, saved);
+                saved.turn.promptOpensThink = arbor::prompt_opens_think(model->model->tokenizer(), saved.turn.prompt);
                 return std::move(saved.turn);
             },
             fitted, fail);

@@ -37,6 +37,7 @@ struct ComposedTurn {
     int omitted = 0;   // messages of the path the prompt leaves out (context_window.h)
     QString error;     // the prompt cannot be made (a continued reply was left as it was)
     QString title;     // set when this turn gave the conversation its title
+    bool promptOpensThink = false;  // the generation prompt opened a <think> (DeepSeek-R1 distills)
 };
 
 // The store thread's part of a turn (shared with remote turns, remote_turn.h): saves the

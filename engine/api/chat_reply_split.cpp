@@ -2,10 +2,6 @@
 
 namespace arbor::api {
 
-bool prompt_opens_think(std::string_view prompt_end) {
-    return trimmed_space(prompt_end).ends_with("<think>");
-}
-
 ChatReplySplit::ChatReplySplit(bool prompt_opened_think) : split_(prompt_opened_think ? "<think>" : "") {}
 
 ChatReplySplit::Delta ChatReplySplit::add(std::string_view piece) { return settle(split_.add(piece)); }

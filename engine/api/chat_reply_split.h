@@ -14,11 +14,6 @@
 
 namespace arbor::api {
 
-// True when a prompt ending in `prompt_end` (its last few tokens, decoded) leaves a
-// <think> open: the template's generation prompt opened it (DeepSeek-R1 distills), so the
-// reply starts inside its reasoning and only closes it.
-bool prompt_opens_think(std::string_view prompt_end);
-
 class ChatReplySplit {
 public:
     explicit ChatReplySplit(bool prompt_opened_think);

@@ -129,10 +129,7 @@ void ApiServer::Impl::chat_completions(const HttpRequest& request, ResponseWrite
                            "unsupported_parameter");
         }
     }
-    // The last few ids show whether the generation prompt opened a <think> (a marker is
-    // one token in a thinking model's vocabulary, up to a few in another's).
-    const size_t tail = std::min<size_t>(prompt.size(), 8);
-    ChatReplySplit split(prompt_opens_think(model.tokenizer().decode({prompt.end() - tail, prompt.end()})));
+    ChatReplySplit split(prompt_opens_think(model.tokenizer(), prompt));
     Request engine_request = make_request(std::move(prompt), req.sampling, "messages", ns);
     const ResponseMeta meta{new_response_id("chatcmpl-"), int64_t(std::time(nullptr)), model_id};
     const bool stream = req.sampling.stream, usage_chunk = req.sampling.include_usage;

@@ -2,6 +2,7 @@
 
 #include "reply_markers.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace arbor {
@@ -87,6 +88,13 @@ std::string_view trimmed_space(std::string_view s) {
     s = trimmed_start(s);
     while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
     return s;
+}
+
+bool prompt_opens_think(std::string_view prompt_end) { return trimmed_space(prompt_end).ends_with(kThinkOpen); }
+
+bool prompt_opens_think(const Tokenizer& tokenizer, std::span<const TokenId> prompt) {
+    const std::span<const TokenId> tail = prompt.last(std::min<size_t>(prompt.size(), 8));
+    return prompt_opens_think(tokenizer.decode({tail.begin(), tail.end()}));
 }
 
 ReplyParts split_reasoning(std::string_view text, bool streaming) {

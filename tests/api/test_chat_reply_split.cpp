@@ -182,12 +182,12 @@ private slots:
     }
 
     void promptOpensThink() {
-        QVERIFY(arbor::api::prompt_opens_think("<|im_start|>assistant\n<think>\n"));
-        QVERIFY(arbor::api::prompt_opens_think("<｜Assistant｜><think>"));
-        QVERIFY(arbor::api::prompt_opens_think("<think>\r\n\t "));  // whitespace as the split trims it
-        QVERIFY(!arbor::api::prompt_opens_think("<|im_start|>assistant\n<think>\n\n</think>\n\n"));
-        QVERIFY(!arbor::api::prompt_opens_think("<|im_start|>assistant\n"));
-        QVERIFY(!arbor::api::prompt_opens_think(""));
+        QVERIFY(arbor::prompt_opens_think("<|im_start|>assistant\n<think>\n"));
+        QVERIFY(arbor::prompt_opens_think("<｜Assistant｜><think>"));
+        QVERIFY(arbor::prompt_opens_think("<think>\r\n\t "));  // whitespace as the split trims it
+        QVERIFY(!arbor::prompt_opens_think("<|im_start|>assistant\n<think>\n\n</think>\n\n"));
+        QVERIFY(!arbor::prompt_opens_think("<|im_start|>assistant\n"));
+        QVERIFY(!arbor::prompt_opens_think(""));
     }
 
     // The response that is not streamed: content is the answer; reasoning_content only

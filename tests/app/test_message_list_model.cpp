@@ -223,6 +223,29 @@ private slots:
         QCOMPARE(blocks.markdown(), QString("Four."));
         model.setFinished(7002, arbor::MessageState::complete, {});
         QCOMPARE(model.data(model.index(at + 2), R::ReasoningRole).toString(), QString("Hmm, four."));
+
+        // Where the session knows the prompt opened the <think> (DeepSeek-R1 distills), the
+        // text is reasoning from its first piece: the answer view never shows it.
+        MessageRow third;
+        third.id = 7003;
+        third.role = arbor::Role::Assistant;
+        model.appendMessage(third);
+        model.startLive(7003, true);
+        blocks.setMessageId(7003);
+        const QModelIndex opened = model.index(at + 3);
+        QVERIFY(model.data(opened, R::ReasoningOpenRole).toBool());
+        model.appendText(7003, "Hmm, five.");
+        QCOMPARE(model.data(opened, R::ReasoningRole).toString(), QString("Hmm, five."));
+        QVERIFY(model.data(opened, R::AnswerRole).toString().isEmpty());
+        QVERIFY(blocks.markdown().isEmpty());
+        model.appendText(7003, "</think>Five.");
+        QCOMPARE(replaced.size(), 1);  // the answer only grew
+        QVERIFY(!model.data(opened, R::ReasoningOpenRole).toBool());
+        QCOMPARE(blocks.markdown(), QString("Five."));
+        model.setFinished(7003, arbor::MessageState::complete, {});
+        QCOMPARE(model.data(opened, R::TextRole).toString(), QString("Hmm, five.</think>Five."));
+        QCOMPARE(model.data(opened, R::ReasoningRole).toString(), QString("Hmm, five."));
+        QCOMPARE(model.data(opened, R::AnswerRole).toString(), QString("Five."));
     }
 
     // The model owns the live reply: reading its branch again (a branch switch and back)

@@ -6,6 +6,7 @@
 #include "arbor/error.h"
 #include "arbor/gguf.h"
 #include "arbor/load_warnings.h"
+#include "arbor/reply_reasoning.h"
 #include "arbor/tokenizer.h"
 
 #include <QJsonArray>
@@ -304,6 +305,32 @@ private slots:
                              where.constData());
             }
         }
+    }
+
+    // Whether a composed prompt leaves a <think> open, read from its last ids with the real
+    // tokenizer (the markers are several BPE tokens here): a generation prompt that opens
+    // one (QwQ's and the DeepSeek-R1 distills' own templates) does; llama.cpp's copy of the
+    // R1 template closes it again unless enable_thinking is set, Qwen3's writes nothing
+    // then, and ChatML never opens one.
+    void promptOpensThinkFromTheLastIds() {
+        const std::string opening =
+            "{%- for m in messages %}{{ '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endfor %}"
+            "{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n<think>\\n' }}{%- endif %}";
+        const std::vector<ChatMessage> msgs{{Role::User, tokenizer_->encode("Name a colour.", false, false)}};
+        const struct {
+            std::string source;
+            bool opens;
+        } cases[] = {{opening, true},
+                     {read_template("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja"), false},
+                     {read_template("Qwen-Qwen3-0.6B.jinja"), false},
+                     {read_template("HuggingFaceTB-SmolLM2-135M-Instruct.jinja"), false}};
+        for (const auto& c : cases) {
+            const ChatFormatter f(*tokenizer_, c.source);
+            QVERIFY(f.uses_model_template());
+            const std::vector<TokenId> prompt = f.compose(msgs);
+            QVERIFY2(prompt_opens_think(*tokenizer_, prompt) == c.opens, tokenizer_->decode(prompt).c_str());
+        }
+        QVERIFY(!prompt_opens_think(*tokenizer_, std::vector<TokenId>{}));
     }
 
     // Tools reach the model through its own template: the prompt is Python jinja2's render

@@ -9,6 +9,9 @@
 // cuts a character of whole input.
 #pragma once
 
+#include "arbor/tokenizer.h"
+
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -27,9 +30,17 @@ struct ReplyParts {
 // it (until then answer) into reasoning. Text without markers is all answer.
 ReplyParts split_reasoning(std::string_view text, bool streaming);
 
-// `s` without the whitespace around it, as the split trims reasoning and answer (and the
-// local API a prompt's end before "<think>"). ASCII whitespace only: the bytes of a
-// multi-byte UTF-8 character are never taken for it.
+// `s` without the whitespace around it, as the split trims reasoning and answer (and
+// prompt_opens_think a prompt's end before "<think>"). ASCII whitespace only: the bytes of
+// a multi-byte UTF-8 character are never taken for it.
 std::string_view trimmed_space(std::string_view s);
+
+// True when a prompt ending in `prompt_end` (its last few tokens, decoded) leaves a
+// <think> open: the template's generation prompt opened it (DeepSeek-R1 distills), so the
+// reply starts inside its reasoning and only closes it.
+bool prompt_opens_think(std::string_view prompt_end);
+// The same, read from the prompt's last ids (a marker is one token in a thinking model's
+// vocabulary, up to a few in another's).
+bool prompt_opens_think(const Tokenizer& tokenizer, std::span<const TokenId> prompt);
 
 } // namespace arbor
