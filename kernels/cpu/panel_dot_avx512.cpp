@@ -118,6 +118,7 @@ constexpr int64_t kPanelGroup = 8;
 template <class T>
 void panel_rows(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                 int64_t n_x, float* y, int64_t ldy) {
+    if (n_x == 1) return panel_simd::row_stream<T, Dpwssd256>(w, p_begin, p_end, x, t0, y);
     for (int64_t p0 = p_begin; p0 < p_end; p0 += kPanelGroup) {
         const int64_t p1 = std::min(p_end, p0 + kPanelGroup);
         int64_t t = 0;
