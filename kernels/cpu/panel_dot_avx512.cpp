@@ -122,10 +122,17 @@ void panel_rows(const PanelWeights& w, int64_t p_begin, int64_t p_end, const Pan
     for (int64_t p0 = p_begin; p0 < p_end; p0 += kPanelGroup) {
         const int64_t p1 = std::min(p_end, p0 + kPanelGroup);
         int64_t t = 0;
-        for (; t + 6 <= n_x; t += 6) panels_against<T, 6, 2>(w, p0, p1, x, t0 + t, y + t * ldy, ldy);
+        // Six rows a tile, but the last seven to ten as 4 + the rest: a lone tile of one
+        // or two rows reads the weights for little work (eight chats' decode steps).
+        for (; n_x - t > 10; t += 6) panels_against<T, 6, 2>(w, p0, p1, x, t0 + t, y + t * ldy, ldy);
+        if (n_x - t > 6) {
+            panels_against<T, 4, 2>(w, p0, p1, x, t0 + t, y + t * ldy, ldy);
+            t += 4;
+        }
         float* yt = y + t * ldy;
         const int64_t tt = t0 + t;
         switch (n_x - t) {
+        case 6: panels_against<T, 6, 2>(w, p0, p1, x, tt, yt, ldy); break;
         case 5: panels_against<T, 5, 2>(w, p0, p1, x, tt, yt, ldy); break;
         case 4: panels_against<T, 4, 2>(w, p0, p1, x, tt, yt, ldy); break;
         case 3: panels_against<T, 3, 2>(w, p0, p1, x, tt, yt, ldy); break;
