@@ -50,7 +50,10 @@ void tile(int64_t blocks, const uint8_t* panel, size_t panel_bytes, const PanelA
     for (auto& row : acc)
         for (auto& a : row) a = _mm512_setzero_ps();
     const panel_simd::TileRows<T, MR> r(x, t0);
-    const auto& [c, d, s] = r;
+    // Plain references, not a structured binding: Clang 14 cannot capture one in a lambda.
+    const auto& c = r.c;
+    const auto& d = r.d;
+    const auto& s = r.s;
     const panel_simd::TilePanels<T, NV> pv(panel, panel_bytes);
 
     for (int64_t b = 0; b < blocks; ++b) {
