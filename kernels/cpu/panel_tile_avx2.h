@@ -436,14 +436,14 @@ void tile(int64_t blocks, const uint8_t* panel, size_t panel_bytes, const PanelA
 
 // One activation row (t) against panels [p_begin, p_end) one at a time, in memory order:
 // a decode row's products then read the weights as one sequential stream, as GGUF's row
-// order would, where a tile of NV panels reads NV streams side by side (the prefetchers
-// kept up with one stream better: one chat's decode on a 1B Q4_K_M model, 2 threads,
-// Zen 4, alternating builds: 37.3-38.7 tokens/s with 1 x 4-panel tiles, see the commit).
+// order would, where a tile of NV panels reads NV streams side by side. One chat's decode
+// on a 1B Q4_K_M model (Zen 4, 2 threads, alternating builds): 37.6-40.4 tokens/s with
+// 1 x 4-panel tiles, 47.3-55.6 as one stream.
 // A block's sums go into four chains (by group and half) added at its fold: integer sums,
 // so the bits are the contract's, and no chain waits on one long series of products.
-// How far ahead of its block row_stream asks for the weights: on Zen 4 (2 threads, one
-// chat on a 1B Q4_K_M model, alternating builds) 4 KiB gave 48.4-51.9 tokens/s, 1 KiB
-// 48.9-51.4, 8 KiB 47.4-49.9, 16 KiB 42.7-46.3, none 33.3-34.9.
+// How far ahead of its block row_stream asks for the weights: on the same machine and
+// model 4 KiB gave 48.4-51.9 tokens/s, 1 KiB 48.9-51.4, 8 KiB 47.4-49.9, 16 KiB 42.7-46.3,
+// none 33.3-34.9.
 constexpr size_t kStreamAhead = 4096;
 
 template <class T, class Dot>
