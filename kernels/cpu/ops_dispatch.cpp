@@ -4,36 +4,42 @@ namespace arbor {
 
 void dot_columns_f32(const float* q, int64_t n_q, const float* keys, int64_t ld, int64_t first, int64_t n,
                      int64_t dim, float* out, int64_t ldo) {
+    if (avx512::available()) return avx512::dot_columns_f32(q, n_q, keys, ld, first, n, dim, out, ldo);
     avx2::available() ? avx2::dot_columns_f32(q, n_q, keys, ld, first, n, dim, out, ldo)
                       : ref::dot_columns_f32(q, n_q, keys, ld, first, n, dim, out, ldo);
 }
 
 void dot_columns_f16(const float* q, int64_t n_q, const uint16_t* keys, int64_t ld, int64_t first, int64_t n,
                      int64_t dim, float* out, int64_t ldo) {
+    if (avx512::available()) return avx512::dot_columns_f16(q, n_q, keys, ld, first, n, dim, out, ldo);
     avx2::available() ? avx2::dot_columns_f16(q, n_q, keys, ld, first, n, dim, out, ldo)
                       : ref::dot_columns_f16(q, n_q, keys, ld, first, n, dim, out, ldo);
 }
 
 void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
                          int64_t dim, float* out) {
+    if (avx512::available()) return avx512::accumulate_rows_f32(weights, ldw, n_q, rows, n_rows, dim, out);
     avx2::available() ? avx2::accumulate_rows_f32(weights, ldw, n_q, rows, n_rows, dim, out)
                       : ref::accumulate_rows_f32(weights, ldw, n_q, rows, n_rows, dim, out);
 }
 
 void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
                          int64_t dim, float* out) {
+    if (avx512::available()) return avx512::accumulate_rows_f16(weights, ldw, n_q, rows, n_rows, dim, out);
     avx2::available() ? avx2::accumulate_rows_f16(weights, ldw, n_q, rows, n_rows, dim, out)
                       : ref::accumulate_rows_f16(weights, ldw, n_q, rows, n_rows, dim, out);
 }
 
 void dot_columns_q8_0(const float* q, int64_t n_q, const int8_t* keys, const uint16_t* scales, int64_t ld,
                       int64_t first, int64_t n, int64_t dim, float* out, int64_t ldo) {
+    if (avx512::available()) return avx512::dot_columns_q8_0(q, n_q, keys, scales, ld, first, n, dim, out, ldo);
     avx2::available() ? avx2::dot_columns_q8_0(q, n_q, keys, scales, ld, first, n, dim, out, ldo)
                       : ref::dot_columns_q8_0(q, n_q, keys, scales, ld, first, n, dim, out, ldo);
 }
 
 void accumulate_rows_q8_0(const float* weights, int64_t ldw, int64_t n_q, const int8_t* rows,
                           const uint16_t* scales, int64_t n_rows, int64_t dim, float* out) {
+    if (avx512::available()) return avx512::accumulate_rows_q8_0(weights, ldw, n_q, rows, scales, n_rows, dim, out);
     avx2::available() ? avx2::accumulate_rows_q8_0(weights, ldw, n_q, rows, scales, n_rows, dim, out)
                       : ref::accumulate_rows_q8_0(weights, ldw, n_q, rows, scales, n_rows, dim, out);
 }

@@ -383,6 +383,74 @@ private slots:
         }
     }
 
+    // The AVX-512 attention kernels bit for bit against AVX2's (which the tests above hold
+    // to the contract) on F32 and F16 keys and values, every output column and element
+    // compared, those outside the range too: strides that are and are not a multiple of
+    // sixteen, ranges starting and ending inside a group, one to eleven heads.
+    void avx512AttentionKernelsEqualAvx2_data() {
+        QTest::addColumn<int>("keys");
+        QTest::addColumn<int>("first");
+        QTest::addColumn<int>("ld");
+        QTest::addColumn<int>("dim");
+        QTest::addColumn<int>("heads");
+        for (int keys : {1, 7, 16, 17, 31, 40})
+            for (int first : {0, 5, 16})
+                for (int pad : {0, 8})
+                    for (int dim : {16, 64, 72, 128})
+                        for (int heads : {1, 4, 7, 8, 11}) {
+                            const int ld = (first + keys + 15) / 16 * 16 + pad;
+                            QTest::newRow(qPrintable(QString("%1 keys from %2, ld %3 x %4 dims, %5 heads")
+                                                         .arg(keys).arg(first).arg(ld).arg(dim).arg(heads)))
+                                << keys << first << ld << dim << heads;
+                        }
+    }
+    void avx512AttentionKernelsEqualAvx2() {
+        if (!arbor::avx512::available())
+            QSKIP("this CPU has no AVX-512 (F, BW, DQ, VL, VNNI): its attention kernels cannot run here");
+        QFETCH(int, keys);
+        QFETCH(int, first);
+        QFETCH(int, ld);
+        QFETCH(int, dim);
+        QFETCH(int, heads);
+        const int64_t ldo = keys + 3;
+        const auto q = normal_vector(size_t(heads * dim), 21);
+        const auto columns = normal_vector(size_t(dim * ld), 22);
+        std::vector<uint16_t> half(columns.size());
+        arbor::ref::f16_from_f32(columns.data(), half.data(), int64_t(half.size()));
+        auto scores = [&](auto kernel, const auto* k) {
+            std::vector<float> out(size_t(heads * ldo), -7.0f);
+            kernel(q.data(), heads, k, ld, first, keys, dim, out.data(), ldo);
+            return out;
+        };
+        auto same_bits = [](const std::vector<float>& a, const std::vector<float>& b) {
+            for (size_t i = 0; i < a.size(); ++i)
+                if (std::bit_cast<uint32_t>(a[i]) != std::bit_cast<uint32_t>(b[i]))
+                    return QString("element %1: %2 vs %3").arg(i).arg(double(a[i]), 0, 'g', 9).arg(double(b[i]), 0, 'g', 9);
+            return QString();
+        };
+        QString diff = same_bits(scores(arbor::avx512::dot_columns_f32, columns.data()),
+                                 scores(arbor::avx2::dot_columns_f32, columns.data()));
+        QVERIFY2(diff.isEmpty(), qPrintable("F32 scores " + diff));
+        diff = same_bits(scores(arbor::avx512::dot_columns_f16, half.data()),
+                         scores(arbor::avx2::dot_columns_f16, half.data()));
+        QVERIFY2(diff.isEmpty(), qPrintable("F16 scores " + diff));
+
+        // Values: `keys` rows of dim elements, weights in rows of ldo.
+        const auto weights = normal_vector(size_t(heads * ldo), 23);
+        const auto start = normal_vector(size_t(heads * dim), 24);
+        auto values = [&](auto kernel, const auto* rows) {
+            auto out = start;
+            kernel(weights.data(), ldo, heads, rows, keys, dim, out.data());
+            return out;
+        };
+        diff = same_bits(values(arbor::avx512::accumulate_rows_f32, columns.data()),
+                         values(arbor::avx2::accumulate_rows_f32, columns.data()));
+        QVERIFY2(diff.isEmpty(), qPrintable("F32 values " + diff));
+        diff = same_bits(values(arbor::avx512::accumulate_rows_f16, half.data()),
+                         values(arbor::avx2::accumulate_rows_f16, half.data()));
+        QVERIFY2(diff.isEmpty(), qPrintable("F16 values " + diff));
+    }
+
     // Float to IEEE half, round to nearest even: the reference against a decision made
     // from the two neighbouring halves, and AVX2 (F16C) bit for bit against it, over
     // random values of every magnitude, ties, subnormals, overflow, infinities and NaN.

@@ -199,6 +199,63 @@ private slots:
                 QCOMPARE(std::bit_cast<uint32_t>(head_out[size_t(i)]), std::bit_cast<uint32_t>(out[size_t(h * dim + i)]));
         }
     }
+
+    // The AVX-512 kernels on Q8_0 keys and values bit for bit against AVX2's, with strides
+    // that are and are not a multiple of sixteen and ranges that start and end inside a
+    // group of sixteen.
+    void avx512KernelsEqualAvx2_data() {
+        QTest::addColumn<int>("keys");
+        QTest::addColumn<int>("first");
+        QTest::addColumn<int>("ld");
+        QTest::addColumn<int>("dim");
+        QTest::addColumn<int>("heads");
+        for (int keys : {1, 9, 16, 23, 40})
+            for (int first : {0, 3, 16})
+                for (int pad : {0, 8})
+                    for (int dim : {32, 64, 96, 128})
+                        for (int heads : {1, 4, 7, 9}) {
+                            const int ld = (first + keys + 15) / 16 * 16 + pad;
+                            QTest::newRow(qPrintable(QString("%1 keys from %2, ld %3 x %4 dims, %5 heads")
+                                                         .arg(keys).arg(first).arg(ld).arg(dim).arg(heads)))
+                                << keys << first << ld << dim << heads;
+                        }
+    }
+    void avx512KernelsEqualAvx2() {
+        if (!arbor::avx512::available())
+            QSKIP("this CPU has no AVX-512 (F, BW, DQ, VL, VNNI): its attention kernels cannot run here");
+        QFETCH(int, keys);
+        QFETCH(int, first);
+        QFETCH(int, ld);
+        QFETCH(int, dim);
+        QFETCH(int, heads);
+        const int64_t ldo = keys + 3;
+        const auto q = normal_vector(size_t(heads * dim), 31);
+        // Key columns: each column quantized as one position's key (as in scoreKernels).
+        std::vector<int8_t> columns(size_t(dim * ld));
+        std::vector<uint16_t> scales(size_t(dim / kBlock * ld));
+        for (int64_t j = 0; j < ld; ++j) {
+            const Quantized key = quantize(normal_vector(size_t(dim), uint32_t(200 + j), 0.5f + float(j % 4)));
+            for (int64_t d = 0; d < dim; ++d) columns[size_t(d * ld + j)] = key.q[size_t(d)];
+            for (int64_t b = 0; b < dim / kBlock; ++b) scales[size_t(b * ld + j)] = key.scales[size_t(b)];
+        }
+        auto scores = [&](auto kernel) {
+            std::vector<float> out(size_t(heads * ldo), -7.0f);
+            kernel(q.data(), heads, columns.data(), scales.data(), ld, first, keys, dim, out.data(), ldo);
+            return out;
+        };
+        const auto got = scores(arbor::avx512::dot_columns_q8_0), want = scores(arbor::avx2::dot_columns_q8_0);
+        for (size_t i = 0; i < got.size(); ++i) QCOMPARE(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]));
+
+        const Quantized m = quantize(normal_vector(size_t(keys * dim), 32, 2.0f));
+        const auto weights = normal_vector(size_t(heads * ldo), 33);
+        auto out = normal_vector(size_t(heads * dim), 34), out_avx2 = out;
+        arbor::avx512::accumulate_rows_q8_0(weights.data(), ldo, heads, m.q.data(), m.scales.data(), keys, dim,
+                                            out.data());
+        arbor::avx2::accumulate_rows_q8_0(weights.data(), ldo, heads, m.q.data(), m.scales.data(), keys, dim,
+                                          out_avx2.data());
+        for (size_t i = 0; i < out.size(); ++i)
+            QCOMPARE(std::bit_cast<uint32_t>(out[i]), std::bit_cast<uint32_t>(out_avx2[i]));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestQ8KvKernels)

@@ -84,7 +84,27 @@ void silu_mul(float* x, const float* g, int64_t n);  // the same exp
 void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps);
 } // namespace avx2
 
-// Dispatching entry points (AVX2 when the CPU has it, else the reference).
+// AVX-512 (F, BW, DQ, VL) versions of the attention kernels: the bits of AVX2's, sixteen
+// columns or elements a register. The column kernels need ld to be a multiple of sixteen,
+// the value kernels dim (Q8_0: of 32); otherwise they call AVX2's.
+namespace avx512 {
+bool available();
+void dot_columns_f32(const float* q, int64_t n_q, const float* keys, int64_t ld, int64_t first, int64_t n,
+                     int64_t dim, float* out, int64_t ldo);
+void dot_columns_f16(const float* q, int64_t n_q, const uint16_t* keys, int64_t ld, int64_t first, int64_t n,
+                     int64_t dim, float* out, int64_t ldo);
+void dot_columns_q8_0(const float* q, int64_t n_q, const int8_t* keys, const uint16_t* scales, int64_t ld,
+                      int64_t first, int64_t n, int64_t dim, float* out, int64_t ldo);
+void accumulate_rows_f32(const float* weights, int64_t ldw, int64_t n_q, const float* rows, int64_t n_rows,
+                         int64_t dim, float* out);
+void accumulate_rows_f16(const float* weights, int64_t ldw, int64_t n_q, const uint16_t* rows, int64_t n_rows,
+                         int64_t dim, float* out);
+void accumulate_rows_q8_0(const float* weights, int64_t ldw, int64_t n_q, const int8_t* rows,
+                          const uint16_t* scales, int64_t n_rows, int64_t dim, float* out);
+} // namespace avx512
+
+// Dispatching entry points (the widest set the CPU has: AVX-512 for the attention
+// kernels, AVX2, else the reference).
 void dot_columns_f32(const float* q, int64_t n_q, const float* keys, int64_t ld, int64_t first, int64_t n,
                      int64_t dim, float* out, int64_t ldo);
 void dot_columns_f16(const float* q, int64_t n_q, const uint16_t* keys, int64_t ld, int64_t first, int64_t n,
