@@ -8,8 +8,6 @@ ChatReplySplit::Delta ChatReplySplit::add(std::string_view piece) { return settl
 
 ChatReplySplit::Delta ChatReplySplit::finish() { return settle(split_.finish()); }
 
-ReplyParts ChatReplySplit::parts() const { return split_reasoning(split_.text(), false); }
-
 ChatReplySplit::Delta ChatReplySplit::settle(const ReplySplitStream::Change& change) {
     const ReplyParts& now = split_.parts();
     Delta delta;

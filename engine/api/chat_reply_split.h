@@ -26,8 +26,8 @@ public:
     Delta add(std::string_view piece);
     // The reply is complete: what was held back while it might have grown into a marker.
     Delta finish();
-    // The reply's parts as a whole (the response that is not streamed).
-    ReplyParts parts() const;
+    // After finish(): the reply's parts, as split_reasoning splits the whole text.
+    const ReplyParts& parts() const { return split_.parts(); }
 
 private:
     Delta settle(const ReplySplitStream::Change& change);

@@ -153,8 +153,9 @@ void ApiServer::Impl::chat_completions(const HttpRequest& request, ResponseWrite
         if (!stream) return send_error(request, out, *failure);
         return end_stream_with_error(out, *failure);
     }
-    if (!stream) split.add(r.text);  // split once, whole (a stream split it piece by piece)
-    const ReplyParts parts = split.parts();
+    if (!stream) split.add(r.text);  // the whole reply at once (a stream added it piece by piece)
+    const ChatReplySplit::Delta held_back = split.finish();
+    const ReplyParts& parts = split.parts();
     // Remember the ids only when they spell exactly the text generated (a stop string
     // cuts the text short of the ids). Clients send a reply back as its content, the
     // answer alone (some with reasoning_content beside it, which is not read), so the
@@ -171,7 +172,7 @@ void ApiServer::Impl::chat_completions(const HttpRequest& request, ResponseWrite
         for (const auto& text : reply_recall_texts(r.text, parts)) replies.remember(text, r.tokens, ns);
 
     if (!stream) return send_json(request, out, 200, chat_completion_json(meta, parts, r.finish, usage));
-    write_chat_delta(out, meta, split.finish(), usage_chunk);
+    write_chat_delta(out, meta, held_back, usage_chunk);
     out.write(sse_event(chat_chunk_json(meta, "", "", finish_reason_json(r.finish), usage_chunk)));
     if (usage_chunk) out.write(sse_event(chat_usage_chunk_json(meta, usage)));
     out.write(kSseDone);

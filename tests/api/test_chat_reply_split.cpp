@@ -100,6 +100,7 @@ class TestChatReplySplit : public QObject {
                              const std::string& answer) {
         ChatReplySplit split(prompt_opened_think);
         split.add(text);
+        split.finish();
         const ReplyParts whole = split.parts();
         QCOMPARE(whole.reasoning, reasoning);
         QCOMPARE(whole.answer, answer);

@@ -37,20 +37,38 @@ def model_file(args, spec):
     return path
 
 
+# Each round's rates: {"pp": .., "tg": ..} and with --depth also "tg@d" (decode after
+# that many tokens of context).
 def arbor_round(args, path):
-    report = json.loads(run([args.arbor_bench, "--model", path, "--device", "cpu", "--threads", str(args.threads),
-                             "--prompt-tokens", str(args.prompt), "--gen-tokens", str(args.gen),
-                             "--repetitions", "1", "--json"]))
+    cmd = [args.arbor_bench, "--model", path, "--device", "cpu", "--threads", str(args.threads),
+           "--prompt-tokens", str(args.prompt), "--gen-tokens", str(args.gen), "--repetitions", "1", "--json"]
+    if args.depth:
+        cmd += ["--depth", f"0,{args.depth}"]
+    report = json.loads(run(cmd))
     rates = {r["test"]: r["tokens_per_second"] for r in report["results"]}
-    return report["cpu"], rates[f"pp{args.prompt}"], rates[f"tg{args.gen}"]
+    out = {"pp": rates[f"pp{args.prompt}"]}
+    if args.depth:
+        out["tg"] = rates[f"tg{args.gen} @ d0"]
+        out["tg@d"] = rates[f"tg{args.gen} @ d{args.depth}"]
+    else:
+        out["tg"] = rates[f"tg{args.gen}"]
+    return report["cpu"], out
 
 
 def llama_round(args, path):
-    rows = json.loads(run([args.llama_bench, "-m", path, "-t", str(args.threads), "-p", str(args.prompt),
-                           "-n", str(args.gen), "-r", "1", "-o", "json"]))
-    pp = next(r["avg_ts"] for r in rows if r["n_prompt"] == args.prompt and r["n_gen"] == 0)
-    tg = next(r["avg_ts"] for r in rows if r["n_gen"] == args.gen and r["n_prompt"] == 0)
-    return pp, tg
+    base = [args.llama_bench, "-m", path, "-t", str(args.threads), "-r", "1", "-o", "json"]
+    rows = json.loads(run(base + ["-p", str(args.prompt), "-n", str(args.gen)]))
+    out = {"pp": next(r["avg_ts"] for r in rows if r["n_prompt"] == args.prompt and r["n_gen"] == 0),
+           "tg": next(r["avg_ts"] for r in rows if r["n_gen"] == args.gen and r["n_prompt"] == 0)}
+    if args.depth:
+        # Decode alone at depth (a prompt at depth would take long and is not compared).
+        rows = json.loads(run(base + ["-p", "0", "-n", str(args.gen), "-d", str(args.depth)]))
+        out["tg@d"] = next(r["avg_ts"] for r in rows if r["n_gen"] == args.gen)
+    return out
+
+
+def label(args, test):
+    return {"pp": f"pp{args.prompt}", "tg": f"tg{args.gen}", "tg@d": f"tg{args.gen} @ d{args.depth}"}[test]
 
 
 def main():
@@ -67,6 +85,7 @@ def main():
     p.add_argument("--prompt", type=int, default=128)
     p.add_argument("--gen", type=int, default=32)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--depth", type=int, default=0, help="also decode after this many tokens of context")
     args = p.parse_args()
     os.makedirs(args.dir, exist_ok=True)
 
@@ -74,28 +93,30 @@ def main():
     lines = []
     for spec in args.models:
         path = model_file(args, spec)
-        arbor = {"pp": [], "tg": []}
-        llama = {"pp": [], "tg": []}
+        tests = ["pp", "tg"] + (["tg@d"] if args.depth else [])
+        arbor = {t: [] for t in tests}
+        llama = {t: [] for t in tests}
         for r in range(args.rounds):
             # Alternate which runs first, so that neither always follows the other.
             order = [arbor_round, llama_round] if r % 2 == 0 else [llama_round, arbor_round]
             for fn in order:
                 if fn is arbor_round:
-                    cpu, pp, tg = arbor_round(args, path)
+                    cpu, got = arbor_round(args, path)
                     rates = arbor
                 else:
-                    pp, tg = llama_round(args, path)
+                    got = llama_round(args, path)
                     rates = llama
-                rates["pp"].append(pp)
-                rates["tg"].append(tg)
+                for test in tests:
+                    rates[test].append(got[test])
                 # Each round as it ends: a long run that is stopped still leaves figures.
                 print(f"{spec} round {r + 1} {'Arbor' if fn is arbor_round else 'llama.cpp'}: "
-                      f"pp{args.prompt} {pp:.1f}, tg{args.gen} {tg:.1f} tokens/s", file=sys.stderr, flush=True)
-        for test, n in (("pp", args.prompt), ("tg", args.gen)):
+                      + ", ".join(f"{label(args, t)} {got[t]:.1f}" for t in tests) + " tokens/s",
+                      file=sys.stderr, flush=True)
+        for test in tests:
             a, b = statistics.median(arbor[test]), statistics.median(llama[test])
             runs = lambda v: " / ".join(f"{x:.1f}" for x in v)
-            lines.append(f"| {spec} | {test}{n} | {a:.1f} ({runs(arbor[test])}) | {b:.1f} ({runs(llama[test])}) "
-                         f"| {a / b:.2f} |")
+            lines.append(f"| {spec} | {label(args, test)} | {a:.1f} ({runs(arbor[test])}) | "
+                         f"{b:.1f} ({runs(llama[test])}) | {a / b:.2f} |")
             print(lines[-1], file=sys.stderr)
     print(f"cpu: {cpu}; {args.threads} threads, {args.rounds} alternating rounds (median, then each round)\n")
     print("| model | test | Arbor tokens/s | llama.cpp tokens/s | Arbor / llama.cpp |")
