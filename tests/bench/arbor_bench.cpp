@@ -25,12 +25,15 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <thread>
+#include <unistd.h>
 
 namespace {
 
@@ -213,6 +216,7 @@ int main(int argc, char** argv) {
         }
     }
     try {
+        const auto opened = std::chrono::steady_clock::now();
         auto model = arbor::Model::load(o.model);
         if (o.workload != "single") return run_workload(o, *model);
         // One sequence through the engine (the serving path every tool uses): prefill is
@@ -263,6 +267,10 @@ int main(int argc, char** argv) {
             return std::vector<arbor::TokenId>(context.begin(), context.begin() + std::max(depth, 1));
         };
 
+        // The first token of a one-token prompt ends the load time.
+        run({pick(rng)}, 1, next_namespace++);
+        arbor::bench::Footprint footprint;
+        footprint.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - opened).count();
         // Warm-up: pages in the weights (and on a GPU, loads the prompt path's kernels).
         run(prompt, 1, next_namespace++);
         for (int depth : o.depths) run(context_of(depth), 1, kContextNamespace);
@@ -279,13 +287,23 @@ int main(int argc, char** argv) {
                                         kv_label(o.kv_type) +
                                         (o.panel_weights ? "" : ", GGUF-order weights"),
                                     std::string(arbor::isa_name(arbor::best_isa())),
-                                    arbor::bench::cpu_description(), {}};
+                                    arbor::bench::cpu_description(), {}, {}};
         report.rows.push_back(summarize("pp" + std::to_string(o.prompt_tokens), o.threads, pp));
         const bool several = o.depths.size() > 1;
         for (size_t d = 0; d < o.depths.size(); ++d)
             report.rows.push_back(summarize("tg" + std::to_string(o.gen_tokens) +
                                                 (o.depths[d] > 0 || several ? " @ d" + std::to_string(o.depths[d]) : ""),
                                             o.threads, tg[d]));
+        // The KV pool's bytes: its pages' tokens times K and V of every layer, F32, F16 or
+        // Q8_0 (34 bytes a block of 32).
+        const arbor::ModelConfig& cfg = model->config();
+        const double element = o.kv_type == arbor::KvType::F32 ? 4.0 : o.kv_type == arbor::KvType::F16 ? 2.0 : 34.0 / 32.0;
+        footprint.kv_mib =
+            double(engine.stats().pages_total) * bo.page_size * 2.0 * cfg.n_layer * cfg.kv_dim() * element / 1048576.0;
+        footprint.file_mib = double(std::filesystem::file_size(o.model)) / 1048576.0;
+        footprint.peak_rss_mib = arbor::bench::peak_rss_mib();
+        report.footprint = footprint;
+        if (std::getenv("DBG_PMAP")) std::system(("pmap -x " + std::to_string(::getpid()) + " | sort -k3 -n | tail -5").c_str());
         std::fputs((o.json ? arbor::bench::to_json(report) : arbor::bench::to_table(report)).c_str(), stdout);
         return 0;
     } catch (const arbor::Error& e) {

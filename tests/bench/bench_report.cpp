@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 namespace arbor::bench {
 namespace {
@@ -35,6 +37,18 @@ std::string fmt(const char* format, double v) {
     return buf;
 }
 
+double peak_rss_mib() {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.starts_with("VmHWM:")) {
+            std::istringstream in(line.substr(6));
+            double kb = 0.0;
+            in >> kb;
+            return kb / 1024.0;
+        }
+    return 0.0;
+}
+
 std::string to_table(const Report& r) {
     std::string out = "model: " + r.model + "\nbackend: " + r.backend + " (" + r.isa + ")\ncpu: " + r.cpu + "\n\n";
     char line[160];
@@ -46,6 +60,13 @@ std::string to_table(const Report& r) {
     for (const auto& m : r.rows) {
         std::snprintf(line, sizeof line, "| %-*s | %7d | %7.1f ± %5.1f |\n", width, m.test.c_str(), m.threads,
                       m.mean_tps, m.stddev_tps);
+        out += line;
+    }
+    const Footprint& f = r.footprint;
+    if (f.peak_rss_mib > 0.0) {
+        std::snprintf(line, sizeof line,
+                      "\nload (file opened to first token): %.0f ms; peak RSS %.0f MiB = %.2f x (file %.0f MiB + KV %.0f MiB)\n",
+                      f.load_ms, f.peak_rss_mib, f.peak_rss_mib / (f.file_mib + f.kv_mib), f.file_mib, f.kv_mib);
         out += line;
     }
     return out;
@@ -62,7 +83,12 @@ std::string to_json(const Report& r) {
         for (size_t j = 0; j < m.runs_tps.size(); ++j) out += (j ? ", " : "") + number(m.runs_tps[j]);
         out += "]}";
     }
-    return out + "]}\n";
+    out += "]";
+    const Footprint& f = r.footprint;
+    if (f.peak_rss_mib > 0.0)
+        out += ", \"load_ms\": " + number(f.load_ms) + ", \"peak_rss_mib\": " + number(f.peak_rss_mib) +
+               ", \"file_mib\": " + number(f.file_mib) + ", \"kv_mib\": " + number(f.kv_mib);
+    return out + "}\n";
 }
 
 } // namespace arbor::bench

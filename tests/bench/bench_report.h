@@ -14,13 +14,27 @@ struct Measurement {
     std::vector<double> runs_tps;
 };
 
+// What a run held and how long it took to start: the time from opening the model file to
+// its first generated token (loading, weight packing and one one-token prompt), the
+// process's peak resident memory, and what it needs: the file's bytes and the KV pool's.
+struct Footprint {
+    double load_ms = 0.0;
+    double peak_rss_mib = 0.0;
+    double file_mib = 0.0;
+    double kv_mib = 0.0;
+};
+
 struct Report {
     std::string model;
     std::string backend;
     std::string isa;
     std::string cpu;  // cpu_description()
     std::vector<Measurement> rows;
+    Footprint footprint;  // all zero: not measured
 };
+
+// The process's peak resident set (VmHWM) in MiB; 0 where /proc does not say.
+double peak_rss_mib();
 
 // One number in a printf format ("%.2f"), for the tables and JSON of the workloads.
 std::string fmt(const char* format, double v);

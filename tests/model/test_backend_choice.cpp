@@ -11,6 +11,10 @@
 #include "arbor/error.h"
 #include "arbor/model.h"
 
+#include <QFile>
+
+#include <dlfcn.h>
+
 namespace {
 
 std::string refusal(const arbor::Model& model, const std::string& device, arbor::KvType kv_type = arbor::KvType::F16) {
@@ -142,6 +146,26 @@ private slots:
         QCOMPARE(fallback, found.none_reason);
         // Asked again, the answer is the same (the library is opened once).
         QCOMPARE(arbor::find_cuda_devices().none_reason, found.none_reason);
+    }
+
+    // Without the NVIDIA driver, choosing "auto" and listing devices never load the CUDA
+    // backend's library, nor the CUDA runtime and cuBLAS it links (tens of MB resident).
+    void withoutADriverNoCudaLibraryIsLoaded() {
+        if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
+            dlclose(driver);
+            QSKIP("an NVIDIA driver is installed here: the CUDA libraries are loaded to ask it");
+        }
+        arbor::BackendOptions options;
+        options.device = "auto";
+        options.kv_tokens = 64;
+        QCOMPARE(arbor::make_backend(*model_, options)->name(), std::string("cpu"));
+        QVERIFY(arbor::find_cuda_devices().devices.empty());
+        QFile maps("/proc/self/maps");
+        QVERIFY(maps.open(QIODevice::ReadOnly));
+        const QByteArray mapped = maps.readAll();
+        QVERIFY(!mapped.isEmpty());
+        for (const char* library : {"libarbor_cuda", "libcublas", "libcudart"})
+            QVERIFY2(!mapped.contains(library), library);
     }
 
     void kvTypeNamesRoundTrip() {

@@ -85,6 +85,9 @@ public:
     // lie inside the mapped file. The bytes stay readable; touched again, they are read
     // from the file (or the page cache) anew.
     void release_pages(const uint8_t* data, size_t bytes) const;
+    // The mapped file's bytes.
+    const uint8_t* mapping_begin() const { return map_; }
+    size_t mapping_size() const { return map_size_; }
 
 private:
     GgufFile() = default;
