@@ -97,7 +97,11 @@ void CpuAttention::run(const ForwardBatch& batch, int32_t layer, const float* q,
         const Task& task = tasks_[size_t(i)];
         attend(layer, batch.sequences[size_t(task.seq)], task, q, out, scratch_[size_t(thread)]);
     });
-    for (const Merge& merge : merges_) merge_parts(merge, out);
+    // Each (row, KV head) merges alone, so across the pool: on the calling thread alone
+    // they kept the other waiting (1B shape at depth 4096, 2 threads, alternating runs:
+    // 7.04-7.11 -> 6.92-6.98 ms per token).
+    pool_.parallel_for(int64_t(merges_.size()),
+                       [&](int64_t i, int thread) { merge_parts(merges_[size_t(i)], out, scratch_[size_t(thread)].shares); });
 }
 
 // In a sliding-window layer a row sees only its last sliding_window positions: its scores
@@ -280,10 +284,9 @@ void CpuAttention::sum_values(int32_t layer, const SequenceRows& seq, const Task
 
 // The parts of one (row, KV head): each head's output is the parts' outputs weighted by
 // their share of the whole softmax sum, sum_p * exp(max_p - max), in part order.
-void CpuAttention::merge_parts(const Merge& merge, float* out) {
+void CpuAttention::merge_parts(const Merge& merge, float* out, std::vector<double>& share) {
     const int64_t D = cfg_.head_dim, QD = int64_t(cfg_.n_head) * D;
     float* row_out = &out[size_t(merge.row * QD + int64_t(merge.kv_head) * group_ * D)];
-    std::vector<double>& share = part_shares_;
     share.resize(size_t(merge.parts));
     for (int32_t h = 0; h < group_; ++h) {
         auto part = [&](int32_t p) { return size_t((merge.first + p) * group_ + h); };

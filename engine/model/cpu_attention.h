@@ -74,6 +74,7 @@ private:
         std::vector<float> scores;   // per KV head, row and head: its scores over the part's positions
         std::vector<float> values;   // the part's value rows, as floats
         std::vector<float*> outs;    // per KV head and row: where its output (or partial) goes
+        std::vector<double> shares;  // merge_parts': each part's share of a head's softmax sum
     };
     // Which positions of a task's part each of its rows attends to.
     struct TaskPositions {
@@ -110,7 +111,7 @@ private:
                     Scratch& scratch);
     void sum_values(int32_t layer, const SequenceRows& seq, const Task& task, const TaskPositions& at,
                     Scratch& scratch);
-    void merge_parts(const Merge& merge, float* out);
+    void merge_parts(const Merge& merge, float* out, std::vector<double>& share);
     // Query head `head`'s sink term in a softmax of largest score `max`: exp(sink - max),
     // added to the softmax's sum; 0 without sinks.
     double sink_term(int32_t head, float max) const;
@@ -130,7 +131,6 @@ private:
     // Parts' results before their merge.
     std::vector<float> partial_out_;           // per part: group x head_dim, normalized within the part
     std::vector<SoftmaxStats> partial_stats_;  // per part: one per query head of the group
-    std::vector<double> part_shares_;          // merge_parts' (merges run on the calling thread)
 
     std::vector<Scratch> scratch_;  // per thread of the pool
 };
