@@ -31,7 +31,8 @@ std::vector<std::string> library_candidates() {
 
 bool library_found() {
     std::error_code ec;
-    return std::ranges::any_of(library_candidates(), [&](const std::string& path) { return std::filesystem::exists(path, ec); });
+    return std::ranges::any_of(library_candidates(),
+                               [&](const std::string& path) { return std::filesystem::exists(path, ec); });
 }
 
 // Whether the NVIDIA driver's library opens (it stays open: the CUDA runtime opens it again).

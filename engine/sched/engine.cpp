@@ -357,6 +357,7 @@ struct Engine::Impl {
     // Caller holds mutex.
     void update_snapshot() {
         snapshot.pages_total = pool.capacity();
+        snapshot.page_bytes = backend->page_bytes();
         snapshot.pages_used = pool.used_count();
         snapshot.pages_cached = cache.cached_pages();
         snapshot.running = scheduler.running();

@@ -33,7 +33,6 @@
 #include <random>
 #include <string>
 #include <thread>
-#include <unistd.h>
 
 namespace {
 
@@ -294,16 +293,11 @@ int main(int argc, char** argv) {
             report.rows.push_back(summarize("tg" + std::to_string(o.gen_tokens) +
                                                 (o.depths[d] > 0 || several ? " @ d" + std::to_string(o.depths[d]) : ""),
                                             o.threads, tg[d]));
-        // The KV pool's bytes: its pages' tokens times K and V of every layer, F32, F16 or
-        // Q8_0 (34 bytes a block of 32).
-        const arbor::ModelConfig& cfg = model->config();
-        const double element = o.kv_type == arbor::KvType::F32 ? 4.0 : o.kv_type == arbor::KvType::F16 ? 2.0 : 34.0 / 32.0;
-        footprint.kv_mib =
-            double(engine.stats().pages_total) * bo.page_size * 2.0 * cfg.n_layer * cfg.kv_dim() * element / 1048576.0;
+        const arbor::EngineStats stats = engine.stats();
+        footprint.kv_mib = double(stats.pages_total) * double(stats.page_bytes) / 1048576.0;
         footprint.file_mib = double(std::filesystem::file_size(o.model)) / 1048576.0;
         footprint.peak_rss_mib = arbor::bench::peak_rss_mib();
         report.footprint = footprint;
-        if (std::getenv("DBG_PMAP")) std::system(("pmap -x " + std::to_string(::getpid()) + " | sort -k3 -n | tail -5").c_str());
         std::fputs((o.json ? arbor::bench::to_json(report) : arbor::bench::to_table(report)).c_str(), stdout);
         return 0;
     } catch (const arbor::Error& e) {

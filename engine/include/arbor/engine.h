@@ -102,6 +102,7 @@ struct EngineOptions {
 
 struct EngineStats {
     int32_t pages_total = 0;
+    uint64_t page_bytes = 0;      // one page's K and V over every layer, as the backend keeps them
     int32_t pages_used = 0;       // referenced by sequences or the cache
     int32_t pages_cached = 0;     // held by the prefix cache
     int32_t running = 0;
