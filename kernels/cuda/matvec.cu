@@ -15,30 +15,41 @@ namespace {
 
 constexpr int kWarps = kMatvecWarps;
 
+// A unit's 32 activations in shared memory, padded so that the eight lanes of a
+// 128-bit load's wavefront fall in distinct banks (36 floats = 144 bytes a unit).
+constexpr int kStagedUnitFloats = 36;
+
 // Lane l dequantizes whole units l, l + 32, ... (U::load) of R weight rows (of gate and
 // up when GATED, R = 1) and multiplies them with each x row's matching 32 floats, read
 // once for all of them. A unit's products are summed in two chains (even and odd groups
 // of four) added at the end, then added to the lane's total; the lanes' totals are
-// summed by warp_sum. Nothing in that order depends on n_x or on the rows beside a row.
-// Rows past the end are computed on a valid row and not stored.
+// summed by warp_sum. Nothing in that order depends on n_x, on the rows beside a row, or
+// on where x is read from. Rows past the end are computed on a valid row and not stored.
+// The block copies the x rows into shared memory 32 units at a time before its warps
+// read them: read straight from global memory, a lane's unit is 128 contiguous bytes, so
+// each warp-wide load of x touched 32 cache lines (32 L1 wavefronts), and those loads,
+// not the weights, set the kernel's speed (three times slower at 8 x rows).
 template <class U, int NX, int R, bool GATED>
 __global__ void __launch_bounds__(kWarps * 32)
     matvec_units_kernel(Segments seg, size_t row_bytes, int units, const float* x, int64_t ldx, int n_x) {
     let_next_kernel_start();
     const int lane = threadIdx.x % 32;
-    const int64_t first = (int64_t(blockIdx.x) * kWarps + threadIdx.x / 32) * R;
+    int64_t first = (int64_t(blockIdx.x) * kWarps + threadIdx.x / 32) * R;
     const int64_t total = pick(seg.end, seg.n - 1);
-    if (first >= total) return;
+    // A warp past the end still takes its part in the block's copies and barriers.
+    const bool any = first < total;
+    if (!any) first = total - 1;
     StackedRow row[R];
     const uint8_t* w[R];
     bool live[R];
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-        live[i] = first + i < total;
+        live[i] = any && first + i < total;
         row[i] = stacked_row(seg, live[i] ? first + i : first);
         w[i] = row[i].weight + size_t(row[i].local) * row_bytes;
     }
     const uint8_t* w_up = GATED ? seg.weight[1] + size_t(row[0].local) * row_bytes : nullptr;
+    __shared__ float4 staged[NX * 32 * kStagedUnitFloats / 4];
     wait_for_previous_kernel();
     float acc[R][NX], up[NX];
 #pragma unroll
@@ -47,7 +58,17 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
         for (int i = 0; i < R; ++i) acc[i][t] = 0.0f;
     }
-    for (int u = lane; u < units; u += 32) {
+    for (int base = 0; base < units; base += 32) {
+        __syncthreads();  // every warp is done with the chunk before
+        const int chunk4 = min(32, units - base) * 8;  // float4s of one x row in this chunk
+        for (int i = threadIdx.x; i < n_x * chunk4; i += kWarps * 32) {
+            const int t = i / chunk4, k = i % chunk4;
+            staged[(t * 32 + k / 8) * (kStagedUnitFloats / 4) + k % 8] =
+                __ldg(reinterpret_cast<const float4*>(x + t * ldx + int64_t(base) * 32) + k);
+        }
+        __syncthreads();
+        const int u = base + lane;
+        if (u >= units) continue;
         float v[R][32], vu[GATED ? 32 : 1];
 #pragma unroll
         for (int i = 0; i < R; ++i) U::load(w[i], u, v[i]);
@@ -55,13 +76,13 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
         for (int t = 0; t < NX; ++t) {
             if (t >= n_x) break;
-            const float4* xp = reinterpret_cast<const float4*>(x + t * ldx + int64_t(u) * 32);
+            const float4* xp = &staged[(t * 32 + lane) * (kStagedUnitFloats / 4)];
             float even[R], odd[R], even_up = 0.0f, odd_up = 0.0f;
 #pragma unroll
             for (int i = 0; i < R; ++i) even[i] = 0.0f, odd[i] = 0.0f;
 #pragma unroll
             for (int c = 0; c < 8; ++c) {
-                const float4 xv = __ldg(xp + c);
+                const float4 xv = xp[c];
 #pragma unroll
                 for (int i = 0; i < R; ++i) {
                     float& s = c % 2 ? odd[i] : even[i];
