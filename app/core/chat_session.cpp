@@ -267,7 +267,15 @@ bool ChatSession::showTurn(qint64 parent, qint64 continued, const ComposedTurn& 
     // branch switched meanwhile is read again.
     if (!turn.rows.isEmpty() && !messages_.showBelow(conversation_, parent, turn.rows))
         messages_.load(conversation_, reply_);
-    messages_.startLive(reply_, turn.promptOpensThink);
+    messages_.startLive(reply_);
+    // The generation prompt opened a <think> (DeepSeek-R1 distills): the reply's text
+    // begins with one too (text only, no id: the ids stay the tokens generated), so that
+    // its reasoning is told apart wherever it stops, here and when read back.
+    if (turn.promptOpensThink && !continued) {
+        const QString open = QStringLiteral("<think>");
+        pendingText_ += open;
+        messages_.appendText(reply_, open);
+    }
     emit leafChanged();
     if (stopRequested_) {
         finishReply(MessageState::stopped, statsFor(ReplyStats::FinishReason::Cancelled));

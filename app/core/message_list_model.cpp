@@ -116,13 +116,13 @@ void MessageListModel::partsChanged(int i, const PartsChange& change, QList<int>
     changed(i, roles);
 }
 
-void MessageListModel::startLive(qint64 messageId, bool promptOpenedThink) {
+void MessageListModel::startLive(qint64 messageId) {
     const int i = rowOf(messageId);
     if (i < 0) return;
     const ReplyParts before = parts(i);
     rows_[i].state = arbor::MessageState::streaming;
     live_ = rows_[i];
-    liveParts_ = LiveReplyParts(live_.text, promptOpenedThink);
+    liveParts_ = LiveReplyParts(live_.text);
     partsChanged(i, partsChange(before, parts(i)), {StateRole});
 }
 

@@ -58,9 +58,7 @@ public:
     bool showBelow(qint64 conversation, qint64 parentId, const QList<MessageRow>& rows);
     void appendMessage(const MessageRow& row);
     // The row of messageId becomes the live reply: 'streaming' until setFinished.
-    // `promptOpenedThink`: the reply's prompt opened a <think>, so its text starts inside
-    // the reasoning (shown as such while it streams; stored, it closes with "</think>").
-    void startLive(qint64 messageId, bool promptOpenedThink = false);
+    void startLive(qint64 messageId);
     void appendText(qint64 messageId, const QString& piece);
     void setFinished(qint64 messageId, arbor::MessageState state, const ReplyStats& stats);
     // The store holds the finished reply now: later reads show the store's copy.

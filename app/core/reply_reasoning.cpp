@@ -43,8 +43,7 @@ PartsChange partsChange(const ReplyParts& before, const ReplyParts& after) {
     return change;
 }
 
-LiveReplyParts::LiveReplyParts(QStringView text, bool promptOpenedThink)
-    : split_(promptOpenedThink ? std::string_view("<think>") : std::string_view()) {
+LiveReplyParts::LiveReplyParts(QStringView text) {
     add(text);
 }
 

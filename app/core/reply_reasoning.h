@@ -37,9 +37,7 @@ PartsChange partsChange(const ReplyParts& before, const ReplyParts& after);
 // split, convert and compare some hundred kilobytes).
 class LiveReplyParts {
 public:
-    // `promptOpenedThink`: the generation prompt opened a <think> (arbor::prompt_opens_think),
-    // so the reply starts inside its reasoning.
-    explicit LiveReplyParts(QStringView text = {}, bool promptOpenedThink = false);
+    explicit LiveReplyParts(QStringView text = {});
     PartsChange add(QStringView piece);
     const ReplyParts& parts() const { return parts_; }
     // The text's length so far, in UTF-16 code units (as QString counts).

@@ -16,11 +16,6 @@ using arbor::api::Json;
 
 namespace {
 
-// ChatML with the generation prompt's <think> left open.
-const char* const kTemplate =
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}";
-
 std::string trimmed(std::string s) {
     const auto space = [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; };
     while (!s.empty() && space(s.back())) s.pop_back();
@@ -105,9 +100,7 @@ private slots:
         ARBOR_REQUIRE_MODEL();
         QVERIFY(dir_.isValid());
         const std::string copy = dir_.path().toStdString() + "/SmolLM2-thinking-template.gguf";
-        auto parts = arbor::test::Parts::read(arbor::test::model_path());
-        parts.set("tokenizer.chat_template", arbor::test::gv::str(kTemplate));
-        parts.write(copy);
+        arbor::test::write_thinking_model(copy);
         model_env_ = std::make_unique<arbor::test::ScopedEnv>("ARBOR_MODEL", QByteArray::fromStdString(copy));
         f_.start(2048);
     }

@@ -4,6 +4,8 @@
 #include "chat_session_fixture.h"
 #include "reply_stats_text.h"
 
+#include "../model/synthetic_model_files.h"
+
 #include <QElapsedTimer>
 #include <QThread>
 #include <QTimer>
@@ -50,6 +52,51 @@ private slots:
         compareRow(*s->messages(), 1, m);
         s->stop();  // idle: nothing happens
         QVERIFY(!s->generating());
+    }
+
+    // A template whose generation prompt opens the <think> (DeepSeek-R1 distills'): the model
+    // asked plainly never closes it, so a reply stopped mid-way is reasoning alone, in the
+    // live row, once finished, and read back by a new session. The stored ids stay the
+    // tokens generated (the "<think>" is the prompt's).
+    void stoppedReplyUnderAnOpenedThinkStaysReasoning() {
+        const auto copy = std::filesystem::path(dir_.path().toStdString()) / "SmolLM2-thinking-template.gguf";
+        if (!std::filesystem::exists(copy)) arbor::test::write_thinking_model(copy);
+        ModelService thinking;
+        thinking.load(QString::fromStdString(copy.string()), 2, 64);
+        QTRY_COMPARE_WITH_TIMEOUT(thinking.state(), QString("ready"), kWaitMs);
+        const auto parts = [](const MessageListModel& m, int row) {
+            const QModelIndex at = m.index(row);
+            return std::pair(m.data(at, MessageListModel::ReasoningRole).toString(),
+                             m.data(at, MessageListModel::AnswerRole).toString());
+        };
+        qint64 id = 0;
+        {
+            auto s = session(thinking);
+            QVERIFY(s);
+            QCOMPARE(s->saveSettings(kLongSettings), QString());
+            QSignalSpy finished(s.get(), &ChatSession::replyFinished);
+            QVERIFY(s->send(kLongAnswer));
+            QVERIFY(QTest::qWaitFor([&] { return parts(*s->messages(), 1).first.size() > 20; }, kWaitMs));
+            QVERIFY(s->messages()->data(s->messages()->index(1), MessageListModel::ReasoningOpenRole).toBool());
+            QVERIFY(parts(*s->messages(), 1).second.isEmpty());
+            s->stop();
+            QVERIFY(finished.wait(kWaitMs));
+            id = finished.at(0).at(0).toLongLong();
+            const auto [reasoning, answer] = parts(*s->messages(), 1);
+            QVERIFY(!reasoning.isEmpty());
+            QVERIFY2(answer.isEmpty(), qPrintable(answer));
+            compareRow(*s->messages(), 1, reader()->message(id));
+        }
+        const auto m = reader()->message(id);
+        QCOMPARE(m.state, arbor::MessageState::stopped);
+        QVERIFY2(m.text.starts_with("<think>") && m.text.find("</think>") == std::string::npos, m.text.c_str());
+        QCOMPARE(thinking.current()->model->tokenizer().decode(ids(m.token_ids)), m.text.substr(7));
+        auto again = session(thinking);
+        QVERIFY(again);
+        QCOMPARE(again->messages()->row(1).id, id);
+        const auto [reasoning, answer] = parts(*again->messages(), 1);
+        QVERIFY(reasoning.size() > 20);
+        QVERIFY2(answer.isEmpty(), qPrintable(answer));
     }
 
     void stopWhileComposing() {

@@ -224,15 +224,17 @@ private slots:
         model.setFinished(7002, arbor::MessageState::complete, {});
         QCOMPARE(model.data(model.index(at + 2), R::ReasoningRole).toString(), QString("Hmm, four."));
 
-        // Where the session knows the prompt opened the <think> (DeepSeek-R1 distills), the
-        // text is reasoning from its first piece: the answer view never shows it.
+        // Where the prompt opened the <think> (DeepSeek-R1 distills), the session starts the
+        // text with one: it is reasoning from its first piece, and the answer view never
+        // shows it.
         MessageRow third;
         third.id = 7003;
         third.role = arbor::Role::Assistant;
         model.appendMessage(third);
-        model.startLive(7003, true);
+        model.startLive(7003);
         blocks.setMessageId(7003);
         const QModelIndex opened = model.index(at + 3);
+        model.appendText(7003, "<think>");
         QVERIFY(model.data(opened, R::ReasoningOpenRole).toBool());
         model.appendText(7003, "Hmm, five.");
         QCOMPARE(model.data(opened, R::ReasoningRole).toString(), QString("Hmm, five."));
@@ -243,7 +245,7 @@ private slots:
         QVERIFY(!model.data(opened, R::ReasoningOpenRole).toBool());
         QCOMPARE(blocks.markdown(), QString("Five."));
         model.setFinished(7003, arbor::MessageState::complete, {});
-        QCOMPARE(model.data(opened, R::TextRole).toString(), QString("Hmm, five.</think>Five."));
+        QCOMPARE(model.data(opened, R::TextRole).toString(), QString("<think>Hmm, five.</think>Five."));
         QCOMPARE(model.data(opened, R::ReasoningRole).toString(), QString("Hmm, five."));
         QCOMPARE(model.data(opened, R::AnswerRole).toString(), QString("Five."));
     }

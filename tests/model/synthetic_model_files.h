@@ -273,6 +273,19 @@ inline std::unique_ptr<Model> edited_model(const QString& file, const std::files
     return Model::load(path);
 }
 
+// ChatML with the generation prompt's <think> left open, as DeepSeek-R1 distills' templates
+// leave it: the model's reply is reasoning until it writes "</think>".
+inline constexpr const char* kThinkingChatTemplate =
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}";
+
+// A copy of the default model with kThinkingChatTemplate, written to `path`.
+inline void write_thinking_model(const std::filesystem::path& path) {
+    Parts parts = Parts::read(model_path());
+    parts.set("tokenizer.chat_template", gv::str(kThinkingChatTemplate));
+    parts.write(path);
+}
+
 // Writes `broken` to `path` and loads it: empty when the load fails with a message holding
 // every one of `words` (logged), else the message.
 inline QString load_error_lacking(const Parts& broken, const std::filesystem::path& path, const QStringList& words) {
