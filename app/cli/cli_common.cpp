@@ -32,8 +32,8 @@ LoadedModel load_model(const CliArgs& args, bool with_engine) {
     const std::filesystem::path path = model_path(args);
     LoadedModel out;
     out.model = Model::load(path);
-    if (const std::string warning = out.model->tokenizer().load_warning(); !warning.empty())
-        std::fprintf(stderr, "arbor-cli: warning: %s\n", warning.c_str());
+    for (const std::string& warning : {out.model->config().load_warning, out.model->tokenizer().load_warning()})
+        if (!warning.empty()) std::fprintf(stderr, "arbor-cli: warning: %s\n", warning.c_str());
     if (with_engine) {
         EngineOptions engine_options;
         BackendOptions& options = engine_options.backend;

@@ -135,7 +135,7 @@ void ModelService::load(const QString& path, int threads, int kvMiB, int kvDiskM
             loaded->engine = std::make_unique<arbor::Engine>(*loaded->model, options);
             loaded->formatter =
                 std::make_unique<arbor::ChatFormatter>(loaded->model->tokenizer(), loaded->model->chat_template_source());
-            for (const std::string& w : arbor::model_load_warnings(loaded->model->tokenizer(), *loaded->formatter)) {
+            for (const std::string& w : arbor::model_load_warnings(*loaded->model, *loaded->formatter)) {
                 qWarning("%s: %s", qUtf8Printable(path), w.c_str());
                 loaded->warnings << QString::fromStdString(w);
             }

@@ -37,7 +37,7 @@ int serve(const arbor::server::ServerArgs& args) {
     server.start();
     const std::string& host = args.api.host;
     const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;  // IPv6
-    for (const std::string& warning : arbor::model_load_warnings(model->tokenizer(), server.chat_formatter()))
+    for (const std::string& warning : arbor::model_load_warnings(*model, server.chat_formatter()))
         std::fprintf(stderr, "arbor-server: warning: %s\n", warning.c_str());
     if (!engine.device_fallback().empty())
         std::printf("arbor-server: no GPU used: %s\n", engine.device_fallback().c_str());

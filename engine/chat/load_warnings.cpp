@@ -9,4 +9,10 @@ std::vector<std::string> model_load_warnings(const Tokenizer& tokenizer, const C
     return out;
 }
 
+std::vector<std::string> model_load_warnings(const Model& model, const ChatFormatter& formatter) {
+    std::vector<std::string> out = model_load_warnings(model.tokenizer(), formatter);
+    if (!model.config().load_warning.empty()) out.insert(out.begin(), model.config().load_warning);
+    return out;
+}
+
 } // namespace arbor

@@ -344,6 +344,18 @@ ModelConfig read_model_config(const GgufFile& file) {
     if (c.architecture == "qwen3moe") read_experts(file, c);
     if (c.architecture == "mistral3") read_mistral3(file, c);
     if (c.architecture == "gpt-oss") read_gpt_oss(file, c);
+    // Routed experts in a file of a dense architecture (Mixtral's llama files): refused by
+    // name rather than failing later on a dense FFN tensor the file lacks.
+    if (!c.has_experts() && file.get_uint(a + "expert_count").value_or(0) > 0)
+        throw Error(c.architecture + " with routed experts (" + a + "expert_count) is not supported");
+    // Mistral 7B's llama files carry a sliding window that llama.cpp does not apply (nor
+    // does Arbor, to stay with it): within it the two agree with the model's makers.
+    if (c.architecture == "llama")
+        if (const uint64_t window = file.get_uint(a + "attention.sliding_window").value_or(0);
+            window > 0 && window < uint64_t(c.n_ctx_train))
+            c.load_warning = "the model was trained to attend to its last " + std::to_string(window) +
+                             " tokens only; Arbor, like llama.cpp, attends to the whole context, so replies past " +
+                             std::to_string(window) + " tokens may differ from the original model's";
     return c;
 }
 

@@ -384,6 +384,10 @@ private slots:
         const QString mistral = "mistral3-tiny.gguf";
         QTest::newRow("mistral3 experts") << mistral << "u32:mistral3.expert_count=8"
                                           << QStringList{"mistral3 with routed experts", "not supported"};
+        QTest::newRow("llama experts (Mixtral)") << "llama-linear-rope.gguf" << "u32:llama.expert_count=8"
+                                                 << QStringList{"llama with routed experts", "llama.expert_count"};
+        QTest::newRow("qwen2 experts") << "qwen2-tiny.gguf" << "u32:qwen2.expert_count=4"
+                                       << QStringList{"qwen2 with routed experts", "not supported"};
         QTest::newRow("mistral3 output bias") << mistral << "bias:blk.1.attn_output.bias"
                                               << QStringList{"'blk.1.attn_output.bias'", "not supported for mistral3"};
         QTest::newRow("mistral3 zero beta") << mistral << "f32:mistral3.rope.scaling.yarn_beta_fast=0"
@@ -499,6 +503,24 @@ private slots:
         const QString failure =
             arbor::test::batched_failure(model("qwen3moe-tiny.gguf"), reference("qwen3moe-tiny.gguf"), kMaxAbsDiff);
         QVERIFY2(failure.isEmpty(), qPrintable(failure));
+    }
+
+    // A llama file's sliding window (Mistral 7B's) is not applied, as in llama.cpp, and the
+    // load says so where the window is shorter than the trained context (2048 here); the
+    // logits stay llama.cpp's.
+    void llamaSlidingWindowIsAWarning() {
+        const auto path = std::filesystem::path(tmp_.path().toStdString()) / "windowed.gguf";
+        for (const auto& [window, warned] : {std::pair(16, true), std::pair(2048, false)}) {
+            Parts p = Parts::read(synthetic_dir() / "llama-linear-rope.gguf");
+            apply_edit(p, "u32:llama.attention.sliding_window=" + QString::number(window));
+            p.write(path);
+            const auto m = arbor::Model::load(path);
+            const QString warning = QString::fromStdString(m->config().load_warning);
+            QCOMPARE(warning.contains("last " + QString::number(window) + " tokens"), warned);
+            QCOMPARE(warning.isEmpty(), !warned);
+            if (warned) compare_with_reference(*m, reference("llama-linear-rope.gguf"), "with a sliding window key");
+        }
+        QVERIFY(model("llama-linear-rope.gguf").config().load_warning.empty());
     }
 
     // The rewriting itself keeps a model loadable and its logits unchanged, so the errors

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "arbor/chat_template.h"
+#include "arbor/model.h"
 #include "arbor/tokenizer.h"
 
 #include <string>
@@ -13,5 +14,7 @@ namespace arbor {
 
 // The tokenizer's warning, then the chat template's; empty when there are none.
 std::vector<std::string> model_load_warnings(const Tokenizer& tokenizer, const ChatFormatter& formatter);
+// The model's own (ModelConfig::load_warning), then the tokenizer's and the chat template's.
+std::vector<std::string> model_load_warnings(const Model& model, const ChatFormatter& formatter);
 
 } // namespace arbor

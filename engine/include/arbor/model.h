@@ -92,6 +92,9 @@ struct ModelConfig {
     // the layer's attn_sinks value of that head, which takes its share of the weight and
     // adds no value.
     bool attn_sinks = false;
+    // What the file asks for that Arbor runs otherwise (one sentence; empty: nothing),
+    // shown at load with the other warnings (load_warnings.h).
+    std::string load_warning;
 
     int32_t kv_dim() const { return n_head_kv * head_dim; }
     bool has_experts() const { return n_expert > 0; }
