@@ -40,6 +40,19 @@ Item {
             Accessible.role: Accessible.AlertMessage
             Accessible.name: text
         }
+        Label {
+            objectName: "formatNote"
+            Layout.fillWidth: true
+            Layout.maximumWidth: Theme.readingWidth
+            Layout.alignment: Qt.AlignHCenter
+            Layout.margins: 6
+            text: view.session && view.session.formatNote.length > 0 ? qsTr("Note: %1.").arg(view.session.formatNote) : ""
+            visible: text.length > 0
+            color: Theme.secondaryText(view.dark)
+            wrapMode: Text.Wrap
+            Accessible.role: Accessible.StaticText
+            Accessible.name: text
+        }
 
         ListView {
             id: messageList

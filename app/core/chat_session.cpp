@@ -257,6 +257,10 @@ bool ChatSession::showTurn(qint64 parent, qint64 continued, const ComposedTurn& 
             [this](const QString& message) { setError(message); });
     }
     setOmittedMessages(turn.omitted);
+    if (turn.formatNote != formatNote_) {
+        formatNote_ = turn.formatNote;
+        emit formatNoteChanged();
+    }
     reply_ = turn.reply;
     chat_ = turn.chat;
     replyIds_ = turn.replyIds;

@@ -57,6 +57,10 @@ class ChatSession : public QObject {
     // How many of the oldest messages shown the last reply's prompt left out because the
     // whole branch did not fit the model's context (see context_window.h); 0 when none.
     Q_PROPERTY(int omittedMessages READ omittedMessages NOTIFY omittedMessagesChanged)
+    // Why the reply being written or last written in this session was prompted in a
+    // built-in format rather than the model's own template (arbor::ChatFormatter::refusal),
+    // one sentence; empty when the template was followed.
+    Q_PROPERTY(QString formatNote READ formatNote NOTIFY formatNoteChanged)
     // The model file the conversation last generated with (stored with it; each turn
     // started records the model then loaded), or a remote model's reference
     // (RemoteModelRef::toString); empty when none is recorded.
@@ -95,6 +99,7 @@ public:
     int prefillTotal() const { return prefillTotal_; }
     int contextTokens() const { return contextTokens_; }
     int omittedMessages() const { return omittedMessages_; }
+    QString formatNote() const { return formatNote_; }
     QString modelPath() const { return modelPath_; }
     bool remote() const { return RemoteModelRef::isRemote(modelPath_); }
 
@@ -135,6 +140,7 @@ signals:
     void prefillChanged();
     void contextTokensChanged();
     void omittedMessagesChanged();
+    void formatNoteChanged();
     void modelPathChanged();
     void opened();
     // The engine request of a reply was submitted: its Reply, for observers of its events
@@ -187,6 +193,7 @@ private:
     int prefillDone_ = 0, prefillTotal_ = 0;
     int contextTokens_ = 0;
     int omittedMessages_ = 0;
+    QString formatNote_;
     QString modelPath_;
     bool modelRecorded_ = false;  // recordModel() ran: a read of the conversation is older
 

@@ -65,6 +65,7 @@ void fit(const arbor::ChatFormatter& formatter, const TurnRequest& r, SavedTurn&
                          std::make_move_iterator(history.end()));
     }
     turn.error = QString::fromStdString(window.error);
+    if (!turn.prompt.empty()) turn.formatNote = QString::fromStdString(formatter.refusal(turn.chat));
 }
 
 } // namespace

@@ -110,17 +110,35 @@ std::vector<ChatMessage> ChatFormatter::shown_in_history(const std::vector<ChatM
     return shown;
 }
 
+namespace {
+
+std::string refusal_note(const char* why, ChatTemplateKind family) {
+    return "the model's chat template cannot render this conversation (" + std::string(why) +
+           "), so the prompt uses the " + std::string(chat_template_name(family)) + " format";
+}
+
+} // namespace
+
 std::vector<TokenId> ChatFormatter::compose_whole(const std::vector<ChatMessage>& messages) const {
     const std::vector<ChatMessage> shown = shown_in_history(messages);
     try {
         return splice(render_placeholders(shown, jinja::Value()), shown);
     } catch (const std::exception& e) {
         // A conversation the template refuses (Nemo's roles must alternate): the family
-        // composes it rather than nothing.
-        spdlog::warn("chat template: the model's template cannot render this conversation ({}); this prompt uses "
-                     "the {} format",
-                     e.what(), chat_template_name(kind_));
+        // composes it rather than nothing (refusal() tells the front ends).
+        spdlog::warn("chat template: {}", refusal_note(e.what(), kind_));
         return compose_pieces(messages);
+    }
+}
+
+std::string ChatFormatter::refusal(const std::vector<ChatMessage>& messages) const {
+    if (!whole_) return {};
+    const std::vector<ChatMessage> shown = shown_in_history(messages);
+    try {
+        splice(render_placeholders(shown, jinja::Value()), shown);
+        return {};
+    } catch (const std::exception& e) {
+        return refusal_note(e.what(), kind_);
     }
 }
 

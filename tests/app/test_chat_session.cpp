@@ -6,6 +6,8 @@
 // Ending a turn early and the GUI thread's share are in test_chat_session_ending.cpp.
 #include "chat_session_fixture.h"
 
+#include "../model/synthetic_model_files.h"
+
 #include <limits>
 
 class TestChatSession : public ChatSessionFixture {
@@ -127,6 +129,42 @@ private slots:
         const auto* model = s->messages();
         QCOMPARE(model->rowCount(), 4);
         for (int i = 0; i < 4; ++i) compareRow(*model, i, path[size_t(i)]);
+    }
+
+    // A model whose own template is rendered whole (as Nemo's: this one marks the last
+    // message, so its turns are no fixed pieces) and refuses some conversations (Nemo's
+    // unless roles alternate; this one past two exchanges): those turns are composed in the
+    // family's format, and the session says so for the turn (ChatView shows it).
+    void aTemplateRefusingTheConversationIsNoted() {
+        const auto copy = std::filesystem::path(dir_.path().toStdString()) / "SmolLM2-no-system-template.gguf";
+        if (!std::filesystem::exists(copy)) {
+            auto parts = arbor::test::Parts::read(arbor::test::model_path());
+            parts.set("tokenizer.chat_template",
+                      arbor::test::gv::str("{% if messages | length > 4 %}{{ raise_exception('Two exchanges at most') }}"
+                                           "{% endif %}{% for m in messages %}"
+                                           "<|im_start|>{{ m['role'] }}{% if loop.last %} (latest){% endif %}\n"
+                                           "{{ m['content'] }}<|im_end|>\n{% endfor %}"
+                                           "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"));
+            parts.write(copy);
+        }
+        ModelService refusing;
+        refusing.load(QString::fromStdString(copy.string()), 2, 64);
+        QTRY_COMPARE_WITH_TIMEOUT(refusing.state(), QString("ready"), kWaitMs);
+        auto s = session(refusing);
+        QVERIFY(s);
+        saveSmall(*s);
+        QSignalSpy noted(s.get(), &ChatSession::formatNoteChanged);
+        QVERIFY(reply(*s, [&] { return s->send("Name a color."); }) != 0);
+        QVERIFY(reply(*s, [&] { return s->send("Name another."); }) != 0);
+        QCOMPARE(noted.size(), 0);
+        QVERIFY(reply(*s, [&] { return s->send("And one more."); }) != 0);
+        QCOMPARE(noted.size(), 1);
+        QVERIFY2(s->formatNote().contains("Two exchanges at most") && s->formatNote().contains("ChatML format"),
+                 qPrintable(s->formatNote()));
+        // Editing the first message starts a branch of one exchange: the template's again.
+        QVERIFY(reply(*s, [&] { return s->edit(0, "Name a fruit."); }) != 0);
+        QCOMPARE(noted.size(), 2);
+        QCOMPARE(s->formatNote(), QString());
     }
 
     void regenerateMakesASiblingReply() {

@@ -190,7 +190,8 @@ private slots:
     }
 
     // A conversation the template refuses (Nemo's roles must alternate) is composed by the
-    // family its markers match rather than not at all, and no follow-up prefix is claimed.
+    // family its markers match rather than not at all, no follow-up prefix is claimed, and
+    // refusal() says why for the front ends (the template's own message).
     void aRefusedConversationUsesTheFamily() {
         const ByteTokenizer tok = tokenizer_for(kNemo);
         const ChatFormatter f(tok, read_template(kNemo));
@@ -200,6 +201,12 @@ private slots:
         QCOMPARE(f.compose(twice), ChatFormatter(tok, ChatTemplateKind::Llama2).compose(twice));
         QVERIFY(f.follow_up_prefix({twice[0]}, concat(f.encode_content("Hm."), {tok.eos()})).size() > 0);
         QVERIFY(f.follow_up_prefix(twice, f.encode_content("Hm.")).empty());
+        const QString why = QString::fromStdString(f.refusal(twice));
+        QVERIFY2(why.contains("cannot render this conversation") && why.contains("alternate") &&
+                     why.contains("Llama 2 format"),
+                 qPrintable(why));
+        QCOMPARE(f.refusal({twice[0]}), std::string());
+        QCOMPARE(ChatFormatter(tok, ChatTemplateKind::Llama2).refusal(twice), std::string());  // a family: nothing refused
     }
 };
 

@@ -96,6 +96,10 @@ public:
 
     // The full prompt for generating the next assistant reply after `messages`.
     std::vector<TokenId> compose(const std::vector<ChatMessage>& messages) const;
+    // Why compose(messages) does not follow the model's template, one sentence for the
+    // user: rendered whole, the template refused these messages (Nemo's roles must
+    // alternate) and the family composed them. Empty where the template's own form is used.
+    std::string refusal(const std::vector<ChatMessage>& messages) const;
 
     // How the next prompt begins once `reply` (the generated ids) answered compose(messages):
     // everything up to where the content of the next user message starts. For any
