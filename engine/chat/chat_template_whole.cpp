@@ -179,8 +179,13 @@ bool ChatFormatter::init_whole(std::string_view jinja_source, std::string* reaso
         const size_t user_end = replied.find(placeholder(0)) + placeholder(0).size();
         const size_t reply_at = replied.find(placeholder(1));
         const std::string opening = reply_at > user_end ? replied.substr(user_end, reply_at - user_end) : std::string();
-        if (opening.size() > generation.size() && opening.compare(0, generation.size(), generation) == 0)
-            reply_opening_ = special(std::string_view(opening).substr(generation.size()));
+        // Only a marker counts: Mistral v0.3's history writes a space before each reply,
+        // and a space id taken for the opening would cut a reply at its last space.
+        const std::string_view beyond =
+            std::string_view(opening).substr(std::min(opening.size(), generation.size()));
+        if (opening.size() > generation.size() && opening.compare(0, generation.size(), generation) == 0 &&
+            beyond.find_first_not_of(" \t\n\r") != std::string_view::npos)
+            reply_opening_ = special(beyond);
 
         // Stop ids: how the template closes a final reply (the text after it when no
         // generation prompt follows), the end-of-generation markers it names, then EOS.

@@ -187,7 +187,8 @@ private slots:
     void wholeTemplateComposesAsJinja2_data() {
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("conversation");
-        for (const char* file : {"openai-gpt-oss-120b.jinja", "mistralai-Mistral-Nemo-Instruct-2407.jinja"})
+        for (const char* file : {"openai-gpt-oss-120b.jinja", "mistralai-Mistral-Nemo-Instruct-2407.jinja",
+                                 "mistralai-Mistral-7B-Instruct-v0.3.jinja"})
             for (const char* conversation : {"user_only", "system_and_user", "multi_turn", "unicode", "reply_with_thinking"})
                 QTest::addRow("%s %s", file, conversation) << QString(file) << QString(conversation);
     }
@@ -277,7 +278,8 @@ private slots:
              {"HuggingFaceTB-SmolLM3-3B.jinja", "Qwen-Qwen3-0.6B.jinja", "meta-llama-Llama-3.1-8B-Instruct.jinja",
               "Mistral-Small-3.2-24B-Instruct-2506.jinja", "microsoft-Phi-3.5-mini-instruct.jinja",
               "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "ibm-granite-granite-3.3-2B-Instruct.jinja",
-              "openai-gpt-oss-120b.jinja", "mistralai-Mistral-Nemo-Instruct-2407.jinja"}) {
+              "microsoft-Phi-4-mini-instruct.jinja", "openai-gpt-oss-120b.jinja",
+              "mistralai-Mistral-Nemo-Instruct-2407.jinja", "mistralai-Mistral-7B-Instruct-v0.3.jinja"}) {
             const ChatFormatter f(*tokenizer_, read_template(file));
             QVERIFY2(f.uses_model_template(), file);
             const bool gpt_oss = QString(file).startsWith("openai");

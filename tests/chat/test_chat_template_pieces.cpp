@@ -49,7 +49,8 @@ private slots:
              {"HuggingFaceTB-SmolLM2-135M-Instruct.jinja", "HuggingFaceTB-SmolLM3-3B.jinja", "Qwen-Qwen2.5-7B-Instruct.jinja",
               "Qwen-Qwen3-0.6B.jinja", "meta-llama-Llama-3.1-8B-Instruct.jinja", "meta-llama-Llama-3.2-3B-Instruct.jinja",
               "Mistral-Small-3.2-24B-Instruct-2506.jinja", "microsoft-Phi-3.5-mini-instruct.jinja",
-              "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "ibm-granite-granite-3.3-2B-Instruct.jinja"})
+              "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "ibm-granite-granite-3.3-2B-Instruct.jinja",
+              "microsoft-Phi-4-mini-instruct.jinja"})
             QTest::newRow(file) << QString(file);
     }
 
@@ -78,6 +79,8 @@ private slots:
             << "mistralai-Mistral-Nemo-Instruct-2407.jinja" << "does not appear exactly once";
         QTest::newRow("gpt-oss renders replies in the history on another channel")
             << "openai-gpt-oss-120b.jinja" << "assistant messages in the history open differently";
+        QTest::newRow("Mistral v0.3 opens a reply in the history with a space the generation prompt lacks")
+            << "mistralai-Mistral-7B-Instruct-v0.3.jinja" << "assistant messages in the history open differently";
     }
 
     void refused() {

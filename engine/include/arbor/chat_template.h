@@ -183,7 +183,8 @@ private:
     std::time_t now_ = 0;  // what the template's strftime_now shows
     // Rendered whole (the family's pieces stay as the fallback for a conversation the
     // template refuses). reply_opening_: what the history writes before a reply's text
-    // beyond the generation prompt (gpt-oss: <|channel|>final<|message|>). A reply that
+    // beyond the generation prompt (gpt-oss: <|channel|>final<|message|>; whitespace alone,
+    // as Mistral v0.3's space, is no opening). A reply that
     // wrote it itself (after its analysis) is shown from its last occurrence on, as the
     // template drops the analysis of earlier replies.
     bool whole_ = false;
