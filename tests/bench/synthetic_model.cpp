@@ -55,6 +55,11 @@ const std::vector<Shape>& shapes() {
         {.name = "qwen3moe-1.7b-a0.3b", .n_layer = 16, .n_embd = 1024, .n_head = 16, .n_head_kv = 4,
          .head_dim = 128, .n_ff = 4096, .n_vocab = 32000, .tied = false, .n_ctx_train = 40960, .rope_base = 1e6,
          .n_expert = 64, .n_expert_used = 8, .expert_ff = 512, .arch = Arch::Qwen3moe},
+        // Ministral 3 3B's text model: YaRN 16 over 16k (the file's context_length is the
+        // original one here).
+        {.name = "ministral3-3b", .n_layer = 26, .n_embd = 3072, .n_head = 32, .n_head_kv = 8, .head_dim = 128,
+         .n_ff = 9216, .n_vocab = 32000, .tied = true, .n_ctx_train = 16384, .rope_base = 1e6, .yarn_factor = 16,
+         .arch = Arch::Mistral3},
         {.name = "gpt-oss-20b-4l", .n_layer = 4, .n_embd = 2880, .n_head = 64, .n_head_kv = 8, .head_dim = 64,
          .n_ff = 2880, .n_vocab = 32000, .tied = false, .n_ctx_train = 4096, .rope_base = 150000.0,
          .sliding_window = 128, .yarn_factor = 32, .n_expert = 32, .n_expert_used = 4, .arch = Arch::GptOss},

@@ -72,7 +72,8 @@ struct Shape {
 // The named shapes: tiny (2 layers, 256 embd, for tests), 135m (SmolLM2-135M), 135m-32k
 // (the same with a 32k context), 1b (Llama-3.2-1B), 3b (Llama-3.2-3B), 8b (Llama-3.1-8B),
 // each llama; and of other architectures qwen3-1.7b (Qwen3-1.7B), gemma3-1b (Gemma 3 1B),
-// smollm3-3b (SmolLM3-3B), phi4-mini (Phi-4-mini: partial rotary, LongRoPE), and two
+// smollm3-3b (SmolLM3-3B), phi4-mini (Phi-4-mini: partial rotary, LongRoPE),
+// ministral3-3b (Ministral 3 3B's text model: YaRN with its attention temperature), and two
 // scaled-down mixtures of experts that fit a small machine: qwen3moe-1.7b-a0.3b
 // (Qwen3-30B-A3B's structure, 64 experts of which 8 per token, at 1024 embd and 16
 // layers: 1.7B weights, 0.3B per token) and gpt-oss-20b-4l (gpt-oss-20b's layer, 32
