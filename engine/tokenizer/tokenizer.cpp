@@ -12,7 +12,8 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const GgufFile& file) {
         return std::make_unique<tok::BpeTokenizer>(file, file.get_string("tokenizer.ggml.pre").value_or(""));
     }
     if (*model == "llama") return std::make_unique<tok::SpmTokenizer>(file);
-    throw Error("tokenizer: unsupported tokenizer model '" + *model + "' (supported: gpt2, llama)");
+    if (*model == "bert") return std::make_unique<tok::WpmTokenizer>(file);
+    throw Error("tokenizer: unsupported tokenizer model '" + *model + "' (supported: gpt2, llama, bert)");
 }
 
 std::string Tokenizer::decode(const std::vector<TokenId>& ids) const {

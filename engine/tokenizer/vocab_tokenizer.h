@@ -1,4 +1,4 @@
-// The two tokenizer kinds behind arbor::Tokenizer, sharing the vocabulary queries.
+// The tokenizer kinds behind arbor::Tokenizer, sharing the vocabulary queries.
 #pragma once
 
 #include "arbor/tokenizer.h"
@@ -78,6 +78,24 @@ private:
 
     bool add_space_prefix_ = true;
     std::array<TokenId, 256> byte_token_{};
+};
+
+// WordPiece (tokenizer.ggml.model "bert"): BERT-family vocabularies, whose pieces that
+// start a word begin with "▁" (wpm_tokenizer.cpp).
+class WpmTokenizer final : public VocabTokenizer {
+public:
+    explicit WpmTokenizer(const GgufFile& file);
+
+    std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special) const override;
+    std::string token_bytes(TokenId id) const override;
+
+private:
+    std::vector<std::string> words(std::string_view text) const;
+    void encode_text(std::string_view text, std::vector<TokenId>& out) const;
+
+    bool lowercase_ = false;
+    bool strip_accents_ = false;
+    size_t max_token_bytes_ = 0;
 };
 
 } // namespace arbor::tok

@@ -36,6 +36,7 @@ private slots:
         QTest::newRow("mpt") << "mpt";
         QTest::newRow("starcoder2") << "starcoder";
         QTest::newRow("gpt2") << "gpt-2";
+        QTest::newRow("bert (WordPiece)") << "bert-bge";
     }
 
     void tokenizesVocabularyOnlyFilesOfOtherArchitectures() {
