@@ -65,33 +65,63 @@ void CpuExperts::route(float* router_logits, int64_t rows) {
     }
 }
 
+// Expert e's gate and up outputs of a call, into gate and up (n_ff_exp apart).
+void CpuExperts::add_gate_up(const LayerWeights& lw, int32_t e, float* gate, float* up) {
+    const int64_t F = cfg_.n_ff_exp;
+    outputs_.push_back(product_(expert_rows(lw.gate_exps, cfg_.n_expert, e), gate, F));
+    outputs_.back().bias = expert_bias(lw.gate_exps_b, F, e);
+    outputs_.push_back(product_(expert_rows(lw.up_exps, cfg_.n_expert, e), up, F));
+    outputs_.back().bias = expert_bias(lw.up_exps_b, F, e);
+}
+
 void CpuExperts::run(const LayerWeights& lw, const float* xn, float* out) {
     const int64_t E = cfg_.n_embd, F = cfg_.n_ff_exp;
     std::fill(out, out + rows_ * E, 0.0f);
+    // One row: every chosen expert's gate and up in one call (each output's arithmetic is
+    // the same as in a call of its own, so are the bits).
+    const bool one_row = rows_ == 1;
+    if (one_row) {
+        const size_t k = size_t(cfg_.n_expert_used);
+        gate_all_.resize(k * size_t(F));
+        up_all_.resize(k * size_t(F));
+        outputs_.clear();
+        for (int32_t e = 0; e < cfg_.n_expert; ++e) {
+            const size_t j = outputs_.size() / 2;
+            if (!by_expert_[size_t(e)].empty()) add_gate_up(lw, e, &gate_all_[j * size_t(F)], &up_all_[j * size_t(F)]);
+        }
+        matmul(pool_, xn, 1, outputs_, scratch_, activations_);
+    }
     // Experts in id order: a row's sum runs over its experts in that order whatever the
     // other rows of the step chose, so its result does not depend on its batch.
+    size_t chosen = 0;
     for (int32_t e = 0; e < cfg_.n_expert; ++e) {
         const auto& rows = by_expert_[size_t(e)];
         if (rows.empty()) continue;
         const int64_t n = int64_t(rows.size());
-        x_.resize(size_t(n * E));
-        gate_.resize(size_t(n * F));
-        up_.resize(size_t(n * F));
-        down_.resize(size_t(n * E));
-        for (int64_t i = 0; i < n; ++i) std::copy_n(xn + rows[size_t(i)].first * E, E, &x_[size_t(i * E)]);
-        MatmulOutput gate_up[] = {product_(expert_rows(lw.gate_exps, cfg_.n_expert, e), gate_.data(), F),
-                                  product_(expert_rows(lw.up_exps, cfg_.n_expert, e), up_.data(), F)};
-        gate_up[0].bias = expert_bias(lw.gate_exps_b, F, e);
-        gate_up[1].bias = expert_bias(lw.up_exps_b, F, e);
-        matmul(pool_, x_.data(), n, gate_up, scratch_, activations_);
-        for (int64_t i = 0; i < n; ++i) {
-            if (cfg_.ffn_activation == ModelConfig::Activation::SwigluOai)
-                swiglu_oai(&gate_[size_t(i * F)], &up_[size_t(i * F)], F);
-            else silu_mul(&gate_[size_t(i * F)], &up_[size_t(i * F)], F);
+        float *gate = nullptr, *up = nullptr;
+        if (one_row) {
+            gate = &gate_all_[chosen * size_t(F)];
+            up = &up_all_[chosen * size_t(F)];
+            ++chosen;
+        } else {
+            x_.resize(size_t(n * E));
+            gate_.resize(size_t(n * F));
+            up_.resize(size_t(n * F));
+            for (int64_t i = 0; i < n; ++i) std::copy_n(xn + rows[size_t(i)].first * E, E, &x_[size_t(i * E)]);
+            gate = gate_.data();
+            up = up_.data();
+            outputs_.clear();
+            add_gate_up(lw, e, gate, up);
+            matmul(pool_, x_.data(), n, outputs_, scratch_, activations_);
         }
+        for (int64_t i = 0; i < n; ++i) {
+            if (cfg_.ffn_activation == ModelConfig::Activation::SwigluOai) swiglu_oai(gate + i * F, up + i * F, F);
+            else silu_mul(gate + i * F, up + i * F, F);
+        }
+        down_.resize(size_t(n * E));
         MatmulOutput down[] = {product_(expert_rows(lw.down_exps, cfg_.n_expert, e), down_.data(), E)};
         down[0].bias = expert_bias(lw.down_exps_b, E, e);
-        matmul(pool_, gate_.data(), n, down, scratch_, activations_);
+        matmul(pool_, gate, n, down, scratch_, activations_);
         for (int64_t i = 0; i < n; ++i) {
             const auto [t, w] = rows[size_t(i)];
             float* y = out + t * E;

@@ -6,7 +6,9 @@
 // (ties to the lower id; act: silu(g) * u, or gpt-oss's clamped SwiGLU (model.h); each
 // product plus the expert's bias where the model has them).
 // Rows are grouped by expert, so each chosen expert's matrices are read once per step
-// (a prompt's rows share them) and the experts no row chose are not read at all.
+// (a prompt's rows share them) and the experts no row chose are not read at all. A step
+// of one row (one chat's decode) gives every chosen expert the same input: their gate and
+// up products then go in one call over the pool.
 #pragma once
 
 #include "arbor/kernels/aligned_floats.h"
@@ -43,8 +45,13 @@ private:
     int64_t rows_ = 0;
     // The rows that chose each expert and the weight each gives it, rows in order.
     std::vector<std::vector<std::pair<int64_t, float>>> by_expert_;
+    void add_gate_up(const LayerWeights& lw, int32_t e, float* gate, float* up);
+
     // One expert's rows: their inputs, gate and up, down's output.
     AlignedFloats x_, gate_, up_, down_;
+    // A one-row step: the chosen experts' gate and up outputs, expert after expert.
+    AlignedFloats gate_all_, up_all_;
+    std::vector<MatmulOutput> outputs_;  // the products of the next matmul call
 };
 
 } // namespace arbor

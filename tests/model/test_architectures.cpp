@@ -505,6 +505,42 @@ private slots:
         QVERIFY2(failure.isEmpty(), qPrintable(failure));
     }
 
+    // A decode row alone (its experts' gate and up products in one call) has the bits it
+    // has beside another sequence's prompt (the experts' rows grouped as for a prompt).
+    void expertsDecodeRowDoesNotDependOnItsBatch() {
+        const arbor::Model& m = model("qwen3moe-tiny.gguf");
+        const QJsonObject ref = reference("qwen3moe-tiny.gguf");
+        const QJsonArray cases = ref.value("cases").toArray();
+        const auto a = ids_of(cases[0].toObject().value("ids")), b = ids_of(cases[1].toObject().value("ids"));
+        arbor::BackendOptions options;
+        options.kv_tokens = arbor::test::reference_context(ref);
+        options.threads = 2;
+        options.kv_type = arbor::KvType::F32;
+        auto backend = arbor::make_cpu_backend(m, options);
+        const int32_t ps = backend->page_size(), pages = backend->page_count();
+        std::vector<int32_t> table_a, table_b;
+        for (int32_t i = 0; i * ps < int32_t(a.size()); ++i) table_a.push_back(pages - 1 - 2 * i);
+        for (int32_t i = 0; i * ps < int32_t(b.size()); ++i) table_b.push_back(pages - 2 - 2 * i);
+        using Rows = arbor::SequenceRows;
+        const int32_t last = int32_t(a.size()) - 1;
+        arbor::ForwardBatch prefill;
+        prefill.tokens.assign(a.begin(), a.end() - 1);
+        prefill.sequences.push_back({0, last, 0, table_a, Rows::Logits::None});
+        std::vector<float> alone, beside;
+        backend->forward(prefill, alone);
+        arbor::ForwardBatch decode;
+        decode.tokens = {a.back()};
+        decode.sequences.push_back({0, 1, last, table_a, Rows::Logits::Last});
+        backend->forward(decode, alone);
+        decode.tokens.insert(decode.tokens.end(), b.begin(), b.end());
+        decode.sequences.push_back({1, int32_t(b.size()), 0, table_b, Rows::Logits::Last});
+        backend->forward(decode, beside);
+        const size_t n_vocab = size_t(m.config().n_vocab);
+        QCOMPARE(alone.size(), n_vocab);
+        QCOMPARE(beside.size(), 2 * n_vocab);
+        QVERIFY(std::equal(alone.begin(), alone.end(), beside.begin()));
+    }
+
     // A llama file's sliding window (Mistral 7B's) is not applied, as in llama.cpp, and the
     // load says so where the window is shorter than the trained context (2048 here); the
     // logits stay llama.cpp's.
