@@ -21,12 +21,12 @@ namespace {
 
 constexpr std::string_view kWordStart = "\xe2\x96\x81";  // U+2581, the phantom space
 
-// The ideographs BERT's basic tokenizer treats as words of their own.
+// The ideographs BERT's basic tokenizer treats as words of their own: the CJK blocks as
+// Hugging Face's tokenizers list them (Extension E from 0x2B920, not 0x2B820, as there).
 bool is_cjk_ideograph(char32_t cp) {
     return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
-           (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
-           (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F) || (cp >= 0x3000 && cp <= 0x303F) ||
-           (cp >= 0xFF00 && cp <= 0xFFEF);
+           (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B920 && cp <= 0x2CEAF) ||
+           (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
 }
 
 // Canonical decomposition (NFD), so that accents become marks of their own.
