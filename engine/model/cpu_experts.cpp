@@ -65,7 +65,6 @@ void CpuExperts::route(float* router_logits, int64_t rows) {
     }
 }
 
-// Expert e's gate and up outputs of a call, into gate and up (n_ff_exp apart).
 void CpuExperts::add_gate_up(const LayerWeights& lw, int32_t e, float* gate, float* up) {
     const int64_t F = cfg_.n_ff_exp;
     outputs_.push_back(product_(expert_rows(lw.gate_exps, cfg_.n_expert, e), gate, F));
@@ -81,13 +80,13 @@ void CpuExperts::run(const LayerWeights& lw, const float* xn, float* out) {
     // the same as in a call of its own, so are the bits).
     const bool one_row = rows_ == 1;
     if (one_row) {
-        const size_t k = size_t(cfg_.n_expert_used);
-        gate_all_.resize(k * size_t(F));
-        up_all_.resize(k * size_t(F));
+        const size_t k = size_t(cfg_.n_expert_used);  // route() chose exactly k
+        gate_.resize(k * size_t(F));
+        up_.resize(k * size_t(F));
         outputs_.clear();
         for (int32_t e = 0; e < cfg_.n_expert; ++e) {
-            const size_t j = outputs_.size() / 2;
-            if (!by_expert_[size_t(e)].empty()) add_gate_up(lw, e, &gate_all_[j * size_t(F)], &up_all_[j * size_t(F)]);
+            const size_t j = outputs_.size() / 2;  // experts added so far
+            if (!by_expert_[size_t(e)].empty()) add_gate_up(lw, e, &gate_[j * size_t(F)], &up_[j * size_t(F)]);
         }
         matmul(pool_, xn, 1, outputs_, scratch_, activations_);
     }
@@ -98,22 +97,19 @@ void CpuExperts::run(const LayerWeights& lw, const float* xn, float* out) {
         const auto& rows = by_expert_[size_t(e)];
         if (rows.empty()) continue;
         const int64_t n = int64_t(rows.size());
-        float *gate = nullptr, *up = nullptr;
-        if (one_row) {
-            gate = &gate_all_[chosen * size_t(F)];
-            up = &up_all_[chosen * size_t(F)];
-            ++chosen;
-        } else {
+        // One row: this expert's outputs of the call above; else its rows' call now.
+        const size_t at = one_row ? chosen++ * size_t(F) : 0;
+        if (!one_row) {
             x_.resize(size_t(n * E));
             gate_.resize(size_t(n * F));
             up_.resize(size_t(n * F));
             for (int64_t i = 0; i < n; ++i) std::copy_n(xn + rows[size_t(i)].first * E, E, &x_[size_t(i * E)]);
-            gate = gate_.data();
-            up = up_.data();
             outputs_.clear();
-            add_gate_up(lw, e, gate, up);
+            add_gate_up(lw, e, gate_.data(), up_.data());
             matmul(pool_, x_.data(), n, outputs_, scratch_, activations_);
         }
+        float* gate = &gate_[at];
+        const float* up = &up_[at];
         for (int64_t i = 0; i < n; ++i) {
             if (cfg_.ffn_activation == ModelConfig::Activation::SwigluOai) swiglu_oai(gate + i * F, up + i * F, F);
             else silu_mul(gate + i * F, up + i * F, F);

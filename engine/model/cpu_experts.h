@@ -37,6 +37,9 @@ public:
     void run(const LayerWeights& lw, const float* xn, float* out);
 
 private:
+    // Appends expert e's gate and up products (into gate and up, n_ff_exp apart) to outputs_.
+    void add_gate_up(const LayerWeights& lw, int32_t e, float* gate, float* up);
+
     const ModelConfig& cfg_;
     ThreadPool& pool_;
     MatmulScratch& scratch_;
@@ -45,12 +48,9 @@ private:
     int64_t rows_ = 0;
     // The rows that chose each expert and the weight each gives it, rows in order.
     std::vector<std::vector<std::pair<int64_t, float>>> by_expert_;
-    void add_gate_up(const LayerWeights& lw, int32_t e, float* gate, float* up);
-
-    // One expert's rows: their inputs, gate and up, down's output.
+    // One expert's rows: their inputs, gate and up, down's output. A one-row step keeps
+    // every chosen expert's gate and up in gate_ and up_, expert after expert.
     AlignedFloats x_, gate_, up_, down_;
-    // A one-row step: the chosen experts' gate and up outputs, expert after expert.
-    AlignedFloats gate_all_, up_all_;
     std::vector<MatmulOutput> outputs_;  // the products of the next matmul call
 };
 

@@ -100,7 +100,7 @@ private slots:
         ARBOR_REQUIRE_MODEL();
         QVERIFY(dir_.isValid());
         const std::string copy = dir_.path().toStdString() + "/SmolLM2-thinking-template.gguf";
-        arbor::test::write_thinking_model(copy);
+        arbor::test::write_default_model_with_template(copy, arbor::test::kThinkingChatTemplate);
         model_env_ = std::make_unique<arbor::test::ScopedEnv>("ARBOR_MODEL", QByteArray::fromStdString(copy));
         f_.start(2048);
     }

@@ -136,17 +136,14 @@ private slots:
     // unless roles alternate; this one past two exchanges): those turns are composed in the
     // family's format, and the session says so for the turn (ChatView shows it).
     void aTemplateRefusingTheConversationIsNoted() {
-        const auto copy = std::filesystem::path(dir_.path().toStdString()) / "SmolLM2-no-system-template.gguf";
-        if (!std::filesystem::exists(copy)) {
-            auto parts = arbor::test::Parts::read(arbor::test::model_path());
-            parts.set("tokenizer.chat_template",
-                      arbor::test::gv::str("{% if messages | length > 4 %}{{ raise_exception('Two exchanges at most') }}"
-                                           "{% endif %}{% for m in messages %}"
-                                           "<|im_start|>{{ m['role'] }}{% if loop.last %} (latest){% endif %}\n"
-                                           "{{ m['content'] }}<|im_end|>\n{% endfor %}"
-                                           "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"));
-            parts.write(copy);
-        }
+        const auto copy = std::filesystem::path(dir_.path().toStdString()) / "SmolLM2-refusing-template.gguf";
+        if (!std::filesystem::exists(copy))
+            arbor::test::write_default_model_with_template(
+                copy, "{% if messages | length > 4 %}{{ raise_exception('Two exchanges at most') }}"
+                      "{% endif %}{% for m in messages %}"
+                      "<|im_start|>{{ m['role'] }}{% if loop.last %} (latest){% endif %}\n"
+                      "{{ m['content'] }}<|im_end|>\n{% endfor %}"
+                      "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}");
         ModelService refusing;
         refusing.load(QString::fromStdString(copy.string()), 2, 64);
         QTRY_COMPARE_WITH_TIMEOUT(refusing.state(), QString("ready"), kWaitMs);

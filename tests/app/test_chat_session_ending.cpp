@@ -60,7 +60,7 @@ private slots:
     // tokens generated (the "<think>" is the prompt's).
     void stoppedReplyUnderAnOpenedThinkStaysReasoning() {
         const auto copy = std::filesystem::path(dir_.path().toStdString()) / "SmolLM2-thinking-template.gguf";
-        if (!std::filesystem::exists(copy)) arbor::test::write_thinking_model(copy);
+        if (!std::filesystem::exists(copy)) arbor::test::write_default_model_with_template(copy, arbor::test::kThinkingChatTemplate);
         ModelService thinking;
         thinking.load(QString::fromStdString(copy.string()), 2, 64);
         QTRY_COMPARE_WITH_TIMEOUT(thinking.state(), QString("ready"), kWaitMs);

@@ -279,10 +279,10 @@ inline constexpr const char* kThinkingChatTemplate =
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}";
 
-// A copy of the default model with kThinkingChatTemplate, written to `path`.
-inline void write_thinking_model(const std::filesystem::path& path) {
+// A copy of the default model with `chat_template` for its template, written to `path`.
+inline void write_default_model_with_template(const std::filesystem::path& path, const std::string& chat_template) {
     Parts parts = Parts::read(model_path());
-    parts.set("tokenizer.chat_template", gv::str(kThinkingChatTemplate));
+    parts.set("tokenizer.chat_template", gv::str(chat_template));
     parts.write(path);
 }
 

@@ -67,6 +67,16 @@ std::string join(const std::vector<arbor::TokenId>& ids) {
     return s;
 }
 
+// A copy of vocabulary `source` at `out` with tokenizer.ggml.pre set to `pre` (removed
+// when null).
+void write_with_pre(const arbor::GgufFile& source, const char* pre, const fs::path& out) {
+    arbor::test::GgufWriter w;
+    for (const auto& [key, value] : source.metadata())
+        if (key != "tokenizer.ggml.pre" && key != "general.alignment") w.add(key, value);
+    if (pre) w.add("tokenizer.ggml.pre", arbor::test::gv::str(pre));
+    arbor::test::write_file(out, w.bytes());
+}
+
 // The vocabulary file of fixture `base` (ggml-vocab-NAME.gguf): the file itself, or one
 // written into `dir` from the fixture its .from names, with tokenizer.ggml.pre NAME.
 fs::path fixture_vocabulary(const fs::path& base, const fs::path& dir) {
@@ -75,12 +85,8 @@ fs::path fixture_vocabulary(const fs::path& base, const fs::path& dir) {
     from.erase(from.find_last_not_of(" \n") + 1);
     const std::string file = base.filename().string();
     const std::string name = file.substr(11, file.size() - 11 - 5);  // ggml-vocab-NAME.gguf
-    const auto source = arbor::GgufFile::open(fixture_dir() / ("ggml-vocab-" + from + ".gguf"));
-    arbor::test::GgufWriter w;
-    for (const auto& [key, value] : source->metadata())
-        if (key != "general.alignment") w.add(key, key == "tokenizer.ggml.pre" ? arbor::test::gv::str(name) : value);
     const fs::path out = dir / file;
-    arbor::test::write_file(out, w.bytes());
+    write_with_pre(*arbor::GgufFile::open(fixture_dir() / ("ggml-vocab-" + from + ".gguf")), name.c_str(), out);
     return out;
 }
 
@@ -122,12 +128,8 @@ private slots:
         }
         const auto file = arbor::GgufFile::open(fixture_dir() / "ggml-vocab-gpt-2.gguf");
         const auto with_pre = [&](const char* pre) {
-            arbor::test::GgufWriter w;
-            for (const auto& [key, value] : file->metadata())
-                if (key != "tokenizer.ggml.pre" && key != "general.alignment") w.add(key, value);
-            if (pre) w.add("tokenizer.ggml.pre", arbor::test::gv::str(pre));
             const auto path = std::filesystem::path(dir_.path().toStdString()) / "vocab.gguf";
-            arbor::test::write_file(path, w.bytes());
+            write_with_pre(*file, pre, path);
             const auto copy = arbor::GgufFile::open(path);
             return arbor::Tokenizer::from_gguf(*copy)->load_warning();
         };
