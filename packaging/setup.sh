@@ -162,6 +162,37 @@ run_sanitized_checks() {
     return $status
 }
 
+# The last lines CI prints say which part failed and how, since a reader of a long log
+# may see only its end: the failed suites' names and the end of their output (each run
+# once more, which tells a flaky suite from a broken one; the failure stands either way),
+# then the fuzz targets' summary. Returns 1 when any part failed.
+ci_summary() {
+    local suites="$1" sanitized="$2" results="$BUILD_DIR/Testing/Temporary"
+    step "CI summary"
+    if [[ "$suites" == 0 ]]; then
+        echo "test suites: all passed"
+    else
+        echo "test suites: FAILED"
+        local name failed=""
+        [[ -s "$results/LastTestsFailed.log" ]] && failed="$(cut -d: -f2 "$results/LastTestsFailed.log")"
+        cp -f "$results/LastTest.log" "$results/CiTestRun.log" 2>/dev/null || true
+        for name in $failed; do
+            echo "--- $name: the end of its output"
+            awk -v t="$name" '$0 ~ ("Testing: " t "$") {on=1} on {print} on && /^<end of output>/ {exit}' \
+                "$results/CiTestRun.log" | tail -40
+            echo "--- $name run once more: $(ctest --test-dir "$BUILD_DIR" -R "^${name}\$" 2>&1 |
+                grep -E -o '(Passed|\*\*\*[A-Za-z]+|Failed|Timeout)[^:]*$' | head -1)"
+        done
+    fi
+    echo "fuzzing and sanitized suites: $([[ "$sanitized" == 0 ]] && echo "all passed" || echo FAILED)"
+    local log
+    for log in "$SANITIZE_BUILD_DIR"/fuzz_*.log; do
+        [[ -f "$log" ]] || continue
+        grep -q -E 'runtime error|ERROR:' "$log" && echo "  finding in $(basename "$log" .log): $(grep -m1 -E 'runtime error|ERROR:' "$log")"
+    done
+    [[ "$suites" == 0 && "$sanitized" == 0 ]]
+}
+
 setup_all() {
     install_system_packages
     create_venv
@@ -192,9 +223,10 @@ main() {
             fi
             # CI also runs the sanitizer build and the fuzz targets; every part runs, and
             # any failing part fails the whole.
-            local status=0
-            ctest --test-dir "$BUILD_DIR" --output-on-failure "$@" || status=1
-            run_sanitized_checks || status=1
+            local status=0 suites=0 sanitized=0
+            ctest --test-dir "$BUILD_DIR" --output-on-failure "$@" || suites=1
+            run_sanitized_checks || sanitized=1
+            ci_summary "$suites" "$sanitized" || status=1
             exit $status
             ;;
         setup)
