@@ -14,8 +14,17 @@ BpeTokenizer::BpeTokenizer(const GgufFile& file, PreTokenizer pre)
     : VocabTokenizer(Vocab(file, pre.info().add_bos, -1, -1, -1)), pre_(std::move(pre)) {
     load_warning_ = pre_.warning();
     const ByteAlphabet& alphabet = byte_alphabet();
-    for (int b = 0; b < 256; ++b) byte_piece_[static_cast<size_t>(b)] = intern(alphabet.encode(static_cast<uint8_t>(b)));
+    const bool raw = pre_.info().raw_utf8;
+    if (!raw)
+        for (int b = 0; b < 256; ++b)
+            byte_piece_[static_cast<size_t>(b)] = intern(alphabet.encode(static_cast<uint8_t>(b)));
     load_merges(file);
+    // Raw UTF-8: every character that is a token is a piece too, so that words made of
+    // such characters look their pieces up (a character neither a token nor in a merge
+    // has no piece and ends as byte tokens).
+    if (raw)
+        for (TokenId id = 0; id < vocab_.size(); ++id)
+            if (vocab_.type(id) == TokenType::Normal && decode_utf8(vocab_.text(id)).size() == 1) intern(vocab_.text(id));
 
     decoded_.resize(static_cast<size_t>(vocab_.size()));
     for (TokenId id = 0; id < vocab_.size(); ++id) {
@@ -26,6 +35,8 @@ BpeTokenizer::BpeTokenizer(const GgufFile& file, PreTokenizer pre)
             out = text;
         } else if (type == TokenType::Byte && parse_byte_token(text) >= 0) {
             out.push_back(static_cast<char>(parse_byte_token(text)));
+        } else if (raw) {
+            out = replace_all(text, kEscapedSpace, " ");
         } else {
             // Stand-in characters become their bytes; anything else is kept as written.
             for (char32_t cp : decode_utf8(text)) {
@@ -35,8 +46,8 @@ BpeTokenizer::BpeTokenizer(const GgufFile& file, PreTokenizer pre)
             }
         }
     }
-    spdlog::debug("tokenizer: byte-level BPE, {} tokens, {} merges, pre-tokenizer {}", vocab_.size(),
-                  merges_.size(), pre_.info().family);
+    spdlog::debug("tokenizer: {} BPE, {} tokens, {} merges, pre-tokenizer {}", raw ? "UTF-8" : "byte-level",
+                  vocab_.size(), merges_.size(), pre_.info().family);
 }
 
 int32_t BpeTokenizer::intern(std::string_view text) {
@@ -77,9 +88,10 @@ void BpeTokenizer::load_merges(const GgufFile& file) {
 std::vector<TokenId> BpeTokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
     std::vector<TokenId> out;
     out.reserve(text.size() / 3 + 2);
-    if (add_bos && vocab_.add_bos()) out.push_back(vocab_.bos());
+    if (add_bos && adds_bos()) out.push_back(vocab_.bos());
     for (const Fragment& f : vocab_.split_special(text, parse_special)) {
         if (f.token >= 0) out.push_back(f.token);
+        else if (pre_.info().raw_utf8) encode_text(replace_all(text.substr(f.begin, f.end - f.begin), " ", kEscapedSpace), out);
         else encode_text(text.substr(f.begin, f.end - f.begin), out);
     }
     return out;
@@ -120,11 +132,19 @@ struct BigramAfter {
 
 } // namespace
 
+// Symbols start as the word's bytes (byte-level) or characters (raw UTF-8), symbol i at
+// byte start[i]; merging joins a symbol into the one on its left. piece[i] is the
+// symbol's piece, kMergedAway once joined, kNoPiece for a character without one.
 void BpeTokenizer::encode_word(std::string_view bytes, std::vector<TokenId>& out) const {
+    constexpr int32_t kMergedAway = -1, kNoPiece = -2;
     const ByteAlphabet& alphabet = byte_alphabet();
-    if (pre_.info().ignore_merges) {
+    const PreTokenizerInfo& info = pre_.info();
+    const bool raw = info.raw_utf8;
+    if (info.ignore_merges ||
+        (info.newline_words_whole && bytes.find_first_not_of('\n') == std::string_view::npos)) {
         std::string mapped;
-        for (unsigned char c : bytes) mapped += alphabet.encode(c);
+        if (raw) mapped = bytes;
+        else for (unsigned char c : bytes) mapped += alphabet.encode(c);
         const TokenId id = vocab_.lookup(mapped);
         if (id >= 0) {
             out.push_back(id);
@@ -132,16 +152,29 @@ void BpeTokenizer::encode_word(std::string_view bytes, std::vector<TokenId>& out
         }
     }
 
-    const auto n = static_cast<int32_t>(bytes.size());
-    std::vector<int32_t> piece(bytes.size()), prev(bytes.size()), next(bytes.size());
+    std::vector<int32_t> piece, start;
+    piece.reserve(bytes.size());
+    start.reserve(bytes.size());
+    for (size_t at = 0; at < bytes.size();) {
+        const size_t len = raw ? std::min(bytes.size() - at, utf8_len(static_cast<uint8_t>(bytes[at]))) : 1;
+        if (raw) {
+            const auto it = piece_index_.find(bytes.substr(at, len));
+            piece.push_back(it == piece_index_.end() ? kNoPiece : it->second);
+        } else {
+            piece.push_back(byte_piece_[static_cast<unsigned char>(bytes[at])]);
+        }
+        start.push_back(static_cast<int32_t>(at));
+        at += len;
+    }
+    const auto n = static_cast<int32_t>(piece.size());
+    std::vector<int32_t> prev(piece.size()), next(piece.size());
     for (int32_t i = 0; i < n; ++i) {
-        piece[i] = byte_piece_[static_cast<unsigned char>(bytes[i])];
         prev[i] = i - 1;
         next[i] = i + 1 < n ? i + 1 : -1;
     }
     std::vector<Bigram> heap;
     auto add = [&](int32_t l, int32_t r) {
-        if (l < 0 || r < 0) return;
+        if (l < 0 || r < 0 || piece[l] < 0 || piece[r] < 0) return;
         const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(piece[l])) << 32) |
                              static_cast<uint32_t>(piece[r]);
         const auto it = merges_.find(key);
@@ -158,7 +191,7 @@ void BpeTokenizer::encode_word(std::string_view bytes, std::vector<TokenId>& out
         // A symbol merged away has piece -1; a grown one has a different piece.
         if (piece[bg.left] != bg.left_piece || piece[bg.right] != bg.right_piece) continue;
         piece[bg.left] = bg.result;
-        piece[bg.right] = -1;
+        piece[bg.right] = kMergedAway;
         next[bg.left] = next[bg.right];
         if (next[bg.right] >= 0) prev[next[bg.right]] = bg.left;
         add(prev[bg.left], bg.left);
@@ -166,9 +199,18 @@ void BpeTokenizer::encode_word(std::string_view bytes, std::vector<TokenId>& out
     }
 
     for (int32_t i = n > 0 ? 0 : -1; i >= 0; i = next[i]) {
-        const TokenId id = piece_token_[piece[i]];
+        const TokenId id = piece[i] >= 0 ? piece_token_[piece[i]] : -1;
         if (id >= 0) {
             out.push_back(id);
+            continue;
+        }
+        if (raw) {
+            // The symbol's bytes as <0xXX> tokens.
+            const int32_t end = next[i] >= 0 ? start[next[i]] : static_cast<int32_t>(bytes.size());
+            for (int32_t b = start[i]; b < end; ++b) {
+                const TokenId t = vocab_.lookup(byte_token_text(static_cast<uint8_t>(bytes[b])));
+                if (t >= 0) out.push_back(t);
+            }
             continue;
         }
         // No token for this piece: fall back to single-byte tokens of its text.

@@ -85,6 +85,8 @@ struct Family {
     std::vector<std::string_view> patterns;
     bool ignore_merges = false;
     bool add_bos = false;
+    bool raw_utf8 = false;
+    bool gemma4 = false;  // newline_words_whole and always_bos
 };
 
 const std::vector<Family>& families() {
@@ -124,6 +126,9 @@ const std::vector<Family>& families() {
         {"kimi-k2", {kKimiK2}},
         {"superbpe", {R"(\p{N}+)", R"((?=(\d{3})+(?!\d)))"}},
         {"afmoe", {kDigitsFromRight, kAfmoeScripts, kAfmoe}},
+        // SentencePiece-style BPE: lines and runs of newlines are the words.
+        {"gemma4", {R"([^\n]+|[\n]+)"}, false, true, true, true},
+        {"sarvam-moe", {R"([^\n]+|[\n]+)"}, false, false, true},
     };
     return all;
 }
@@ -171,6 +176,8 @@ std::string_view family_of(std::string_view pre) {
         {"kimi-k2", {"kimi-k2"}},
         {"superbpe", {"superbpe"}},
         {"afmoe", {"afmoe"}},
+        {"gemma4", {"gemma4", "granite-embed-multi-311m"}},
+        {"sarvam-moe", {"sarvam-moe"}},
     };
     for (const auto& a : aliases)
         for (auto n : a.names)
@@ -225,6 +232,8 @@ PreTokenizer::PreTokenizer(std::string_view pre_name) {
         info_.family = std::string(f.name);
         info_.ignore_merges = f.ignore_merges;
         info_.add_bos = f.add_bos;
+        info_.raw_utf8 = f.raw_utf8;
+        info_.newline_words_whole = info_.always_bos = f.gemma4;
         info_.patterns = f.patterns;
         for (auto p : f.patterns) {
             if (p == kDigitsFromRight) steps_.push_back(DigitGroups{kNumber, false});

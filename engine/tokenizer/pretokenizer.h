@@ -1,5 +1,4 @@
-// Byte-level BPE pre-tokenizers: the word-splitting patterns that tokenizer.ggml.pre
-// selects, applied one after another as the reference does (each pattern splits every
+// BPE pre-tokenizers: the word-splitting patterns that tokenizer.ggml.pre selects, applied one after another as the reference does (each pattern splits every
 // piece the previous ones produced into matches and the text between them).
 #pragma once
 
@@ -18,6 +17,14 @@ struct PreTokenizerInfo {
     std::string family;         // canonical family name, e.g. "llama3", "gpt2"
     bool ignore_merges = false;  // a word that is a whole vocabulary token skips merging
     bool add_bos = false;        // default for tokenizer.ggml.add_bos_token
+    // SentencePiece-style BPE (Gemma 4): merges run on the text's UTF-8 characters, not on
+    // GPT-2's stand-ins for its bytes, with each space written as U+2581 first; a character
+    // no piece covers becomes <0xXX> byte tokens.
+    bool raw_utf8 = false;
+    // A word of newlines alone that is a token stays that token (Gemma 4: its merges would
+    // otherwise split a run of newlines the way the model never saw).
+    bool newline_words_whole = false;
+    bool always_bos = false;     // BOS even where tokenizer.ggml.add_bos_token says no (Gemma 4)
     std::vector<std::string_view> patterns;  // the split patterns, in the order they run
 };
 

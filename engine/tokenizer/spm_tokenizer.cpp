@@ -4,23 +4,14 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstdio>
 
 namespace arbor::tok {
-
-namespace {
-
-constexpr std::string_view kSpace = "\xE2\x96\x81";  // U+2581, SentencePiece's visible space
-
-} // namespace
 
 SpmTokenizer::SpmTokenizer(const GgufFile& file)
     : VocabTokenizer(Vocab(file, true, 1, 2, 0)),
       add_space_prefix_(file.get_bool("tokenizer.ggml.add_space_prefix").value_or(true)) {
     for (int b = 0; b < 256; ++b) {
-        char hex[8];
-        std::snprintf(hex, sizeof hex, "<0x%02X>", b);
-        TokenId id = vocab_.lookup(hex);
+        TokenId id = vocab_.lookup(byte_token_text(static_cast<uint8_t>(b)));
         if (id < 0) id = vocab_.lookup(std::string(1, static_cast<char>(b)));
         byte_token_[static_cast<size_t>(b)] = id;
     }
@@ -40,9 +31,9 @@ std::vector<TokenId> SpmTokenizer::encode(std::string_view text, bool add_bos, b
             continue;
         }
         piece.clear();
-        if (add_space_prefix_ && prev_special) piece += kSpace;
+        if (add_space_prefix_ && prev_special) piece += kEscapedSpace;
         for (char c : text.substr(f.begin, f.end - f.begin)) {
-            if (c == ' ') piece += kSpace;
+            if (c == ' ') piece += kEscapedSpace;
             else piece.push_back(c);
         }
         encode_text(piece, out);
@@ -139,9 +130,9 @@ std::string SpmTokenizer::token_bytes(TokenId id) const {
     std::string out;
     out.reserve(text.size());
     for (size_t i = 0; i < text.size();) {
-        if (text.compare(i, kSpace.size(), kSpace) == 0) {
+        if (text.compare(i, kEscapedSpace.size(), kEscapedSpace) == 0) {
             out.push_back(' ');
-            i += kSpace.size();
+            i += kEscapedSpace.size();
         } else {
             out.push_back(text[i++]);
         }

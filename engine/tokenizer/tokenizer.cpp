@@ -11,9 +11,11 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const GgufFile& file) {
     if (*model == "gpt2") {
         return std::make_unique<tok::BpeTokenizer>(file, file.get_string("tokenizer.ggml.pre").value_or(""));
     }
+    // Gemma 4 names its SentencePiece-style BPE as a model of its own, with no pre-tokenizer.
+    if (*model == "gemma4") return std::make_unique<tok::BpeTokenizer>(file, "gemma4");
     if (*model == "llama") return std::make_unique<tok::SpmTokenizer>(file);
     if (*model == "bert") return std::make_unique<tok::WpmTokenizer>(file);
-    throw Error("tokenizer: unsupported tokenizer model '" + *model + "' (supported: gpt2, llama, bert)");
+    throw Error("tokenizer: unsupported tokenizer model '" + *model + "' (supported: gpt2, gemma4, llama, bert)");
 }
 
 std::string Tokenizer::decode(const std::vector<TokenId>& ids) const {

@@ -57,6 +57,24 @@ int parse_byte_token(std::string_view t) {
     return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 
+std::string byte_token_text(uint8_t byte) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    return {'<', '0', 'x', kHex[byte >> 4], kHex[byte & 15], '>'};
+}
+
+std::string replace_all(std::string_view text, std::string_view from, std::string_view to) {
+    if (from.empty()) return std::string(text);
+    std::string out;
+    out.reserve(text.size());
+    for (size_t at = 0;;) {
+        const size_t hit = text.find(from, at);
+        out.append(text.substr(at, hit - at));
+        if (hit == std::string_view::npos) return out;
+        out.append(to);
+        at = hit + from.size();
+    }
+}
+
 Vocab::Vocab(const GgufFile& file, bool add_bos_default, TokenId default_bos, TokenId default_eos,
              TokenId default_unk) {
     const auto& tokens = require_array(file, "tokenizer.ggml.tokens", 1);

@@ -22,6 +22,14 @@ enum class TokenType : int32_t {
 
 // The byte a "<0xXX>" token text stands for, or -1.
 int parse_byte_token(std::string_view text);
+// The "<0xXX>" text of the token standing for `byte`.
+std::string byte_token_text(uint8_t byte);
+
+// U+2581, SentencePiece's visible space (SentencePiece and SentencePiece-style BPE
+// vocabularies write spaces so).
+constexpr std::string_view kEscapedSpace = "\xE2\x96\x81";
+// `text` with every `from` replaced by `to`.
+std::string replace_all(std::string_view text, std::string_view from, std::string_view to);
 
 struct StringHash {
     using is_transparent = void;

@@ -33,11 +33,14 @@ protected:
     std::string load_warning_;
 };
 
-// Byte-level BPE (tokenizer.ggml.model "gpt2").
+// BPE: byte-level (tokenizer.ggml.model "gpt2"), or SentencePiece-style on UTF-8
+// characters where the pre-tokenizer family says so (PreTokenizerInfo::raw_utf8; Gemma 4's
+// model "gemma4").
 class BpeTokenizer final : public VocabTokenizer {
 public:
     BpeTokenizer(const GgufFile& file, std::string_view pre_name);
 
+    bool adds_bos() const override { return vocab_.add_bos() || (pre_.info().always_bos && vocab_.bos() >= 0); }
     std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special) const override;
     std::string token_bytes(TokenId id) const override;
     const PreTokenizerInfo& pre_tokenizer() const { return pre_.info(); }

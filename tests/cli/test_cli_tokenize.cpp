@@ -37,6 +37,7 @@ private slots:
         QTest::newRow("starcoder2") << "starcoder";
         QTest::newRow("gpt2") << "gpt-2";
         QTest::newRow("bert (WordPiece)") << "bert-bge";
+        QTest::newRow("gemma4 (SentencePiece-style BPE)") << "gemma-4";
     }
 
     void tokenizesVocabularyOnlyFilesOfOtherArchitectures() {

@@ -167,6 +167,48 @@ private slots:
         QVERIFY(phi3->is_end_of_generation(*phi3->find("<|end|>")));
     }
 
+    // SentencePiece-style BPE (Gemma 4's model "gemma4"; pre-tokenizer sarvam-moe): spaces
+    // are U+2581 before merging, merges run on characters, a character without a piece
+    // becomes its <0xXX> tokens, and decoding gives the text back. Gemma 4 alone keeps a
+    // word of newlines that is a token whole (the merges would split it) and always adds
+    // BOS.
+    void sentencePieceStyleBpe() {
+        using namespace arbor::test;
+        const std::string space = "\u2581";
+        const auto vocabulary = [&](const char* model, const char* pre) {
+            std::vector<std::string> texts{"<pad>", "<eos>", "<bos>", "<unk>", "\n", "\n\n", "\n\n\n",
+                                           "a", "b", space, space + "a", "<0xC3>", "<0xA9>"};
+            std::vector<arbor::GgufValue> tokens, types;
+            for (size_t i = 0; i < texts.size(); ++i) {
+                tokens.push_back(gv::str(texts[i]));
+                types.push_back(gv::i32(i < 3 ? 3 : i == 3 ? 2 : texts[i].rfind("<0x", 0) == 0 ? 6 : 1));
+            }
+            GgufWriter w;
+            w.add("tokenizer.ggml.model", gv::str(model));
+            if (pre) w.add("tokenizer.ggml.pre", gv::str(pre));
+            w.add("tokenizer.ggml.tokens", gv::arr(arbor::GgufType::String, tokens));
+            w.add("tokenizer.ggml.token_type", gv::arr(arbor::GgufType::Int32, types));
+            w.add("tokenizer.ggml.merges", gv::arr(arbor::GgufType::String, {gv::str("\n \n"), gv::str(space + " a")}));
+            w.add("tokenizer.ggml.bos_token_id", gv::u32(2));
+            w.add("tokenizer.ggml.add_bos_token", gv::boolean(false));
+            const auto path = std::filesystem::path(dir_.path().toStdString()) / (std::string(model) + ".gguf");
+            write_file(path, w.bytes());
+            return arbor::Tokenizer::from_gguf(*arbor::GgufFile::open(path));
+        };
+        const auto gemma4 = vocabulary("gemma4", nullptr);
+        const auto sarvam = vocabulary("gpt2", "sarvam-moe");
+        QVERIFY(gemma4->load_warning().empty() && sarvam->load_warning().empty());
+        const std::string text = " ab \u00e9\n\n\n";
+        // "▁a" "b" "▁" then é's two bytes, then the newlines: whole, or merged pairwise.
+        QCOMPARE(join(gemma4->encode(text, false, false)), std::string("10 8 9 11 12 6"));
+        QCOMPARE(join(sarvam->encode(text, false, false)), std::string("10 8 9 11 12 5 4"));
+        QCOMPARE(gemma4->decode(gemma4->encode(text, false, false)), text);
+        QCOMPARE(sarvam->decode(sarvam->encode(text, false, false)), text);
+        QVERIFY(gemma4->adds_bos());
+        QCOMPARE(join(gemma4->encode("a", true, false)), std::string("2 7"));
+        QVERIFY(!sarvam->adds_bos());
+    }
+
     // BOS, end-of-generation and decoding on the fixture vocabularies (ids and flags read
     // from their metadata with the `gguf` Python package).
     void vocabularyProperties() {
