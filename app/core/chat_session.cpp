@@ -31,7 +31,11 @@ ChatSession::ChatSession(qint64 conversationId, StoreService& store, ModelServic
     connect(&flushTimer_, &QTimer::timeout, this, &ChatSession::flush);
     connect(&models_, &ModelService::aboutToUnload, this, &ChatSession::onUnload);
     connect(&messages_, &MessageListModel::loaded, this, [this] {
-        if (phase_ == Phase::idle) showContextOfLastRow();
+        if (phase_ == Phase::idle) {
+            showContextOfLastRow();
+            // The note was about the turn last composed, not the branch now shown.
+            setFormatNote({});
+        }
         emit leafChanged();
     });
 }
@@ -257,10 +261,7 @@ bool ChatSession::showTurn(qint64 parent, qint64 continued, const ComposedTurn& 
             [this](const QString& message) { setError(message); });
     }
     setOmittedMessages(turn.omitted);
-    if (turn.formatNote != formatNote_) {
-        formatNote_ = turn.formatNote;
-        emit formatNoteChanged();
-    }
+    setFormatNote(turn.formatNote);
     reply_ = turn.reply;
     chat_ = turn.chat;
     replyIds_ = turn.replyIds;
@@ -318,6 +319,12 @@ void ChatSession::setContextTokens(int tokens) {
     if (tokens == contextTokens_) return;
     contextTokens_ = tokens;
     emit contextTokensChanged();
+}
+
+void ChatSession::setFormatNote(const QString& note) {
+    if (note == formatNote_) return;
+    formatNote_ = note;
+    emit formatNoteChanged();
 }
 
 void ChatSession::setOmittedMessages(int omitted) {

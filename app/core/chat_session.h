@@ -164,6 +164,7 @@ private:
     void setPrefill(int done, int total);
     void setContextTokens(int tokens);
     void setOmittedMessages(int omitted);
+    void setFormatNote(const QString& note);
     void applySettings(const arbor::ConversationSettings& settings);
     void setModelPath(const QString& path);
     void recordModel(const QString& path);  // and store it

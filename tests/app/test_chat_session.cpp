@@ -162,6 +162,17 @@ private slots:
         QVERIFY(reply(*s, [&] { return s->edit(0, "Name a fruit."); }) != 0);
         QCOMPARE(noted.size(), 2);
         QCOMPARE(s->formatNote(), QString());
+        // The note belongs to the turn just composed: shown again after a new turn on the
+        // long branch, gone when another branch is shown.
+        s->messages()->previousBranch(0);
+        QTRY_COMPARE_WITH_TIMEOUT(s->messages()->rowCount(), 6, kWaitMs);
+        QVERIFY(reply(*s, [&] { return s->send("One last color."); }) != 0);
+        QCOMPARE(noted.size(), 3);
+        QVERIFY(s->formatNote().contains("Two exchanges at most"));
+        s->messages()->nextBranch(0);
+        QTRY_COMPARE_WITH_TIMEOUT(s->messages()->rowCount(), 2, kWaitMs);
+        QCOMPARE(s->formatNote(), QString());
+        QCOMPARE(noted.size(), 4);
     }
 
     void regenerateMakesASiblingReply() {
