@@ -425,6 +425,37 @@ private slots:
         }
     }
 
+    // A final logit soft-cap, which llama.cpp applies to Gemma 3 where the file gives one
+    // (cap * tanh(logit / cap), its gemma3 graph's last step): on gemma3-tiny with a cap of
+    // 2 (its logits reach about 3, so the cap bends them) the logits are the reference's
+    // so transformed, and not the reference's own.
+    void gemma3FinalLogitSoftcap() {
+        constexpr double kCap = 2.0;
+        Parts p = Parts::read(synthetic_dir() / "gemma3-tiny.gguf");
+        apply_edit(p, "f32:gemma3.final_logit_softcapping=2");
+        const auto path = std::filesystem::path(tmp_.path().toStdString()) / "softcap.gguf";
+        p.write(path);
+        const auto m = arbor::Model::load(path);
+        QCOMPARE(m->config().final_logit_softcap, float(kCap));
+        QJsonObject capped = reference("gemma3-tiny.gguf");
+        QJsonArray cases;
+        double largest = 0.0;
+        for (const auto& c : capped.value("cases").toArray()) {
+            QJsonObject one = c.toObject();
+            QJsonArray logits;
+            for (const auto& x : one.value("logits").toArray()) {
+                largest = std::max(largest, std::abs(x.toDouble()));
+                logits.append(kCap * std::tanh(x.toDouble() / kCap));
+            }
+            one.insert("logits", logits);
+            cases.append(one);
+        }
+        capped.insert("cases", cases);
+        QVERIFY2(largest > kCap, qPrintable(QString::number(largest)));
+        compare_with_reference(*m, capped, "with a final logit soft-cap of 2");
+        QVERIFY(last_case_diff(*m, "gemma3-tiny.gguf") > 0.1);
+    }
+
     // Without the feature a reference model covers, the same weights give other logits:
     // the reference's sequences (up to 40 ids) do depend on it. Gemma 3 without its
     // sliding window (8); SmolLM3 read as llama (RoPE in every layer); Qwen3 with linear
