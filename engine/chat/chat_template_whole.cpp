@@ -112,9 +112,16 @@ std::vector<ChatMessage> ChatFormatter::shown_in_history(const std::vector<ChatM
 
 namespace {
 
-std::string refusal_note(const char* why, ChatTemplateKind family) {
-    return "the model's chat template cannot render this conversation (" + std::string(why) +
-           "), so the prompt uses the " + std::string(chat_template_name(family)) + " format";
+// The template's own words where it refused the conversation (raise_exception), else
+// the renderer's error.
+std::string refusal_note(const std::exception& e, ChatTemplateKind family) {
+    const auto* jinja_error = dynamic_cast<const jinja::JinjaError*>(&e);
+    const std::string format = std::string(chat_template_name(family)) + " format";
+    if (jinja_error && !jinja_error->raised().empty())
+        return "the model's chat template refuses this conversation (\u201c" + jinja_error->raised() +
+               "\u201d), so Arbor writes the prompt in the " + format;
+    return "the model's chat template cannot render this conversation (" + std::string(e.what()) +
+           "), so Arbor writes the prompt in the " + format;
 }
 
 } // namespace
@@ -126,7 +133,7 @@ std::vector<TokenId> ChatFormatter::compose_whole(const std::vector<ChatMessage>
     } catch (const std::exception& e) {
         // A conversation the template refuses (Nemo's roles must alternate): the family
         // composes it rather than nothing (refusal() tells the front ends).
-        spdlog::warn("chat template: {}", refusal_note(e.what(), kind_));
+        spdlog::warn("chat template: {}", refusal_note(e, kind_));
         return compose_pieces(messages);
     }
 }
@@ -138,7 +145,7 @@ std::string ChatFormatter::refusal(const std::vector<ChatMessage>& messages) con
         splice(render_placeholders(shown, jinja::Value()), shown);
         return {};
     } catch (const std::exception& e) {
-        return refusal_note(e.what(), kind_);
+        return refusal_note(e, kind_);
     }
 }
 

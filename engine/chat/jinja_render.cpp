@@ -76,7 +76,8 @@ private:
         g["namespace"] = Value(Function(make_object));
         g["dict"] = Value(Function(make_object));
         g["raise_exception"] = Value(Function([](CallArgs& a) -> Value {
-            throw JinjaError("the template raised an error: " + (a.positional.empty() ? std::string() : to_str(a.positional[0])));
+            const std::string message = a.positional.empty() ? std::string() : to_str(a.positional[0]);
+            throw JinjaError("the template raised an error: " + message, message);
         }));
         g["strftime_now"] = Value(Function([](CallArgs& a) {
             const std::string fmt = a.positional.empty() ? std::string() : to_str(a.positional[0]);
@@ -253,7 +254,7 @@ private:
             return eval_unchecked(e);
         } catch (const JinjaError& err) {
             if (std::string_view(err.what()).substr(0, 14) == "template line ") throw;
-            fail(e.line, err.what());
+            throw JinjaError("template line " + std::to_string(e.line) + ": " + err.what(), err.raised());
         }
     }
 

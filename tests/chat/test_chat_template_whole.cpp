@@ -202,8 +202,9 @@ private slots:
         QVERIFY(f.follow_up_prefix({twice[0]}, concat(f.encode_content("Hm."), {tok.eos()})).size() > 0);
         QVERIFY(f.follow_up_prefix(twice, f.encode_content("Hm.")).empty());
         const QString why = QString::fromStdString(f.refusal(twice));
-        QVERIFY2(why.contains("cannot render this conversation") && why.contains("alternate") &&
-                     why.contains("Llama 2 format"),
+        // In the template's own words, without the renderer's line number.
+        QVERIFY2(why.startsWith(QString::fromUtf8("the model's chat template refuses this conversation (\u201c")) &&
+                     why.contains("alternate") && !why.contains("template line") && why.contains("Llama 2 format"),
                  qPrintable(why));
         QCOMPARE(f.refusal({twice[0]}), std::string());
         QCOMPARE(ChatFormatter(tok, ChatTemplateKind::Llama2).refusal(twice), std::string());  // a family: nothing refused

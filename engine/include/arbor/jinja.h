@@ -21,7 +21,14 @@ namespace arbor::jinja {
 // Parse errors, unsupported constructs, raise_exception() and exceeded limits.
 class JinjaError : public std::runtime_error {
 public:
-    using std::runtime_error::runtime_error;
+    explicit JinjaError(const std::string& what, std::string raised = {})
+        : std::runtime_error(what), raised_(std::move(raised)) {}
+    // The template's own message where it called raise_exception() (a conversation it
+    // refuses), else empty.
+    const std::string& raised() const { return raised_; }
+
+private:
+    std::string raised_;
 };
 
 class Value;
