@@ -4,7 +4,8 @@
   trim_bpe_vocab.py SOURCE.gguf INPUTS.inp OUT.gguf [--escape-spaces]
 
 A merge can only apply to a word of an input when the text it produces occurs in that
-input, and a token can only be produced when its text does: merges whose result occurs in
+input (byte-level vocabularies, tokenizer.ggml.model "gpt2": in its bytes spelled with
+GPT-2's stand-in characters), and a token can only be produced when its text does: merges whose result occurs in
 no input are dropped (the rest keep their order, which is all BPE ranks), and the text of
 normal tokens that occur in no input is emptied (ids keep their places; empty texts are
 in no vocabulary index). Other token kinds (control, user-defined, byte, unknown) are kept
@@ -19,6 +20,19 @@ from gguf import GGUFReader, GGUFValueType, GGUFWriter
 NORMAL = 1
 
 
+def byte_stand_ins():
+    """GPT-2's printable stand-in character for each byte value."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    table, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            table[b] = chr(b)
+        else:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return table
+
+
 def main():
     source, inputs_path, out = sys.argv[1:4]
     escape = "--escape-spaces" in sys.argv[4:]
@@ -26,10 +40,13 @@ def main():
     inputs = [t for t in raw.split("\n__ggml_vocab_test__\n") if t]
     if escape:
         inputs = [t.replace(" ", "\u2581") for t in inputs]
-    text = "\u0000".join(inputs)  # no token or merge spans two inputs
-
     reader = GGUFReader(source)
     fields = reader.fields
+    if fields["tokenizer.ggml.model"].contents() == "gpt2" and not escape:
+        stand_in = byte_stand_ins()
+        inputs = ["".join(stand_in[b] for b in t.encode("utf-8")) for t in inputs]
+    text = "\u0000".join(inputs)  # no token or merge spans two inputs
+
     arch = fields["general.architecture"].contents()
     writer = GGUFWriter(out, arch)
     tokens = fields["tokenizer.ggml.tokens"].contents()
