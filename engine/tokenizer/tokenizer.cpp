@@ -15,7 +15,9 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const GgufFile& file) {
     if (*model == "gemma4") return std::make_unique<tok::BpeTokenizer>(file, "gemma4");
     if (*model == "llama") return std::make_unique<tok::SpmTokenizer>(file);
     if (*model == "bert") return std::make_unique<tok::WpmTokenizer>(file);
-    throw Error("tokenizer: unsupported tokenizer model '" + *model + "' (supported: gpt2, gemma4, llama, bert)");
+    if (*model == "t5") return std::make_unique<tok::UgmTokenizer>(file);
+    if (*model == "rwkv") return std::make_unique<tok::RwkvTokenizer>(file);
+    throw Error("tokenizer: unsupported tokenizer model '" + *model + "' (supported: gpt2, gemma4, llama, bert, t5, rwkv)");
 }
 
 std::string Tokenizer::decode(const std::vector<TokenId>& ids) const {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "arbor/tokenizer.h"
+#include "byte_trie.h"
 #include "pretokenizer.h"
 #include "vocab.h"
 
@@ -99,6 +100,47 @@ private:
     bool lowercase_ = false;
     bool strip_accents_ = false;
     size_t max_token_bytes_ = 0;
+};
+
+// Unigram (tokenizer.ggml.model "t5": T5, XLM-RoBERTa and other SentencePiece unigram
+// vocabularies): text normalized with the file's precompiled charsmap, then cut into the
+// pieces of highest total score (ugm_tokenizer.cpp).
+class UgmTokenizer final : public VocabTokenizer {
+public:
+    explicit UgmTokenizer(const GgufFile& file);
+
+    std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special) const override;
+    std::string token_bytes(TokenId id) const override;
+
+private:
+    void load_charsmap(const GgufFile& file);
+    size_t normalize_prefix(std::string_view text, size_t offset, std::string_view& out) const;
+    std::string normalize(std::string_view text) const;
+    void encode_text(std::string_view text, std::vector<TokenId>& out) const;
+
+    ByteTrie pieces_;        // the tokens a segmentation may use
+    ByteTrie user_defined_;  // user-defined tokens, which normalization leaves alone
+    std::vector<bool> scoreless_;  // per token: user-defined in the file, scored 0
+    std::vector<uint32_t> charsmap_nodes_;  // the charsmap's double-array trie
+    std::string charsmap_strings_;          // and its NUL-terminated replacements
+    bool add_space_prefix_ = false;
+    bool remove_extra_whitespaces_ = false;
+    float unknown_score_ = 0;
+};
+
+// RWKV's "world" tokenizer (tokenizer.ggml.model "rwkv"): the longest token matching the
+// text's bytes, again and again; token texts are escaped byte strings (rwkv_tokenizer.cpp).
+class RwkvTokenizer final : public VocabTokenizer {
+public:
+    explicit RwkvTokenizer(const GgufFile& file);
+
+    bool adds_bos() const override { return false; }
+    std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special) const override;
+    std::string token_bytes(TokenId id) const override;
+
+private:
+    std::vector<std::string> bytes_;  // each token's unescaped bytes
+    ByteTrie trie_;
 };
 
 } // namespace arbor::tok

@@ -37,6 +37,8 @@ private slots:
         QTest::newRow("starcoder2") << "starcoder";
         QTest::newRow("gpt2") << "gpt-2";
         QTest::newRow("bert (WordPiece)") << "bert-bge";
+        QTest::newRow("t5 (Unigram)") << "nomic-bert-moe";
+        QTest::newRow("rwkv") << "rwkv-synthetic";
         QTest::newRow("gemma4 (SentencePiece-style BPE)") << "gemma-4";
     }
 

@@ -1,5 +1,7 @@
-// Tokenizers read from GGUF metadata: byte-level BPE (with the pre-tokenizer that
-// tokenizer.ggml.pre names) and SentencePiece.
+// Tokenizers read from GGUF metadata, by tokenizer.ggml.model: BPE ("gpt2", byte-level,
+// with the pre-tokenizer that tokenizer.ggml.pre names; "gemma4", SentencePiece-style on
+// UTF-8 characters), SentencePiece ("llama"), WordPiece ("bert"), Unigram ("t5") and RWKV's
+// greedy longest match ("rwkv").
 #pragma once
 
 #include "arbor/gguf.h"
