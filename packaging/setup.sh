@@ -41,7 +41,7 @@ readonly SANITIZED_SUITES=(
     test_scheduler test_page_pool test_radix_cache test_radix_cache_tails test_kv_stress
     test_disk_store test_disk_tier_random
     test_store test_store_files test_store_salvage test_store_recovery
-    test_gguf_model test_tokenizer test_chat_template_model test_forward test_weight_pages
+    test_gguf_model test_tokenizer test_unigram_rwkv test_chat_template_model test_forward test_weight_pages
     test_fidelity test_q8_kv_fidelity test_backend_choice test_engine test_disk_tier_engine
     test_dequant test_vec_dot test_cuda_q8_dot test_cpu_ops test_matmul test_thread_pool
     test_float_kernels test_panel_weights test_q8_kv_kernels test_paged_attention
