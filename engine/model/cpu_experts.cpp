@@ -76,55 +76,73 @@ void CpuExperts::add_gate_up(const LayerWeights& lw, int32_t e, float* gate, flo
 void CpuExperts::run(const LayerWeights& lw, const float* xn, float* out) {
     const int64_t E = cfg_.n_embd, F = cfg_.n_ff_exp;
     std::fill(out, out + rows_ * E, 0.0f);
-    // One row: every chosen expert's gate and up in one call (each output's arithmetic is
-    // the same as in a call of its own, so are the bits).
-    const bool one_row = rows_ == 1;
-    if (one_row) {
-        const size_t k = size_t(cfg_.n_expert_used);  // route() chose exactly k
-        gate_.resize(k * size_t(F));
-        up_.resize(k * size_t(F));
-        outputs_.clear();
-        for (int32_t e = 0; e < cfg_.n_expert; ++e) {
-            const size_t j = outputs_.size() / 2;  // experts added so far
-            if (!by_expert_[size_t(e)].empty()) add_gate_up(lw, e, &gate_[j * size_t(F)], &up_[j * size_t(F)]);
-        }
-        matmul(pool_, xn, 1, outputs_, scratch_, activations_);
+    if (rows_ == 1) {
+        run_one_row(lw, xn, out);
+        return;
     }
     // Experts in id order: a row's sum runs over its experts in that order whatever the
     // other rows of the step chose, so its result does not depend on its batch.
-    size_t chosen = 0;
     for (int32_t e = 0; e < cfg_.n_expert; ++e) {
         const auto& rows = by_expert_[size_t(e)];
         if (rows.empty()) continue;
         const int64_t n = int64_t(rows.size());
-        // One row: this expert's outputs of the call above; else its rows' call now.
-        const size_t at = one_row ? chosen++ * size_t(F) : 0;
-        if (!one_row) {
-            x_.resize(size_t(n * E));
-            gate_.resize(size_t(n * F));
-            up_.resize(size_t(n * F));
-            for (int64_t i = 0; i < n; ++i) std::copy_n(xn + rows[size_t(i)].first * E, E, &x_[size_t(i * E)]);
-            outputs_.clear();
-            add_gate_up(lw, e, gate_.data(), up_.data());
-            matmul(pool_, x_.data(), n, outputs_, scratch_, activations_);
-        }
-        float* gate = &gate_[at];
-        const float* up = &up_[at];
-        for (int64_t i = 0; i < n; ++i) {
-            if (cfg_.ffn_activation == ModelConfig::Activation::SwigluOai) swiglu_oai(gate + i * F, up + i * F, F);
-            else silu_mul(gate + i * F, up + i * F, F);
-        }
+        x_.resize(size_t(n * E));
+        gate_.resize(size_t(n * F));
+        up_.resize(size_t(n * F));
+        for (int64_t i = 0; i < n; ++i) std::copy_n(xn + rows[size_t(i)].first * E, E, &x_[size_t(i * E)]);
+        outputs_.clear();
+        add_gate_up(lw, e, gate_.data(), up_.data());
+        matmul(pool_, x_.data(), n, outputs_, scratch_, activations_);
+        for (int64_t i = 0; i < n; ++i) activate(gate_.data() + i * F, up_.data() + i * F);
         down_.resize(size_t(n * E));
-        MatmulOutput down[] = {product_(expert_rows(lw.down_exps, cfg_.n_expert, e), down_.data(), E)};
-        down[0].bias = expert_bias(lw.down_exps_b, E, e);
-        matmul(pool_, gate, n, down, scratch_, activations_);
-        for (int64_t i = 0; i < n; ++i) {
-            const auto [t, w] = rows[size_t(i)];
-            float* y = out + t * E;
-            const float* d = &down_[size_t(i * E)];
-            for (int64_t c = 0; c < E; ++c) y[c] += w * d[c];
-        }
+        MatmulOutput down[] = {down_of(lw, e, down_.data())};
+        matmul(pool_, gate_.data(), n, down, scratch_, activations_);
+        for (int64_t i = 0; i < n; ++i) add_weighted(rows[size_t(i)].second, &down_[size_t(i * E)], out + rows[size_t(i)].first * E);
     }
+}
+
+// One row: every chosen expert's gate and up in one call, then every down product in one
+// call (matmul_each: expert j's input is its own activation row), and the weighted sum in
+// expert id order. Each output's arithmetic is the same as in a call of its own, so the
+// bits are those of the batched path's.
+void CpuExperts::run_one_row(const LayerWeights& lw, const float* xn, float* out) {
+    const int64_t E = cfg_.n_embd, F = cfg_.n_ff_exp;
+    const size_t k = size_t(cfg_.n_expert_used);  // route() chose exactly k
+    gate_.resize(k * size_t(F));
+    up_.resize(k * size_t(F));
+    down_.resize(k * size_t(E));
+    outputs_.clear();
+    for (int32_t e = 0; e < cfg_.n_expert; ++e) {
+        const size_t j = outputs_.size() / 2;  // experts added so far
+        if (!by_expert_[size_t(e)].empty()) add_gate_up(lw, e, &gate_[j * size_t(F)], &up_[j * size_t(F)]);
+    }
+    matmul(pool_, xn, 1, outputs_, scratch_, activations_);
+    outputs_.clear();
+    for (int32_t e = 0; e < cfg_.n_expert; ++e) {
+        if (by_expert_[size_t(e)].empty()) continue;
+        const size_t j = outputs_.size();
+        activate(&gate_[j * size_t(F)], &up_[j * size_t(F)]);
+        outputs_.push_back(down_of(lw, e, &down_[j * size_t(E)]));
+    }
+    matmul_each(pool_, gate_.data(), outputs_, scratch_, activations_);
+    size_t j = 0;
+    for (int32_t e = 0; e < cfg_.n_expert; ++e)
+        if (const auto& rows = by_expert_[size_t(e)]; !rows.empty()) add_weighted(rows[0].second, &down_[j++ * size_t(E)], out);
+}
+
+void CpuExperts::activate(float* gate, const float* up) const {
+    if (cfg_.ffn_activation == ModelConfig::Activation::SwigluOai) swiglu_oai(gate, up, cfg_.n_ff_exp);
+    else silu_mul(gate, up, cfg_.n_ff_exp);
+}
+
+MatmulOutput CpuExperts::down_of(const LayerWeights& lw, int32_t e, float* y) {
+    MatmulOutput down = product_(expert_rows(lw.down_exps, cfg_.n_expert, e), y, cfg_.n_embd);
+    down.bias = expert_bias(lw.down_exps_b, cfg_.n_embd, e);
+    return down;
+}
+
+void CpuExperts::add_weighted(float w, const float* d, float* y) const {
+    for (int64_t c = 0; c < cfg_.n_embd; ++c) y[c] += w * d[c];
 }
 
 } // namespace arbor

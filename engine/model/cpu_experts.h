@@ -39,6 +39,13 @@ public:
 private:
     // Appends expert e's gate and up products (into gate and up, n_ff_exp apart) to outputs_.
     void add_gate_up(const LayerWeights& lw, int32_t e, float* gate, float* up);
+    void run_one_row(const LayerWeights& lw, const float* xn, float* out);
+    // gate = act(gate, up), n_ff_exp values: the FFN activation of an expert's row.
+    void activate(float* gate, const float* up) const;
+    // Expert e's down product into y.
+    MatmulOutput down_of(const LayerWeights& lw, int32_t e, float* y);
+    // y += w * d, n_embd values.
+    void add_weighted(float w, const float* d, float* y) const;
 
     const ModelConfig& cfg_;
     ThreadPool& pool_;
@@ -49,7 +56,7 @@ private:
     // The rows that chose each expert and the weight each gives it, rows in order.
     std::vector<std::vector<std::pair<int64_t, float>>> by_expert_;
     // One expert's rows: their inputs, gate and up, down's output. A one-row step keeps
-    // every chosen expert's gate and up in gate_ and up_, expert after expert.
+    // every chosen expert's gate, up and down in gate_, up_ and down_, expert after expert.
     AlignedFloats x_, gate_, up_, down_;
     std::vector<MatmulOutput> outputs_;  // the products of the next matmul call
 };

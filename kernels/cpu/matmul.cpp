@@ -60,9 +60,10 @@ void add_bias(const MatmulOutput& out, const Range& range, int64_t n_rows) {
 }
 
 // float_dot_tile computes each (weight row, activation row) pair in one fixed operation
-// order whatever the tiling, so a row's output never depends on its batch.
+// order whatever the tiling, so a row's output never depends on its batch. `each`:
+// output j takes activation row j alone (matmul_each), into its first row.
 void matmul_float(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const MatmulOutput> outputs,
-                  MatmulScratch& scratch, int64_t cols, PanelRows panel_rows) {
+                  MatmulScratch& scratch, int64_t cols, PanelRows panel_rows, bool each = false) {
     const std::vector<Range> tasks = split_rows(outputs, pool.size());
     scratch.weight_rows.resize(size_t(pool.size()));
     if (panel_rows == PanelRows::Quantize && uses_panel_rows(outputs, Activations::Float)) {
@@ -72,6 +73,18 @@ void matmul_float(ThreadPool& pool, const float* x, int64_t n_rows, std::span<co
     pool.parallel_for(int64_t(tasks.size()), [&](int64_t task, int thread) {
         const Range& range = tasks[size_t(task)];
         const MatmulOutput& out = outputs[range.output];
+        if (each) {
+            const auto t = int64_t(range.output);
+            if (out.panels)
+                panel_dot(*out.panels, range.begin / kPanelRows, (range.end + kPanelRows - 1) / kPanelRows,
+                          scratch.panel_activations, t, 1, out.y, out.ldy);
+            else
+                float_dot_tile(out.weight.type, cols, out.weight.row(range.begin), out.weight.row_stride,
+                               range.end - range.begin, x + t * cols, cols, 1, out.y + range.begin, out.ldy,
+                               scratch.weight_rows[size_t(thread)]);
+            add_bias(out, range, 1);
+            return;
+        }
         for (int64_t t0 = 0; t0 < n_rows; t0 += kActivationRows) {
             const int64_t rows = std::min(kActivationRows, n_rows - t0);
             if (out.panels) {
@@ -88,6 +101,18 @@ void matmul_float(ThreadPool& pool, const float* x, int64_t n_rows, std::span<co
     });
 }
 
+// The outputs' common number of columns; throws std::invalid_argument where they differ
+// or a panel copy does not match its weight.
+int64_t checked_cols(std::span<const MatmulOutput> outputs) {
+    const int64_t cols = outputs[0].weight.cols;
+    for (const auto& o : outputs) {
+        if (o.weight.cols != cols) throw std::invalid_argument("matmul: outputs differ in cols");
+        if (o.panels && (o.panels->rows() != o.weight.rows || o.panels->cols() != cols))
+            throw std::invalid_argument("matmul: panels do not match their weight");
+    }
+    return cols;
+}
+
 } // namespace
 
 bool uses_panel_rows(std::span<const MatmulOutput> outputs, Activations mode) {
@@ -98,12 +123,7 @@ bool uses_panel_rows(std::span<const MatmulOutput> outputs, Activations mode) {
 void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const MatmulOutput> outputs,
             MatmulScratch& scratch, Activations mode, PanelRows panel_rows) {
     if (outputs.empty() || n_rows <= 0) return;
-    const int64_t cols = outputs[0].weight.cols;
-    for (const auto& o : outputs) {
-        if (o.weight.cols != cols) throw std::invalid_argument("matmul: outputs differ in cols");
-        if (o.panels && (o.panels->rows() != o.weight.rows || o.panels->cols() != cols))
-            throw std::invalid_argument("matmul: panels do not match their weight");
-    }
+    const int64_t cols = checked_cols(outputs);
     if (panel_rows == PanelRows::Ready && uses_panel_rows(outputs, mode) &&
         (scratch.panel_activations.rows() != n_rows || scratch.panel_activations.cols() != cols))
         throw std::invalid_argument("matmul: the quantized panel rows do not match the activations");
@@ -156,6 +176,18 @@ void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const Ma
         }
         add_bias(out, range, n_rows);
     });
+}
+
+void matmul_each(ThreadPool& pool, const float* x, std::span<const MatmulOutput> outputs, MatmulScratch& scratch,
+                 Activations mode) {
+    if (outputs.empty()) return;
+    const int64_t cols = checked_cols(outputs);
+    if (mode != Activations::Float) {
+        for (size_t j = 0; j < outputs.size(); ++j)
+            matmul(pool, x + int64_t(j) * cols, 1, outputs.subspan(j, 1), scratch, mode);
+        return;
+    }
+    matmul_float(pool, x, int64_t(outputs.size()), outputs, scratch, cols, PanelRows::Quantize, true);
 }
 
 void matmul_reference(const float* x, int64_t n_rows, const MatmulOutput& output) {

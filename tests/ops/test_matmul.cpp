@@ -2,6 +2,7 @@
 // weight type, several batch sizes and thread counts.
 #include "arbor/kernels/fp16.h"
 #include "arbor/kernels/matmul.h"
+#include "arbor/kernels/panel_weights.h"
 #include "arbor/kernels/quant.h"
 #include "arbor/kernels/quant_blocks.h"
 
@@ -117,6 +118,51 @@ private slots:
         }
         const double tol = float_type ? 1e-4 * max_ref + 1e-4 : 0.02 * max_ref + 1e-3;
         QVERIFY2(max_err <= tol, qPrintable(QString("max error %1 > %2").arg(max_err).arg(tol)));
+    }
+
+    // matmul_each: output j gets the product with activation row j, bit for bit what a
+    // matmul of that row alone gives, for panels, GGUF-order weights and Int8 mode, with
+    // outputs of different types and sizes in one call.
+    void eachOutputTakesItsOwnRow() {
+        const int64_t cols = 512;
+        std::mt19937 rng(7);
+        const std::vector<std::pair<arbor::DType, int64_t>> shapes = {
+            {arbor::DType::Q4_K, 48}, {arbor::DType::Q6_K, 40}, {arbor::DType::F16, 37}, {arbor::DType::Q8_0, 64}};
+        std::vector<std::vector<uint8_t>> bytes;
+        std::vector<arbor::TensorView> weights;
+        std::vector<arbor::PanelWeights> panels;
+        for (const auto& [type, rows] : shapes) {
+            bytes.push_back(random_weights(type, rows, cols, rng));
+            weights.push_back({type, cols, rows, bytes.back().data(), arbor::row_bytes(type, cols)});
+        }
+        panels.reserve(weights.size());
+        for (const auto& w : weights)
+            if (arbor::PanelWeights::packable(w.type, cols)) panels.push_back(arbor::PanelWeights::pack(w));
+        std::vector<float> x(shapes.size() * size_t(cols));
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        for (auto& v : x) v = normal(rng);
+        arbor::ThreadPool pool(3);
+        for (const auto mode : {arbor::Activations::Float, arbor::Activations::Int8}) {
+            std::vector<std::vector<float>> each(shapes.size()), alone(shapes.size());
+            std::vector<arbor::MatmulOutput> outputs;
+            size_t packed = 0;
+            for (size_t j = 0; j < shapes.size(); ++j) {
+                each[j].assign(size_t(shapes[j].second), NAN);
+                alone[j].assign(size_t(shapes[j].second), NAN);
+                const arbor::PanelWeights* p = arbor::PanelWeights::packable(weights[j].type, cols) ? &panels[packed++] : nullptr;
+                outputs.push_back({weights[j], each[j].data(), shapes[j].second, nullptr, p});
+            }
+            QVERIFY(packed >= 2);
+            arbor::MatmulScratch scratch;
+            arbor::matmul_each(pool, x.data(), outputs, scratch, mode);
+            for (size_t j = 0; j < shapes.size(); ++j) {
+                arbor::MatmulOutput one = outputs[j];
+                one.y = alone[j].data();
+                arbor::matmul(pool, x.data() + j * size_t(cols), 1, std::span(&one, 1), scratch, mode);
+                QVERIFY2(std::memcmp(each[j].data(), alone[j].data(), each[j].size() * sizeof(float)) == 0,
+                         qPrintable(QString("output %1, mode %2").arg(j).arg(int(mode))));
+            }
+        }
     }
 
     void fusedOutputsShareOneInput() {

@@ -68,6 +68,12 @@ void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const Ma
             MatmulScratch& scratch, Activations mode = Activations::Float,
             PanelRows panel_rows = PanelRows::Quantize);
 
+// For each output j: outputs[j].y[r] = dot(weight_j row r, x + j * cols) + bias_j[r], the
+// bits matmul gives that row alone (MoE experts, each with the row of its own input), in
+// one pass of the pool over every output's rows. Int8 mode runs one matmul per output.
+void matmul_each(ThreadPool& pool, const float* x, std::span<const MatmulOutput> outputs, MatmulScratch& scratch,
+                 Activations mode = Activations::Float);
+
 // Reference: dequantizes each weight row and accumulates in double. For tests.
 void matmul_reference(const float* x, int64_t n_rows, const MatmulOutput& output);
 
