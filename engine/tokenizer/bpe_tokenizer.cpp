@@ -86,15 +86,10 @@ void BpeTokenizer::load_merges(const GgufFile& file) {
 }
 
 std::vector<TokenId> BpeTokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
-    std::vector<TokenId> out;
-    out.reserve(text.size() / 3 + 2);
-    if (add_bos && adds_bos()) out.push_back(vocab_.bos());
-    for (const Fragment& f : vocab_.split_special(text, parse_special)) {
-        if (f.token >= 0) out.push_back(f.token);
-        else if (pre_.info().raw_utf8) encode_text(replace_all(text.substr(f.begin, f.end - f.begin), " ", kEscapedSpace), out);
-        else encode_text(text.substr(f.begin, f.end - f.begin), out);
-    }
-    return out;
+    return encode_fragments(text, add_bos, parse_special, [this](std::string_view piece, std::vector<TokenId>& out) {
+        if (pre_.info().raw_utf8) encode_text(replace_all(piece, " ", kEscapedSpace), out);
+        else encode_text(piece, out);
+    });
 }
 
 void BpeTokenizer::encode_text(std::string_view text, std::vector<TokenId>& out) const {

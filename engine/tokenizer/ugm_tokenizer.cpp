@@ -165,15 +165,10 @@ void UgmTokenizer::load_charsmap(const GgufFile& file) {
 }
 
 std::vector<TokenId> UgmTokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
-    std::vector<TokenId> out;
-    if (add_bos && vocab_.add_bos() && vocab_.bos() >= 0) out.push_back(vocab_.bos());
     // Each piece of text between special tokens is normalized on its own, so each gets
     // its own space prefix, as in the reference.
-    for (const Fragment& f : vocab_.split_special(text, parse_special)) {
-        if (f.token >= 0) out.push_back(f.token);
-        else encode_text(text.substr(f.begin, f.end - f.begin), out);
-    }
-    return out;
+    return encode_fragments(text, add_bos, parse_special,
+                            [this](std::string_view piece, std::vector<TokenId>& out) { encode_text(piece, out); });
 }
 
 // The normalized form of the text's prefix at `offset`: sets `out` to it and returns how

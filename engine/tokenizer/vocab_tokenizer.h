@@ -30,6 +30,21 @@ public:
 
 protected:
     void check_id(TokenId id) const;
+    // BOS where asked for and adds_bos(), then each special token's id and, through
+    // encode_text(piece, out), the ids of each piece of text between them.
+    template <class EncodeText>
+    std::vector<TokenId> encode_fragments(std::string_view text, bool add_bos, bool parse_special,
+                                          EncodeText&& encode_text) const {
+        std::vector<TokenId> out;
+        out.reserve(text.size() / 3 + 2);
+        if (add_bos && adds_bos()) out.push_back(vocab_.bos());
+        for (const Fragment& f : vocab_.split_special(text, parse_special)) {
+            if (f.token >= 0) out.push_back(f.token);
+            else encode_text(text.substr(f.begin, f.end - f.begin), out);
+        }
+        return out;
+    }
+
     Vocab vocab_;
     std::string load_warning_;
 };

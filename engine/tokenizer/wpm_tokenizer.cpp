@@ -58,13 +58,8 @@ WpmTokenizer::WpmTokenizer(const GgufFile& file) : VocabTokenizer(Vocab(file, tr
 }
 
 std::vector<TokenId> WpmTokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
-    std::vector<TokenId> out;
-    if (add_bos && vocab_.add_bos() && vocab_.bos() >= 0) out.push_back(vocab_.bos());
-    for (const Fragment& f : vocab_.split_special(text, parse_special)) {
-        if (f.token >= 0) out.push_back(f.token);
-        else encode_text(text.substr(f.begin, f.end - f.begin), out);
-    }
-    return out;
+    return encode_fragments(text, add_bos, parse_special,
+                            [this](std::string_view piece, std::vector<TokenId>& out) { encode_text(piece, out); });
 }
 
 std::vector<std::string> WpmTokenizer::words(std::string_view text) const {
