@@ -58,7 +58,7 @@ class ChatSession : public QObject {
     // whole branch did not fit the model's context (see context_window.h); 0 when none.
     Q_PROPERTY(int omittedMessages READ omittedMessages NOTIFY omittedMessagesChanged)
     // Why the reply being written or last written in this session was prompted in a
-    // built-in format rather than the model's own template (arbor::ChatFormatter::refusal),
+    // built-in format rather than the model's own template (arbor::ChatFormatter::compose),
     // one sentence; empty when the template was followed.
     Q_PROPERTY(QString formatNote READ formatNote NOTIFY formatNoteChanged)
     // The model file the conversation last generated with (stored with it; each turn

@@ -24,19 +24,20 @@ int replyReserve(int maxTokens, int context) { return std::max(0, std::min(maxTo
 
 ContextWindow fitContext(const arbor::ChatFormatter& formatter, const std::optional<arbor::ChatMessage>& system,
                          const std::vector<arbor::ChatMessage>& history, int tail, int context, int reserve) {
+    ContextWindow window;
+    std::string refusal;  // the last prompt's
     auto promptFrom = [&](int cut) {
         std::vector<arbor::ChatMessage> chat;
         if (system) chat.push_back(*system);
         chat.insert(chat.end(), history.begin() + std::min<std::ptrdiff_t>(cut, std::ptrdiff_t(history.size())),
                     history.end());
-        return formatter.compose(chat);
+        return formatter.compose(chat, &refusal);
     };
     auto fits = [&](const std::vector<arbor::TokenId>& prompt, int room) {
         return std::int64_t(prompt.size()) + tail + room <= context;
     };
 
     const std::vector<int> cuts = contextCutCandidates(history, std::max(1, context / 4));
-    ContextWindow window;
     // Fewer messages make a shorter prompt, so the candidates that fit are a suffix of
     // the list: search for its start.
     size_t lo = 0, hi = cuts.size();
@@ -46,6 +47,7 @@ ContextWindow fitContext(const arbor::ChatFormatter& formatter, const std::optio
         if (fits(prompt, reserve)) {
             window.prompt = std::move(prompt);
             window.omitted = cuts[mid];
+            window.refusal = refusal;
             hi = mid;
         } else {
             lo = mid + 1;
@@ -57,6 +59,7 @@ ContextWindow fitContext(const arbor::ChatFormatter& formatter, const std::optio
     // what room is left, as long as the engine takes it (a prompt shorter than the context).
     window.omitted = cuts.back();
     window.prompt = promptFrom(window.omitted);
+    window.refusal = refusal;
     if (fits(window.prompt, 1)) return window;
     window.error = "the newest message" + std::string(system ? " with the system prompt" : "") + " takes " +
                    std::to_string(window.prompt.size() + size_t(tail)) + " tokens, and the context holds " +

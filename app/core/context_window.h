@@ -23,6 +23,7 @@ struct ContextWindow {
     std::vector<arbor::TokenId> prompt;  // formatter.compose(system + the kept messages)
     int omitted = 0;                     // messages at the start of the history left out
     std::string error;                   // not empty: even the newest message does not fit
+    std::string refusal;                 // why the prompt is not in the template's form (ChatFormatter::compose)
 };
 
 // The candidate cuts of `history` (indices of the first message kept), ascending: 0,

@@ -65,7 +65,7 @@ void fit(const arbor::ChatFormatter& formatter, const TurnRequest& r, SavedTurn&
                          std::make_move_iterator(history.end()));
     }
     turn.error = QString::fromStdString(window.error);
-    if (!turn.prompt.empty()) turn.formatNote = QString::fromStdString(formatter.refusal(turn.chat));
+    if (!turn.prompt.empty()) turn.formatNote = QString::fromStdString(window.refusal);
 }
 
 } // namespace

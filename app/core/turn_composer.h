@@ -35,7 +35,7 @@ struct ComposedTurn {
     std::vector<arbor::TokenId> prompt;    // the reply's prompt (without replyIds)
     std::vector<arbor::ChatMessage> chat;  // the messages it was composed from (for follow_up_prefix)
     int omitted = 0;   // messages of the path the prompt leaves out (context_window.h)
-    QString formatNote;  // why the prompt is not in the model's own template's form (ChatFormatter::refusal)
+    QString formatNote;  // why the prompt is not in the model's own template's form (ChatFormatter::compose)
     QString error;     // the prompt cannot be made (a continued reply was left as it was)
     QString title;     // set when this turn gave the conversation its title
     bool promptOpensThink = false;  // the generation prompt opened a <think> (DeepSeek-R1 distills)

@@ -256,8 +256,9 @@ std::vector<TokenId> ChatFormatter::follow_up_prefix(const std::vector<TokenId>&
     return out;
 }
 
-std::vector<TokenId> ChatFormatter::compose(const std::vector<ChatMessage>& messages) const {
-    return whole_ ? compose_whole(messages) : compose_pieces(messages);
+std::vector<TokenId> ChatFormatter::compose(const std::vector<ChatMessage>& messages, std::string* refusal) const {
+    if (refusal) refusal->clear();
+    return whole_ ? compose_whole(messages, refusal) : compose_pieces(messages);
 }
 
 std::vector<TokenId> ChatFormatter::compose_pieces(const std::vector<ChatMessage>& messages) const {

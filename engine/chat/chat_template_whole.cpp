@@ -126,26 +126,18 @@ std::string refusal_note(const std::exception& e, ChatTemplateKind family) {
 
 } // namespace
 
-std::vector<TokenId> ChatFormatter::compose_whole(const std::vector<ChatMessage>& messages) const {
+std::vector<TokenId> ChatFormatter::compose_whole(const std::vector<ChatMessage>& messages,
+                                                 std::string* refusal) const {
     const std::vector<ChatMessage> shown = shown_in_history(messages);
     try {
         return splice(render_placeholders(shown, jinja::Value()), shown);
     } catch (const std::exception& e) {
         // A conversation the template refuses (Nemo's roles must alternate): the family
-        // composes it rather than nothing (refusal() tells the front ends).
-        spdlog::warn("chat template: {}", refusal_note(e, kind_));
+        // composes it rather than nothing, and says so.
+        const std::string note = refusal_note(e, kind_);
+        spdlog::warn("chat template: {}", note);
+        if (refusal) *refusal = note;
         return compose_pieces(messages);
-    }
-}
-
-std::string ChatFormatter::refusal(const std::vector<ChatMessage>& messages) const {
-    if (!whole_) return {};
-    const std::vector<ChatMessage> shown = shown_in_history(messages);
-    try {
-        splice(render_placeholders(shown, jinja::Value()), shown);
-        return {};
-    } catch (const std::exception& e) {
-        return refusal_note(e, kind_);
     }
 }
 

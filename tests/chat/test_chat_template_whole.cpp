@@ -191,7 +191,7 @@ private slots:
 
     // A conversation the template refuses (Nemo's roles must alternate) is composed by the
     // family its markers match rather than not at all, no follow-up prefix is claimed, and
-    // refusal() says why for the front ends (the template's own message).
+    // compose() says why for the front ends (the template's own message).
     void aRefusedConversationUsesTheFamily() {
         const ByteTokenizer tok = tokenizer_for(kNemo);
         const ChatFormatter f(tok, read_template(kNemo));
@@ -201,13 +201,18 @@ private slots:
         QCOMPARE(f.compose(twice), ChatFormatter(tok, ChatTemplateKind::Llama2).compose(twice));
         QVERIFY(f.follow_up_prefix({twice[0]}, concat(f.encode_content("Hm."), {tok.eos()})).size() > 0);
         QVERIFY(f.follow_up_prefix(twice, f.encode_content("Hm.")).empty());
-        const QString why = QString::fromStdString(f.refusal(twice));
+        std::string refused;
+        QCOMPARE(f.compose(twice, &refused), ChatFormatter(tok, ChatTemplateKind::Llama2).compose(twice));
+        const QString why = QString::fromStdString(refused);
         // In the template's own words, without the renderer's line number.
         QVERIFY2(why.startsWith(QString::fromUtf8("the model's chat template refuses this conversation (\u201c")) &&
                      why.contains("alternate") && !why.contains("template line") && why.contains("Llama 2 format"),
                  qPrintable(why));
-        QCOMPARE(f.refusal({twice[0]}), std::string());
-        QCOMPARE(ChatFormatter(tok, ChatTemplateKind::Llama2).refusal(twice), std::string());  // a family: nothing refused
+        f.compose({twice[0]}, &refused);
+        QCOMPARE(refused, std::string());
+        refused = "stale";
+        ChatFormatter(tok, ChatTemplateKind::Llama2).compose(twice, &refused);
+        QCOMPARE(refused, std::string());  // a family: nothing refused
     }
 };
 

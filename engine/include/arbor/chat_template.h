@@ -94,12 +94,12 @@ public:
     // Message text -> ids, special-token texts kept as plain text.
     std::vector<TokenId> encode_content(std::string_view text) const;
 
-    // The full prompt for generating the next assistant reply after `messages`.
-    std::vector<TokenId> compose(const std::vector<ChatMessage>& messages) const;
-    // Why compose(messages) does not follow the model's template, one sentence for the
-    // user: rendered whole, the template refused these messages (Nemo's roles must
-    // alternate) and the family composed them. Empty where the template's own form is used.
-    std::string refusal(const std::vector<ChatMessage>& messages) const;
+    // The full prompt for generating the next assistant reply after `messages`. With
+    // `refusal`, also why the prompt does not follow the model's template, one sentence
+    // for the user: rendered whole, the template refused these messages (Nemo's roles
+    // must alternate) and the family composed them; empty where the template's own form
+    // is used.
+    std::vector<TokenId> compose(const std::vector<ChatMessage>& messages, std::string* refusal = nullptr) const;
 
     // How the next prompt begins once `reply` (the generated ids) answered compose(messages):
     // everything up to where the content of the next user message starts. For any
@@ -162,7 +162,7 @@ private:
     // The ids of a reply as a whole render shows it in the history (see reply_opening_).
     std::vector<TokenId> history_reply(const std::vector<TokenId>& content) const;
     std::vector<ChatMessage> shown_in_history(const std::vector<ChatMessage>& messages) const;
-    std::vector<TokenId> compose_whole(const std::vector<ChatMessage>& messages) const;
+    std::vector<TokenId> compose_whole(const std::vector<ChatMessage>& messages, std::string* refusal) const;
     std::vector<TokenId> compose_pieces(const std::vector<ChatMessage>& messages) const;
     std::vector<TokenId> special(std::string_view text) const;
     bool ends_turn(const std::vector<TokenId>& content) const;
