@@ -19,8 +19,6 @@ namespace arbor::tok {
 
 namespace {
 
-constexpr std::string_view kWordStart = "\xe2\x96\x81";  // U+2581, the phantom space
-
 // The ideographs BERT's basic tokenizer treats as words of their own: the CJK blocks as
 // Hugging Face's tokenizers list them (Extension E from 0x2B920, not 0x2B820, as there).
 bool is_cjk_ideograph(char32_t cp) {
@@ -90,7 +88,7 @@ std::vector<std::string> WpmTokenizer::words(std::string_view text) const {
 
 void WpmTokenizer::encode_text(std::string_view text, std::vector<TokenId>& out) const {
     for (const std::string& word : words(text)) {
-        const std::string marked = std::string(kWordStart) + word;
+        const std::string marked = std::string(kEscapedSpace) + word;
         const size_t first = out.size();
         bool matched = true;
         for (size_t i = 0; i < marked.size() && matched;) {
@@ -112,8 +110,8 @@ void WpmTokenizer::encode_text(std::string_view text, std::vector<TokenId>& out)
 std::string WpmTokenizer::token_bytes(TokenId id) const {
     check_id(id);
     const std::string& text = vocab_.text(id);
-    if (vocab_.is_special(id) || !text.starts_with(kWordStart)) return text;
-    return " " + text.substr(kWordStart.size());
+    if (vocab_.is_special(id) || !text.starts_with(kEscapedSpace)) return text;
+    return " " + text.substr(kEscapedSpace.size());
 }
 
 } // namespace arbor::tok
