@@ -60,8 +60,8 @@ public:
                    [this](const TensorView& w, float* y, int64_t ldy) { return product(w, y, ldy); }),
           long_rope_(model.rope_long_factors(
               sequence_limit(int64_t(kv_.page_count()) * kv_.page_size(), options.context_tokens, cfg_.n_ctx_train))) {
-        if (activations_ == Activations::Int8) check_int8_types();
-        if (options.panel_weights && activations_ == Activations::Float) pack_panels();
+        if (activations_ == Activations::Int8) check_int8_types(options.panel_weights);
+        if (options.panel_weights) pack_panels();
     }
 
     std::string name() const override { return "cpu"; }
@@ -84,7 +84,7 @@ public:
 
 private:
     void pack_panels();
-    void check_int8_types() const;
+    void check_int8_types(bool panels) const;
 
     // The stages of a step, in the order forward() runs them.
     void begin_step(const ForwardBatch& batch);
@@ -176,11 +176,12 @@ std::vector<TensorView> CpuBackend::layer_matrices(const LayerWeights& lw, const
     return out;
 }
 
-// Refused at start rather than failing in the first step.
-void CpuBackend::check_int8_types() const {
+// Refused at start rather than failing in the first step. Panels take 8-bit codes for
+// every type they pack.
+void CpuBackend::check_int8_types(bool panels) const {
     const ModelWeights& w = model_.weights();
-    auto check = [](const TensorView& t) {
-        if (!has_int8_dot(t.type))
+    auto check = [panels](const TensorView& t) {
+        if (!has_int8_dot(t.type) && !(panels && PanelWeights::packable(t.type, t.cols)))
             throw Error("int8 activations have no products for " + std::string(dtype_name(t.type)) +
                         " weights: run this model with float activations");
     };
@@ -437,7 +438,7 @@ void CpuBackend::multiply(const float* x, std::span<const MatmulOutput> outputs)
 
 void CpuBackend::quantize_input_in_row_pass(std::span<const MatmulOutput> outputs, int64_t cols) {
     input_quantized_ = uses_panel_rows(outputs, activations_);
-    if (input_quantized_) scratch_.panel_activations.resize(rows_, cols);
+    if (input_quantized_) scratch_.panel_activations.resize(rows_, cols, panel_code_limit(activations_));
 }
 
 } // namespace

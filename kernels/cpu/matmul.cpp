@@ -62,12 +62,14 @@ void add_bias(const MatmulOutput& out, const Range& range, int64_t n_rows) {
 // float_dot_tile computes each (weight row, activation row) pair in one fixed operation
 // order whatever the tiling, so a row's output never depends on its batch. `each`:
 // output j takes activation row j alone (matmul_each), into its first row.
+// In Int8 mode every output has panels (matmul sends the others to matmul_int8) and the
+// panel rows take 8-bit codes.
 void matmul_float(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const MatmulOutput> outputs,
-                  MatmulScratch& scratch, int64_t cols, PanelRows panel_rows, bool each = false) {
+                  MatmulScratch& scratch, int64_t cols, PanelRows panel_rows, Activations mode, bool each = false) {
     const std::vector<Range> tasks = split_rows(outputs, pool.size());
     scratch.weight_rows.resize(size_t(pool.size()));
-    if (panel_rows == PanelRows::Quantize && uses_panel_rows(outputs, Activations::Float)) {
-        scratch.panel_activations.resize(n_rows, cols);
+    if (panel_rows == PanelRows::Quantize && uses_panel_rows(outputs, mode)) {
+        scratch.panel_activations.resize(n_rows, cols, panel_code_limit(mode));
         for_each_row(pool, n_rows, [&](int64_t t) { scratch.panel_activations.quantize_row(t, x + t * cols); });
     }
     pool.parallel_for(int64_t(tasks.size()), [&](int64_t task, int thread) {
@@ -101,38 +103,11 @@ void matmul_float(ThreadPool& pool, const float* x, int64_t n_rows, std::span<co
     });
 }
 
-// The outputs' common number of columns; throws std::invalid_argument where they differ
-// or a panel copy does not match its weight.
-int64_t checked_cols(std::span<const MatmulOutput> outputs) {
-    const int64_t cols = outputs[0].weight.cols;
-    for (const auto& o : outputs) {
-        if (o.weight.cols != cols) throw std::invalid_argument("matmul: outputs differ in cols");
-        if (o.panels && (o.panels->rows() != o.weight.rows || o.panels->cols() != cols))
-            throw std::invalid_argument("matmul: panels do not match their weight");
-    }
-    return cols;
-}
-
-} // namespace
-
-bool uses_panel_rows(std::span<const MatmulOutput> outputs, Activations mode) {
-    return mode == Activations::Float &&
-           std::any_of(outputs.begin(), outputs.end(), [](const MatmulOutput& o) { return o.panels; });
-}
-
-void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const MatmulOutput> outputs,
-            MatmulScratch& scratch, Activations mode, PanelRows panel_rows) {
-    if (outputs.empty() || n_rows <= 0) return;
-    const int64_t cols = checked_cols(outputs);
-    if (panel_rows == PanelRows::Ready && uses_panel_rows(outputs, mode) &&
-        (scratch.panel_activations.rows() != n_rows || scratch.panel_activations.cols() != cols))
-        throw std::invalid_argument("matmul: the quantized panel rows do not match the activations");
-    if (mode == Activations::Float) {
-        matmul_float(pool, x, n_rows, outputs, scratch, cols, panel_rows);
-        return;
-    }
-
-    // Quantize the activations once for every distinct dot-product type.
+// Int8 mode in GGUF order: the activations quantized once for every distinct
+// dot-product type (Q8_0/Q8_1/Q8_K) and dotted with the quantized blocks.
+void matmul_int8(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const MatmulOutput> outputs,
+                 MatmulScratch& scratch, int64_t cols) {
+    if (outputs.empty()) return;
     scratch.slots.resize(0);
     std::vector<size_t> slot_of(outputs.size());
     for (size_t j = 0; j < outputs.size(); ++j) {
@@ -178,16 +153,61 @@ void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const Ma
     });
 }
 
+// The outputs' common number of columns; throws std::invalid_argument where they differ
+// or a panel copy does not match its weight.
+int64_t checked_cols(std::span<const MatmulOutput> outputs) {
+    const int64_t cols = outputs[0].weight.cols;
+    for (const auto& o : outputs) {
+        if (o.weight.cols != cols) throw std::invalid_argument("matmul: outputs differ in cols");
+        if (o.panels && (o.panels->rows() != o.weight.rows || o.panels->cols() != cols))
+            throw std::invalid_argument("matmul: panels do not match their weight");
+    }
+    return cols;
+}
+
+} // namespace
+
+bool uses_panel_rows(std::span<const MatmulOutput> outputs, Activations) {
+    return std::any_of(outputs.begin(), outputs.end(), [](const MatmulOutput& o) { return o.panels; });
+}
+
+int32_t panel_code_limit(Activations mode) {
+    return mode == Activations::Int8 ? kPanelCodeLimit8 : kPanelCodeLimit16;
+}
+
+void matmul(ThreadPool& pool, const float* x, int64_t n_rows, std::span<const MatmulOutput> outputs,
+            MatmulScratch& scratch, Activations mode, PanelRows panel_rows) {
+    if (outputs.empty() || n_rows <= 0) return;
+    const int64_t cols = checked_cols(outputs);
+    if (panel_rows == PanelRows::Ready && uses_panel_rows(outputs, mode) &&
+        (scratch.panel_activations.rows() != n_rows || scratch.panel_activations.cols() != cols ||
+         scratch.panel_activations.limit() != panel_code_limit(mode)))
+        throw std::invalid_argument("matmul: the quantized panel rows do not match the activations");
+    const auto has_panels = [](const MatmulOutput& o) { return o.panels != nullptr; };
+    if (mode == Activations::Float || std::all_of(outputs.begin(), outputs.end(), has_panels)) {
+        matmul_float(pool, x, n_rows, outputs, scratch, cols, panel_rows, mode);
+        return;
+    }
+    // Int8 with some outputs in GGUF order: those through the Q8 products, the rest
+    // through their panels.
+    std::vector<MatmulOutput> panelled, gguf;
+    for (const auto& o : outputs) (o.panels ? panelled : gguf).push_back(o);
+    if (!panelled.empty()) matmul_float(pool, x, n_rows, panelled, scratch, cols, panel_rows, mode);
+    matmul_int8(pool, x, n_rows, gguf, scratch, cols);
+}
+
 void matmul_each(ThreadPool& pool, const float* x, std::span<const MatmulOutput> outputs, MatmulScratch& scratch,
                  Activations mode) {
     if (outputs.empty()) return;
     const int64_t cols = checked_cols(outputs);
-    if (mode != Activations::Float) {
+    const bool panelled =
+        std::all_of(outputs.begin(), outputs.end(), [](const MatmulOutput& o) { return o.panels != nullptr; });
+    if (mode != Activations::Float && !panelled) {
         for (size_t j = 0; j < outputs.size(); ++j)
             matmul(pool, x + int64_t(j) * cols, 1, outputs.subspan(j, 1), scratch, mode);
         return;
     }
-    matmul_float(pool, x, int64_t(outputs.size()), outputs, scratch, cols, PanelRows::Quantize, true);
+    matmul_float(pool, x, int64_t(outputs.size()), outputs, scratch, cols, PanelRows::Quantize, mode, true);
 }
 
 void matmul_reference(const float* x, int64_t n_rows, const MatmulOutput& output) {

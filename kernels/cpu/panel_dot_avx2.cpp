@@ -7,7 +7,7 @@
 
 namespace arbor::avx2 {
 
-PanelBlockScale quantize_panel_block(const float* x, int16_t* codes) {
+PanelBlockScale quantize_panel_block(const float* x, int16_t* codes, int32_t limit) {
     const __m256 sign = _mm256_set1_ps(-0.0f);
     __m256 v[4];
     for (int i = 0; i < 4; ++i) v[i] = _mm256_loadu_ps(x + 8 * i);
@@ -16,7 +16,7 @@ PanelBlockScale quantize_panel_block(const float* x, int16_t* codes) {
     __m128 a4 = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
     a4 = _mm_max_ps(a4, _mm_movehl_ps(a4, a4));
     a4 = _mm_max_ss(a4, _mm_movehdup_ps(a4));
-    const float d = _mm_cvtss_f32(a4) / 32767.0f;
+    const float d = _mm_cvtss_f32(a4) / float(limit);
     const __m256 inv = _mm256_set1_ps(d > 0.0f ? 1.0f / d : 0.0f);
     __m256i q[4];
     for (int i = 0; i < 4; ++i)
@@ -36,7 +36,7 @@ PanelBlockScale quantize_panel_block(const float* x, int16_t* codes) {
         return _mm_cvtsi128_si32(s4);
     };
     const int32_t h0 = sum16(q[0], q[1]), h1 = sum16(q[2], q[3]);
-    return {d, d * float(h0 + h1), {d * float(h0), d * float(h1)}};
+    return {d, d * float(h0 + h1), {d * float(h0), d * float(h1)}, {h0, h1}};
 }
 
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
@@ -51,8 +51,8 @@ void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const Pane
 #else
 
 namespace arbor::avx2 {
-PanelBlockScale quantize_panel_block(const float* x, int16_t* codes) {
-    return ref::quantize_panel_block(x, codes);
+PanelBlockScale quantize_panel_block(const float* x, int16_t* codes, int32_t limit) {
+    return ref::quantize_panel_block(x, codes, limit);
 }
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                int64_t n_x, float* y, int64_t ldy) {

@@ -498,38 +498,49 @@ void PanelWeights::dequantize_row(int64_t r, float* out) const {
     with_layout(layout(), [&]<class L>() { dequantize_from<L>(p, lane, cols_, out); });
 }
 
-void PanelActivations::resize(int64_t n_rows, int64_t cols) {
+void PanelActivations::resize(int64_t n_rows, int64_t cols, int32_t limit) {
     if (cols % kBlock != 0) throw std::invalid_argument("PanelActivations: row length is not whole blocks");
+    if (limit != kPanelCodeLimit16 && limit != kPanelCodeLimit8)
+        throw std::invalid_argument("PanelActivations: codes are 16 or 8 bits");
     rows_ = n_rows;
     cols_ = cols;
+    limit_ = limit;
     // Grown only: the forward pass alternates between row lengths, and shrinking then
     // growing a vector zero-fills the regrown part every time.
     const size_t codes = size_t(n_rows * cols), blocks = size_t(n_rows * (cols / kBlock));
     if (codes_.size() < codes) codes_.resize(codes);
+    if (limit == kPanelCodeLimit8 && codes8_.size() < codes) codes8_.resize(codes);
     if (d_.size() < blocks) {
         d_.resize(blocks);
         s_.resize(blocks);
         h_.resize(2 * blocks);
     }
+    if (limit == kPanelCodeLimit8 && code_h_.size() < 2 * blocks) code_h_.resize(2 * blocks);
 }
 
 void PanelActivations::quantize_row(int64_t t, const float* x) {
     const auto quantize = avx2::available() ? avx2::quantize_panel_block : ref::quantize_panel_block;
     const int64_t blocks = cols_ / kBlock;
     for (int64_t b = 0; b < blocks; ++b) {
-        const PanelBlockScale scale = quantize(x + b * kBlock, codes_.data() + size_t(t * cols_ + b * kBlock));
-        d_[size_t(t * blocks + b)] = scale.d;
-        s_[size_t(t * blocks + b)] = scale.s;
-        h_[size_t(2 * (t * blocks + b))] = scale.h[0];
-        h_[size_t(2 * (t * blocks + b) + 1)] = scale.h[1];
+        int16_t* codes = codes_.data() + size_t(t * cols_ + b * kBlock);
+        const PanelBlockScale scale = quantize(x + b * kBlock, codes, limit_);
+        const size_t at = size_t(t * blocks + b);
+        d_[at] = scale.d;
+        s_[at] = scale.s;
+        h_[2 * at] = scale.h[0];
+        h_[2 * at + 1] = scale.h[1];
+        if (limit_ != kPanelCodeLimit8) continue;
+        for (int64_t k = 0; k < kBlock; ++k) codes8_[size_t(t * cols_ + b * kBlock + k)] = int8_t(codes[k]);
+        code_h_[2 * at] = scale.code_h[0];
+        code_h_[2 * at + 1] = scale.code_h[1];
     }
 }
 
 namespace ref {
-PanelBlockScale quantize_panel_block(const float* x, int16_t* codes) {
+PanelBlockScale quantize_panel_block(const float* x, int16_t* codes, int32_t limit) {
     float a = 0.0f;
     for (int k = 0; k < kBlock; ++k) a = std::max(a, std::fabs(x[k]));
-    const float d = a / 32767.0f;
+    const float d = a / float(limit);
     const float inv = d > 0.0f ? 1.0f / d : 0.0f;
     int32_t half[2] = {};
     for (int k = 0; k < kBlock; ++k) {
@@ -537,7 +548,7 @@ PanelBlockScale quantize_panel_block(const float* x, int16_t* codes) {
         codes[k] = int16_t(std::nearbyint(x[k] * inv));
         half[k / 16] += codes[k];
     }
-    return {d, d * float(half[0] + half[1]), {d * float(half[0]), d * float(half[1])}};
+    return {d, d * float(half[0] + half[1]), {d * float(half[0]), d * float(half[1])}, {half[0], half[1]}};
 }
 
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,

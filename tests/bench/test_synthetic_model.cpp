@@ -85,9 +85,10 @@ QString spread_failure(const arbor::TensorView& w, double sigma) {
 
 // Prefills a short chat and decodes three tokens: every logit finite, unit-scale logits
 // that differ between tokens and none huge (the weights' scales keep activations bounded).
-void check_generation(const arbor::Model& model) {
+void check_generation(const arbor::Model& model, bool int8 = false) {
     arbor::BackendOptions options;
     options.threads = 2;
+    options.int8_activations = int8;
     options.kv_tokens = 64;
     auto backend = arbor::make_cpu_backend(model, options);
     arbor::Generator gen(model, *backend);
@@ -182,11 +183,14 @@ private slots:
 
         check_generation(*model);
 
-        // Int8 activations have products for the types up to Q6_K only: the low-bit
-        // types are refused when the backend is made, naming the type.
+        // Int8 activations run every type through its panels (8-bit codes); in GGUF order
+        // they have products for the types up to Q6_K only: the low-bit types are refused
+        // when the backend is made, naming the type.
+        check_generation(*model, true);
         arbor::BackendOptions int8;
         int8.int8_activations = true;
         int8.kv_tokens = 64;
+        int8.panel_weights = false;
         const bool low_bit = want == DType::Q2_K || want == DType::Q3_K || want == DType::IQ4_NL ||
                              want == DType::IQ4_XS || want == DType::MXFP4;
         if (low_bit) {
@@ -219,7 +223,8 @@ private slots:
             return gen.prefill(ids);
         };
         const std::vector<float> exact = logits(false, false);
-        for (const auto& [panels, int8, bound] : {std::tuple{true, false, 2e-3}, std::tuple{false, true, 0.1}}) {
+        for (const auto& [panels, int8, bound] : {std::tuple{true, false, 2e-3}, std::tuple{false, true, 0.1},
+                                                  std::tuple{true, true, 0.1}}) {
             const std::vector<float> got = logits(panels, int8);
             double diff = 0.0;
             for (size_t i = 0; i < exact.size(); ++i) diff = std::max(diff, std::abs(double(got[i]) - exact[i]));
@@ -231,7 +236,8 @@ private slots:
 
     // gpt-oss with MXFP4 experts (mxfp4_moe): the experts' matrices are MXFP4 with about
     // the intended spread (4/sqrt(row length), so gpt-oss's clamp is reached), everything
-    // else F32; it generates, and int8 activations are refused naming MXFP4.
+    // else F32; it generates, with int8 activations too (through the panels), and int8
+    // activations in GGUF order are refused naming MXFP4.
     void mxfp4ExpertsRun() {
         const auto model = untied_model("mxfp4_moe", Arch::GptOss);
         QCOMPARE(model->config().architecture, std::string("gpt-oss"));
@@ -242,10 +248,12 @@ private slots:
         const QString failure = spread_failure(layer.gate_exps, 4.0 / std::sqrt(double(layer.gate_exps.cols)));
         QVERIFY2(failure.isEmpty(), qPrintable(failure));
         check_generation(*model);
+        check_generation(*model, true);  // int8 activations through the panels
 
         arbor::BackendOptions int8;
         int8.int8_activations = true;
         int8.kv_tokens = 64;
+        int8.panel_weights = false;
         const QString error = thrown<arbor::Error>([&] { arbor::make_cpu_backend(*model, int8); });
         QVERIFY2(error.contains("MXFP4"), qPrintable(error));
     }

@@ -1,7 +1,9 @@
 // Fidelity against an independent implementation: tests/data/fidelity holds prompts with
 // llama.cpp's token ids, 64-token greedy continuations and top logits for the default
 // model (see the README there for their origin). The reference ran with an F32 KV cache;
-// Arbor is checked with that and with its default F16 cache, against the same bounds.
+// Arbor is checked with that and with its default F16 cache, against the same bounds, and
+// with the int8_activations option (8-bit activation codes, as llama.cpp's quantized
+// products round them), whose fidelity is measured here against bounds of its own.
 #include "fidelity_data.h"
 #include "test_support.h"
 
@@ -21,14 +23,17 @@ using arbor::test::ids_of;
 class TestFidelity : public QObject {
     Q_OBJECT
     std::unique_ptr<arbor::Model> model_;
-    std::unique_ptr<arbor::Backend> f32_kv_, f16_kv_;
+    std::unique_ptr<arbor::Backend> f32_kv_, f16_kv_, int8_;
     QJsonArray prompts_;
 
-    arbor::Backend& backend_for(const QString& kv) { return kv == "f32" ? *f32_kv_ : *f16_kv_; }
+    arbor::Backend& backend_for(const QString& kv) {
+        return kv == "f32" ? *f32_kv_ : kv == "int8" ? *int8_ : *f16_kv_;
+    }
     static void add_kv_rows() {
         QTest::addColumn<QString>("kv");
         QTest::newRow("F32 KV cache (as the reference)") << QString("f32");
         QTest::newRow("F16 KV cache (the default)") << QString("f16");
+        QTest::newRow("int8 activations, F16 KV cache (an option)") << QString("int8");
     }
 
 private slots:
@@ -46,6 +51,8 @@ private slots:
         f32_kv_ = arbor::make_cpu_backend(*model_, options);
         options.kv_type = arbor::KvType::F16;
         f16_kv_ = arbor::make_cpu_backend(*model_, options);
+        options.int8_activations = true;
+        int8_ = arbor::make_cpu_backend(*model_, options);
     }
 
     // Our tokenizer gives the reference's prompt ids for every prompt.
@@ -59,7 +66,9 @@ private slots:
         }
     }
 
-    // (a) Teacher-forced on the reference continuation, our argmax agrees at >= 98% of positions.
+    // (a) Teacher-forced on the reference continuation, our argmax agrees at >= 98% of
+    // positions (int8 activations: >= 95%; measured 97.2%, and 97.4% with the GGUF-order
+    // Q8_1 products llama.cpp's rounding matches).
     void teacherForcedArgmaxAgreement_data() { add_kv_rows(); }
     void teacherForcedArgmaxAgreement() {
         QFETCH(QString, kv);
@@ -84,10 +93,12 @@ private slots:
         }
         const double share = double(agree) / total;
         qInfo("argmax agreement: %d of %d (%.2f%%)", agree, total, 100.0 * share);
-        QVERIFY2(share >= 0.98, qPrintable(QString("agreement %1 below 98%").arg(share)));
+        const double bound = kv == "int8" ? 0.95 : 0.98;
+        QVERIFY2(share >= bound, qPrintable(QString("agreement %1 below %2").arg(share).arg(bound)));
     }
 
-    // (b) Free-running greedy decoding: the first 16 tokens are identical for >= 14 prompts.
+    // (b) Free-running greedy decoding: the first 16 tokens are identical for >= 14 prompts
+    // (int8 activations: >= 10; measured 12, and 7 with the GGUF-order Q8_1 products).
     void greedyPrefixesMatch_data() { add_kv_rows(); }
     void greedyPrefixesMatch() {
         QFETCH(QString, kv);
@@ -108,7 +119,7 @@ private slots:
             same += ok;
         }
         qInfo("identical 16-token greedy prefixes: %d of %lld", same, static_cast<long long>(prompts_.size()));
-        QVERIFY(same >= 14);
+        QVERIFY(same >= (kv == "int8" ? 10 : 14));
     }
 };
 

@@ -1,7 +1,7 @@
 // Weights packed as panels of eight rows (panel_weights.h; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL,
 // MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS): packing keeps every weight
-// (checked against dequantize_row of the GGUF rows); the activations' 16-bit codes
-// round each value to the nearest step (AVX2 bit for bit as the reference); the scalar
+// (checked against dequantize_row of the GGUF rows); the activations' 16-bit (and, for
+// int8 activations, 8-bit) codes round each value to the nearest step (AVX2 bit for bit as the reference); the scalar
 // reference follows the contract (checked against a fold written here over the GGUF
 // blocks) and stays within the rounding's bound of the exact product; the tiles of each
 // SIMD set (AVX2, AVX-VNNI, AVX-512 VNNI; a set this CPU lacks is skipped with its name)
@@ -86,10 +86,10 @@ std::vector<float> random_rows(int64_t rows, int64_t cols, uint32_t seed) {
 struct BlockScale {
     float d, s, h[2];
 };
-BlockScale round_block(const float* x, int16_t* c) {
+BlockScale round_block(const float* x, int16_t* c, int32_t limit) {
     float a = 0.0f;
     for (int k = 0; k < 32; ++k) a = std::max(a, std::fabs(x[k]));
-    const float d = a / 32767.0f, inv = d > 0.0f ? 1.0f / d : 0.0f;
+    const float d = a / float(limit), inv = d > 0.0f ? 1.0f / d : 0.0f;
     int sum[2] = {};
     for (int k = 0; k < 32; ++k) sum[k / 16] += c[k] = int16_t(std::nearbyint(x[k] * inv));
     return {d, d * float(sum[0] + sum[1]), {d * float(sum[0]), d * float(sum[1])}};
@@ -217,13 +217,14 @@ bool halves_have_scales(DType type) {
 // The contract written out over the GGUF blocks: integer sums of codes per block (Q2_K,
 // Q3_K, Q6_K: per half block, each with its own scale, and Q2_K's own min), folded into
 // one float accumulator in column order.
-std::vector<float> contract_products(const Matrix& w, const std::vector<float>& x, int64_t n_x) {
+std::vector<float> contract_products(const Matrix& w, const std::vector<float>& x, int64_t n_x,
+                                     int32_t limit = arbor::kPanelCodeLimit16) {
     std::vector<float> y(size_t(n_x * w.rows));
     std::vector<int16_t> c(size_t(w.cols));
     for (int64_t t = 0; t < n_x; ++t) {
         std::vector<BlockScale> scale;
         for (int64_t b = 0; b < w.cols / 32; ++b)
-            scale.push_back(round_block(x.data() + t * w.cols + b * 32, c.data() + b * 32));
+            scale.push_back(round_block(x.data() + t * w.cols + b * 32, c.data() + b * 32, limit));
         for (int64_t r = 0; r < w.rows; ++r) {
             float acc = 0.0f;
             const int64_t part = halves_have_scales(w.type) ? 16 : 32;
@@ -246,9 +247,10 @@ std::vector<float> contract_products(const Matrix& w, const std::vector<float>& 
     return y;
 }
 
-arbor::PanelActivations quantized(const std::vector<float>& x, int64_t n_x, int64_t cols) {
+arbor::PanelActivations quantized(const std::vector<float>& x, int64_t n_x, int64_t cols,
+                                  int32_t limit = arbor::kPanelCodeLimit16) {
     arbor::PanelActivations a;
-    a.resize(n_x, cols);
+    a.resize(n_x, cols, limit);
     for (int64_t t = 0; t < n_x; ++t) a.quantize_row(t, x.data() + t * cols);
     return a;
 }
@@ -393,56 +395,73 @@ private slots:
         }
     }
 
-    // Codes are the nearest steps of d = max / 32767 (ties to even, up to the rounding of
-    // the reciprocal), the largest magnitude
-    // becomes +-32767 and s is d times the codes' sum; AVX2 gives the same bits.
+    // Codes are the nearest steps of d = max / L (L = 32767 or 127; ties to even, up to the
+    // rounding of the reciprocal), the largest magnitude becomes +-L, s and h are d times
+    // the codes' sums and the integer half sums are those sums; AVX2 gives the same bits.
     void activationRounding() {
-        std::mt19937 rng(51);
-        std::vector<std::vector<float>> blocks;
-        for (int i = 0; i < 400; ++i) {
-            const float scale = std::ldexp(1.0f, int(rng() % 40) - 20);
-            std::vector<float> b = arbor::test::random_activations(32, rng);
-            for (float& v : b) v *= scale;
-            blocks.push_back(b);
-        }
-        blocks.push_back(std::vector<float>(32, 0.0f));
-        // Ties: with a largest magnitude of 32767, the step is 1 and halves are exact ties.
-        std::vector<float> ties(32);
-        for (int k = 0; k < 32; ++k) ties[size_t(k)] = float(k) - 15.5f;
-        ties[0] = -32767.0f;
-        blocks.push_back(ties);
-        for (const auto& b : blocks) {
-            int16_t ref_codes[32], avx_codes[32];
-            const arbor::PanelBlockScale r = arbor::ref::quantize_panel_block(b.data(), ref_codes);
-            double max_abs = 0, sum = 0;
-            for (float v : b) max_abs = std::max(max_abs, double(std::fabs(v)));
-            for (int k = 0; k < 32; ++k) {
-                const double v = b[size_t(k)], step = double(r.d);
-                // Half a step, plus the rounding of 1 / d and of x * (1 / d): under
-                // 32767 * 2^-23 steps.
-                QVERIFY2(std::fabs(ref_codes[k] * step - v) <= 0.505 * step,
-                         qPrintable(QString("element %1 = %2: code %3, step %4").arg(k).arg(v).arg(ref_codes[k]).arg(step)));
-                if (std::fabs(v) == max_abs && max_abs > 0) QCOMPARE(std::abs(int(ref_codes[k])), 32767);
-                sum += ref_codes[k];
+        for (const int32_t limit : {arbor::kPanelCodeLimit16, arbor::kPanelCodeLimit8}) {
+            std::mt19937 rng(51);
+            std::vector<std::vector<float>> blocks;
+            for (int i = 0; i < 400; ++i) {
+                const float scale = std::ldexp(1.0f, int(rng() % 40) - 20);
+                std::vector<float> b = arbor::test::random_activations(32, rng);
+                for (float& v : b) v *= scale;
+                blocks.push_back(b);
             }
-            QCOMPARE(r.s, r.d * float(sum));
-            for (int i = 0; i < 2; ++i) {
-                double half = 0;
-                for (int k = 16 * i; k < 16 * i + 16; ++k) half += ref_codes[k];
-                QCOMPARE(r.h[i], r.d * float(half));
-            }
-            if (&b == &blocks.back())
-                for (int k = 1; k < 32; ++k) {
-                    const int want = int(std::nearbyint(b[size_t(k)]));  // the even neighbour
-                    QVERIFY2(ref_codes[k] == want && want % 2 == 0,
-                             qPrintable(QString("tie %1: code %2").arg(b[size_t(k)]).arg(ref_codes[k])));
+            blocks.push_back(std::vector<float>(32, 0.0f));
+            // Ties: with a largest magnitude of L, the step is 1 and halves are exact ties.
+            std::vector<float> ties(32);
+            for (int k = 0; k < 32; ++k) ties[size_t(k)] = float(k) - 15.5f;
+            ties[0] = -float(limit);
+            blocks.push_back(ties);
+            for (const auto& b : blocks) {
+                int16_t ref_codes[32], avx_codes[32];
+                const arbor::PanelBlockScale r = arbor::ref::quantize_panel_block(b.data(), ref_codes, limit);
+                double max_abs = 0, sum = 0;
+                for (float v : b) max_abs = std::max(max_abs, double(std::fabs(v)));
+                for (int k = 0; k < 32; ++k) {
+                    const double v = b[size_t(k)], step = double(r.d);
+                    // Half a step, plus the rounding of 1 / d and of x * (1 / d): under
+                    // L * 2^-23 steps.
+                    QVERIFY2(std::fabs(ref_codes[k] * step - v) <= 0.505 * step,
+                             qPrintable(QString("element %1 = %2: code %3, step %4").arg(k).arg(v).arg(ref_codes[k]).arg(step)));
+                    QVERIFY(std::abs(int(ref_codes[k])) <= limit);
+                    if (std::fabs(v) == max_abs && max_abs > 0) QCOMPARE(std::abs(int(ref_codes[k])), limit);
+                    sum += ref_codes[k];
                 }
-            if (!arbor::avx2::available()) continue;
-            const arbor::PanelBlockScale v = arbor::avx2::quantize_panel_block(b.data(), avx_codes);
-            QVERIFY(std::memcmp(ref_codes, avx_codes, sizeof ref_codes) == 0);
-            QCOMPARE(std::memcmp(&v.d, &r.d, sizeof(float)), 0);
-            QCOMPARE(std::memcmp(&v.s, &r.s, sizeof(float)), 0);
-            QCOMPARE(std::memcmp(v.h, r.h, sizeof r.h), 0);
+                QCOMPARE(r.s, r.d * float(sum));
+                for (int i = 0; i < 2; ++i) {
+                    int half = 0;
+                    for (int k = 16 * i; k < 16 * i + 16; ++k) half += ref_codes[k];
+                    QCOMPARE(r.h[i], r.d * float(half));
+                    QCOMPARE(r.code_h[i], half);
+                }
+                if (&b == &blocks.back())
+                    for (int k = 1; k < 32; ++k) {
+                        const int want = int(std::nearbyint(b[size_t(k)]));  // the even neighbour
+                        QVERIFY2(ref_codes[k] == want && want % 2 == 0,
+                                 qPrintable(QString("tie %1: code %2").arg(b[size_t(k)]).arg(ref_codes[k])));
+                    }
+                if (!arbor::avx2::available()) continue;
+                const arbor::PanelBlockScale v = arbor::avx2::quantize_panel_block(b.data(), avx_codes, limit);
+                QVERIFY(std::memcmp(ref_codes, avx_codes, sizeof ref_codes) == 0);
+                QCOMPARE(std::memcmp(&v.d, &r.d, sizeof(float)), 0);
+                QCOMPARE(std::memcmp(&v.s, &r.s, sizeof(float)), 0);
+                QCOMPARE(std::memcmp(v.h, r.h, sizeof r.h), 0);
+                QCOMPARE(std::memcmp(v.code_h, r.code_h, sizeof r.code_h), 0);
+            }
+        }
+        // The byte copy of 8-bit codes and the integer half sums a PanelActivations row keeps.
+        std::mt19937 rng(52);
+        const std::vector<float> row = arbor::test::random_activations(96, rng);
+        arbor::PanelActivations a;
+        a.resize(1, 96, arbor::kPanelCodeLimit8);
+        a.quantize_row(0, row.data());
+        for (int k = 0; k < 96; ++k) QCOMPARE(int(a.codes8(0)[k]), int(a.codes(0)[k]));
+        for (int h = 0; h < 6; ++h) {
+            int sum = 0;
+            for (int k = 16 * h; k < 16 * h + 16; ++k) sum += a.codes(0)[k];
+            QCOMPARE(a.code_half_sums(0)[h], sum);
         }
         if (!arbor::avx2::available()) QSKIP("this CPU has no AVX2/FMA/F16C: only the reference rounding was checked");
     }
@@ -450,23 +469,29 @@ private slots:
     // Every activation-row count up to two tiles of eight and past, every panel range
     // shape (whole matrix, inner, ending on the partial last panel); rows outside the
     // range stay untouched.
+    // With 16-bit codes and with 8-bit ones (int8 activations: AVX-512's byte products for
+    // the nibble layouts and Q6_K, the 16-bit tiles for the rest).
     void simdMatchesReference_data() {
         QTest::addColumn<int>("set");
         QTest::addColumn<int>("type");
         QTest::addColumn<int>("n_x");
-        for (int set = 0; set < int(std::size(kSimdSets)); ++set)
-            for (DType type : kPanelTypes)
-                for (int n_x : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 16, 17, 24})
-                    QTest::newRow(qPrintable(QString("%1 %2 x%3")
-                                                 .arg(arbor::isa_name(kSimdSets[set].isa).data())
-                                                 .arg(type_name(type))
-                                                 .arg(n_x)))
-                        << set << int(type) << n_x;
+        QTest::addColumn<int>("limit");
+        for (int limit : {arbor::kPanelCodeLimit16, arbor::kPanelCodeLimit8})
+            for (int set = 0; set < int(std::size(kSimdSets)); ++set)
+                for (DType type : kPanelTypes)
+                    for (int n_x : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 16, 17, 24})
+                        QTest::newRow(qPrintable(QString("%1 %2 x%3 %4-bit")
+                                                     .arg(arbor::isa_name(kSimdSets[set].isa).data())
+                                                     .arg(type_name(type))
+                                                     .arg(n_x)
+                                                     .arg(limit == arbor::kPanelCodeLimit8 ? 8 : 16)))
+                            << set << int(type) << n_x << limit;
     }
     void simdMatchesReference() {
         QFETCH(int, set);
         QFETCH(int, type);
         QFETCH(int, n_x);
+        QFETCH(int, limit);
         const SimdSet simd = kSimdSets[set];
         if (!arbor::isa_supported(simd.isa))
             QSKIP(qPrintable(QString("this CPU has no %1 (or ARBOR_CPU_ISA hides it): its panel kernel cannot run here")
@@ -476,7 +501,7 @@ private slots:
         const Matrix w = random_matrix(DType(type), rows, cols, 21);
         // One activation row more than used: the products start at row 1 of the activations.
         const auto x = random_rows(n_x + 1, cols, 22);
-        const arbor::PanelActivations a = quantized(x, n_x + 1, cols);
+        const arbor::PanelActivations a = quantized(x, n_x + 1, cols, limit);
         const arbor::PanelWeights p = arbor::PanelWeights::pack(w.view());
         const float untouched = std::numeric_limits<float>::quiet_NaN();
         for (auto [begin, end] : {std::pair<int64_t, int64_t>{0, 10}, {1, 8}, {3, 10}, {9, 10}, {4, 5}}) {
@@ -528,28 +553,34 @@ private slots:
 
     // Through matmul (threads, tasks, 64-row passes): each row of a batch equals the row
     // alone, with one thread or three, and equals the contract.
+    // Float mode (16-bit codes) and Int8 mode (8-bit codes).
     void rowIndependentOfBatchAndThreads_data() {
         QTest::addColumn<int>("type");
-        for (DType type : kPanelTypes) QTest::newRow(qPrintable(type_name(type))) << int(type);
+        QTest::addColumn<bool>("int8");
+        for (bool int8 : {false, true})
+            for (DType type : kPanelTypes)
+                QTest::newRow(qPrintable(type_name(type) + (int8 ? " int8" : ""))) << int(type) << int8;
     }
     void rowIndependentOfBatchAndThreads() {
         QFETCH(int, type);
+        QFETCH(bool, int8);
+        const auto mode = int8 ? arbor::Activations::Int8 : arbor::Activations::Float;
         const int64_t rows = 200, cols = 256, n_x = 70;
         const Matrix w = random_matrix(DType(type), rows, cols, 31);
         const auto x = random_rows(n_x, cols, 32);
         const arbor::PanelWeights p = arbor::PanelWeights::pack(w.view());
-        const auto want = contract_products(w, x, n_x);
+        const auto want = contract_products(w, x, n_x, arbor::panel_code_limit(mode));
         arbor::MatmulScratch scratch;
         for (int threads : {1, 3}) {
             arbor::ThreadPool pool(threads);
             std::vector<float> batch(size_t(n_x * rows));
             const arbor::MatmulOutput all[] = {{w.view(), batch.data(), rows, nullptr, &p}};
-            arbor::matmul(pool, x.data(), n_x, all, scratch);
+            arbor::matmul(pool, x.data(), n_x, all, scratch, mode);
             QVERIFY2(first_bit_difference(batch, want).isEmpty(), qPrintable(first_bit_difference(batch, want)));
             for (int64_t t : {int64_t(0), int64_t(9), n_x - 1}) {
                 std::vector<float> alone(static_cast<size_t>(rows));
                 const arbor::MatmulOutput one[] = {{w.view(), alone.data(), rows, nullptr, &p}};
-                arbor::matmul(pool, x.data() + t * cols, 1, one, scratch);
+                arbor::matmul(pool, x.data() + t * cols, 1, one, scratch, mode);
                 const std::vector<float> in_batch(batch.begin() + t * rows, batch.begin() + (t + 1) * rows);
                 QVERIFY2(first_bit_difference(alone, in_batch).isEmpty(),
                          qPrintable(QString("row %1, %2 threads: %3").arg(t).arg(threads).arg(first_bit_difference(alone, in_batch))));
@@ -570,7 +601,7 @@ private slots:
         const arbor::MatmulOutput by_matmul[] = {{w.view(), want.data(), rows, nullptr, &p}};
         arbor::matmul(pool, x.data(), n_x, by_matmul, scratch);
         QVERIFY(arbor::uses_panel_rows(by_matmul, arbor::Activations::Float));
-        QVERIFY(!arbor::uses_panel_rows(by_matmul, arbor::Activations::Int8));
+        QVERIFY(arbor::uses_panel_rows(by_matmul, arbor::Activations::Int8));
 
         arbor::MatmulScratch ready;
         ready.panel_activations.resize(n_x, cols);
@@ -579,9 +610,34 @@ private slots:
         arbor::matmul(pool, x.data(), n_x, by_caller, ready, arbor::Activations::Float, arbor::PanelRows::Ready);
         QVERIFY2(first_bit_difference(got, want).isEmpty(), qPrintable(first_bit_difference(got, want)));
 
+        // Int8 mode wants 8-bit codes: 16-bit rows are refused.
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, arbor::matmul(pool, x.data(), n_x, by_caller, ready,
+                                                                      arbor::Activations::Int8, arbor::PanelRows::Ready));
         ready.panel_activations.resize(n_x - 1, cols);
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, arbor::matmul(pool, x.data(), n_x, by_caller, ready,
                                                                       arbor::Activations::Float, arbor::PanelRows::Ready));
+    }
+
+    // Int8 mode with one output in panels and one in GGUF order (a matrix that was not
+    // packed): each gets the bits it gets alone, the panel one the contract's with 8-bit
+    // codes, the other the Q8 products'.
+    void int8MixesPanelsAndGgufOrder() {
+        const int64_t rows = 40, cols = 256, n_x = 5;
+        const Matrix a = random_matrix(DType::Q4_K, rows, cols, 71), b = random_matrix(DType::Q6_K, rows, cols, 72);
+        const auto x = random_rows(n_x, cols, 73);
+        const arbor::PanelWeights p = arbor::PanelWeights::pack(a.view());
+        arbor::ThreadPool pool(2);
+        arbor::MatmulScratch scratch;
+        std::vector<float> ya(size_t(n_x * rows)), yb(size_t(n_x * rows)), alone(size_t(n_x * rows));
+        const arbor::MatmulOutput both[] = {{a.view(), ya.data(), rows, nullptr, &p}, {b.view(), yb.data(), rows, nullptr}};
+        arbor::matmul(pool, x.data(), n_x, both, scratch, arbor::Activations::Int8);
+        const auto want = contract_products(a, x, n_x, arbor::kPanelCodeLimit8);
+        QVERIFY2(first_bit_difference(ya, want).isEmpty(), qPrintable(first_bit_difference(ya, want)));
+        const arbor::MatmulOutput only_b[] = {{b.view(), alone.data(), rows, nullptr}};
+        arbor::matmul(pool, x.data(), n_x, only_b, scratch, arbor::Activations::Int8);
+        QVERIFY2(first_bit_difference(yb, alone).isEmpty(), qPrintable(first_bit_difference(yb, alone)));
+        // Not the panel contract's bits: the Q8_K products round the activations per 256.
+        QVERIFY(!first_bit_difference(yb, contract_products(b, x, n_x, arbor::kPanelCodeLimit8)).isEmpty());
     }
 
     void rejectsWhatItCannotPack() {

@@ -76,9 +76,10 @@ struct BackendOptions {
     // Float keeps logits a smooth function of the input (the default); Int8 quantizes
     // activations to 8 bits inside matrix products like llama.cpp (see matmul.h).
     bool int8_activations = false;
-    // Q4_0, Q4_1 and Q8_0 weights through copies packed as panels of eight rows, multiplied with
-    // activations rounded to 16 bits per block in integer arithmetic (panel_weights.h;
-    // the file's pages of the packed matrices are released, so memory holds them once).
+    // Quantized weights of the packable types (PanelWeights::packable) through copies
+    // packed as panels of eight rows, multiplied with activations rounded to 16 bits per
+    // block (8 with int8_activations) in integer arithmetic (panel_weights.h; the file's
+    // pages of the packed matrices are released, so memory holds them once).
     // False keeps the GGUF order and the exact float products of float_dot.h.
     bool panel_weights = true;
     // Positions per attention task: a row that attends to more is split into parts of

@@ -39,7 +39,8 @@
 // The contract every path reproduces bit for bit (so a sequence's logits never depend on
 // what else shares its batch, nor on the tile that computed it). Activation row t, per
 // block b of 32 elements x[k]:
-//   a = max |x[k]|;  d[t][b] = a / 32767;  inv = d > 0 ? 1 / d : 0 (floats);
+//   a = max |x[k]|;  d[t][b] = a / L;  inv = d > 0 ? 1 / d : 0 (floats), where L, the
+//   code limit, is 32767 (16-bit codes) or 127 (8-bit codes);
 //   c[t][k] = x[k] * inv rounded to the nearest integer, ties to even;
 //   s[t][b] = d[t][b] * float(sum of the block's c[t][k]);
 //   h[t][b][i] = d[t][b] * float(sum of c[t][k] over half i = 0, 1 of the block: k < 16, k >= 16).
@@ -224,26 +225,41 @@ private:
     uint8_t* data_ = nullptr;
 };
 
+// The largest code of an activation block: 16-bit codes (the default: float-quality
+// activations) or 8-bit ones (BackendOptions::int8_activations, as llama.cpp's Q8_0
+// activations round). The contract is the same with either; only the step differs.
+constexpr int32_t kPanelCodeLimit16 = 32767;
+constexpr int32_t kPanelCodeLimit8 = 127;
+
 // Activation rows quantized as the contract says: codes, and per block d, s and h.
 class PanelActivations {
 public:
-    // Sizes for n_rows rows of `cols` (a multiple of 32) elements; the storage only grows.
-    void resize(int64_t n_rows, int64_t cols);
+    // Sizes for n_rows rows of `cols` (a multiple of 32) elements, codes up to `limit`
+    // (kPanelCodeLimit16 or kPanelCodeLimit8); the storage only grows.
+    void resize(int64_t n_rows, int64_t cols, int32_t limit = kPanelCodeLimit16);
     // Quantizes row t from x (cols floats).
     void quantize_row(int64_t t, const float* x);
 
     int64_t rows() const { return rows_; }
     int64_t cols() const { return cols_; }
+    int32_t limit() const { return limit_; }
     const int16_t* codes(int64_t t) const { return codes_.data() + size_t(t * cols_); }
     const float* scales(int64_t t) const { return d_.data() + size_t(t * (cols_ / 32)); }
     const float* sums(int64_t t) const { return s_.data() + size_t(t * (cols_ / 32)); }
     // h[t][b][i] at half_sums(t)[2b + i].
     const float* half_sums(int64_t t) const { return h_.data() + size_t(t * (cols_ / 16)); }
+    // With 8-bit codes only: the same codes as bytes, and each half block's integer code
+    // sum at code_half_sums(t)[2b + i] (for the byte products' offsets).
+    const int8_t* codes8(int64_t t) const { return codes8_.data() + size_t(t * cols_); }
+    const int32_t* code_half_sums(int64_t t) const { return code_h_.data() + size_t(t * (cols_ / 16)); }
 
 private:
     int64_t rows_ = 0, cols_ = 0;
+    int32_t limit_ = kPanelCodeLimit16;
     std::vector<int16_t> codes_;
+    std::vector<int8_t> codes8_;
     std::vector<float> d_, s_, h_;
+    std::vector<int32_t> code_h_;
 };
 
 // y[t * ldy + r] = (row r of w) . (activation row t0 + t) for the rows of panels
@@ -251,20 +267,22 @@ private:
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                int64_t n_x, float* y, int64_t ldy);
 
-// One block of 32 activations quantized: codes, and returns {d, s, h}.
+// One block of 32 activations quantized to codes up to `limit`: codes, and returns
+// {d, s, h} and the halves' integer code sums.
 struct PanelBlockScale {
     float d, s;
     float h[2];
+    int32_t code_h[2];
 };
 
 namespace ref {
-PanelBlockScale quantize_panel_block(const float* x, int16_t* codes);
+PanelBlockScale quantize_panel_block(const float* x, int16_t* codes, int32_t limit = kPanelCodeLimit16);
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                int64_t n_x, float* y, int64_t ldy);
 } // namespace ref
 
 namespace avx2 {
-PanelBlockScale quantize_panel_block(const float* x, int16_t* codes);
+PanelBlockScale quantize_panel_block(const float* x, int16_t* codes, int32_t limit = kPanelCodeLimit16);
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                int64_t n_x, float* y, int64_t ldy);
 } // namespace avx2
@@ -272,9 +290,15 @@ void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const Pane
 // The same products with AVX-512 (two panels a register, VNNI's vpdpwssd) and with the
 // VEX-encoded AVX-VNNI (AVX2's tiles, vpdpwssd for vpmaddwd plus vpaddd); bit for bit as
 // the reference. Run only where isa_supported says so.
+// With 8-bit activation codes, AVX-512's panel_dot multiplies Q4_0, Q4_1, Q4_K and Q6_K
+// panels by two or more rows with VNNI's byte products (vpdpbusd: 64 products an
+// instruction): panel_dot_bytes, which returns false (and writes nothing) for other codes
+// and layouts.
 namespace avx512 {
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                int64_t n_x, float* y, int64_t ldy);
+bool panel_dot_bytes(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
+                     int64_t n_x, float* y, int64_t ldy);
 } // namespace avx512
 namespace avx_vnni {
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
