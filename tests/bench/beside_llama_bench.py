@@ -7,6 +7,9 @@ CPU line arbor-bench reports.
     tests/bench/beside_llama_bench.py --llama-bench /path/to/llama-bench \\
         --models qwen3-1.7b:q4_k gemma3-1b:q4_k qwen3moe-1.7b-a0.3b:q4_k
 
+With --int8-activations Arbor also runs with 8-bit activations (its option; llama.cpp's
+quantized products always round them so) in every round, as a third column.
+
 Each model is SHAPE:TYPE[:ARCH] as arbor-bench --synthetic takes it; the files are
 written by arbor-synth into --dir (kept for later runs). llama-bench is not part of this
 repository: build it from llama.cpp's source.
@@ -39,9 +42,11 @@ def model_file(args, spec):
 
 # Each round's rates: {"pp": .., "tg": ..} and with --depth also "tg@d" (decode after
 # that many tokens of context).
-def arbor_round(args, path):
+def arbor_round(args, path, int8=False):
     cmd = [args.arbor_bench, "--model", path, "--device", "cpu", "--threads", str(args.threads),
            "--prompt-tokens", str(args.prompt), "--gen-tokens", str(args.gen), "--repetitions", "1", "--json"]
+    if int8:
+        cmd.append("--int8-activations")
     if args.depth:
         cmd += ["--depth", f"0,{args.depth}"]
     report = json.loads(run(cmd))
@@ -86,6 +91,7 @@ def main():
     p.add_argument("--gen", type=int, default=32)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--depth", type=int, default=0, help="also decode after this many tokens of context")
+    p.add_argument("--int8-activations", action="store_true", help="also run Arbor with 8-bit activations")
     args = p.parse_args()
     os.makedirs(args.dir, exist_ok=True)
 
@@ -94,33 +100,37 @@ def main():
     for spec in args.models:
         path = model_file(args, spec)
         tests = ["pp", "tg"] + (["tg@d"] if args.depth else [])
-        arbor = {t: [] for t in tests}
-        llama = {t: [] for t in tests}
+        names = ["Arbor"] + (["Arbor int8"] if args.int8_activations else []) + ["llama.cpp"]
+        rates = {n: {t: [] for t in tests} for n in names}
         for r in range(args.rounds):
-            # Alternate which runs first, so that neither always follows the other.
-            order = [arbor_round, llama_round] if r % 2 == 0 else [llama_round, arbor_round]
-            for fn in order:
-                if fn is arbor_round:
-                    cpu, got = arbor_round(args, path)
-                    rates = arbor
-                else:
+            # Rotate which runs first, so that none always follows another.
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                if name == "llama.cpp":
                     got = llama_round(args, path)
-                    rates = llama
+                else:
+                    cpu, got = arbor_round(args, path, int8=name == "Arbor int8")
                 for test in tests:
-                    rates[test].append(got[test])
+                    rates[name][test].append(got[test])
                 # Each round as it ends: a long run that is stopped still leaves figures.
-                print(f"{spec} round {r + 1} {'Arbor' if fn is arbor_round else 'llama.cpp'}: "
-                      + ", ".join(f"{label(args, t)} {got[t]:.1f}" for t in tests) + " tokens/s",
-                      file=sys.stderr, flush=True)
+                print(f"{spec} round {r + 1} {name}: " + ", ".join(f"{label(args, t)} {got[t]:.1f}" for t in tests)
+                      + " tokens/s", file=sys.stderr, flush=True)
+        runs = lambda v: " / ".join(f"{x:.1f}" for x in v)
+        llama = rates["llama.cpp"]
         for test in tests:
-            a, b = statistics.median(arbor[test]), statistics.median(llama[test])
-            runs = lambda v: " / ".join(f"{x:.1f}" for x in v)
-            lines.append(f"| {spec} | {label(args, test)} | {a:.1f} ({runs(arbor[test])}) | "
-                         f"{b:.1f} ({runs(llama[test])}) | {a / b:.2f} |")
+            b = statistics.median(llama[test])
+            cells = []
+            for name in names[:-1]:
+                a = statistics.median(rates[name][test])
+                cells.append(f"{a:.1f} ({runs(rates[name][test])}) | {a / b:.2f}")
+            lines.append(f"| {spec} | {label(args, test)} | " + " | ".join(cells) + f" | {b:.1f} ({runs(llama[test])}) |")
             print(lines[-1], file=sys.stderr)
     print(f"cpu: {cpu}; {args.threads} threads, {args.rounds} alternating rounds (median, then each round)\n")
-    print("| model | test | Arbor tokens/s | llama.cpp tokens/s | Arbor / llama.cpp |")
-    print("|---|---|---|---|---|")
+    head = "| model | test | Arbor tokens/s | Arbor / llama.cpp |"
+    if args.int8_activations:
+        head += " Arbor int8 tokens/s | Arbor int8 / llama.cpp |"
+    head += " llama.cpp tokens/s |"
+    print(head)
+    print("|---" * (head.count("|") - 1) + "|")
     print("\n".join(lines))
 
 
