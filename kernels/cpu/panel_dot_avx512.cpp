@@ -150,8 +150,7 @@ void panel_rows(const PanelWeights& w, int64_t p_begin, int64_t p_end, const Pan
 
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                int64_t n_x, float* y, int64_t ldy) {
-    // One row streams the weights (memory-bound): the 16-bit row stream, the same bits.
-    if (n_x > 1 && panel_dot_bytes(w, p_begin, p_end, x, t0, n_x, y, ldy)) return;
+    if (panel_dot_bytes(w, p_begin, p_end, x, t0, n_x, y, ldy)) return;
     with_simd_layout(w.layout(), [&]<class T>() { panel_rows<T>(w, p_begin, p_end, x, t0, n_x, y, ldy); });
 }
 
