@@ -12,32 +12,22 @@
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__) && \
     defined(__AVX512VNNI__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include "panel_tile_avx2.h"
+#include "panel_tile_avx512.h"
 
 namespace arbor::avx512 {
 namespace {
 
+using panel_simd::pair_of;
 using panel_simd::with_simd_layout;
 
 struct Dpwssd256 {
     static __m256i dot(__m256i sums, __m256i codes, __m256i x) { return _mm256_dpwssd_epi32(sums, codes, x); }
 };
 
-inline __m512i pair_of(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
-inline __m512 pair_of(__m256 lo, __m256 hi) { return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1); }
-
 inline __m512i code_pair(const int16_t* c) {
     int32_t pair;
     std::memcpy(&pair, c, sizeof pair);
     return _mm512_set1_epi32(pair);
-}
-
-// The first `rows` of sixteen outputs (two panels' rows; fewer only in a matrix's last).
-inline void store_rows(float* y, __m512 v, int64_t rows) {
-    if (rows >= 2 * kPanelRows) {
-        _mm512_storeu_ps(y, v);
-        return;
-    }
-    _mm512_mask_storeu_ps(y, __mmask16(rows <= 0 ? 0 : (1u << rows) - 1), v);
 }
 
 // MR activation rows (from t0) against 2 NZ consecutive panels (the first at `panel`, the
@@ -81,10 +71,8 @@ void tile(int64_t blocks, const uint8_t* panel, size_t panel_bytes, const PanelA
                 const __m512 dw = pair_of(T::dw(pv[2 * z], b, part), T::dw(pv[2 * z + 1], b, part));
                 const __m512 mw = pair_of(T::mw(pv[2 * z], b, part), T::mw(pv[2 * z + 1], b, part));
                 for (int t = 0; t < MR; ++t) {
-                    acc[t][z] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(n[t][z]), _mm512_mul_ps(dw, _mm512_set1_ps(d[t][b])),
-                                                acc[t][z]);
-                    if constexpr (T::kHasMin)
-                        acc[t][z] = _mm512_fmadd_ps(mw, _mm512_set1_ps(s[t][T::kParts * b + part]), acc[t][z]);
+                    acc[t][z] = panel_simd::fold16<T::kHasMin>(acc[t][z], n[t][z], dw, mw, d[t][b],
+                                                                 s[t][T::kParts * b + part]);
                     n[t][z] = _mm512_setzero_si512();
                 }
             }
@@ -93,7 +81,7 @@ void tile(int64_t blocks, const uint8_t* panel, size_t panel_bytes, const PanelA
     }
     for (int t = 0; t < MR; ++t)
         for (int z = 0; z < NZ; ++z)
-            store_rows(y + t * ldy + z * 2 * kPanelRows, acc[t][z], rows - int64_t(z) * 2 * kPanelRows);
+            panel_simd::store_rows16(y + t * ldy + z * 2 * kPanelRows, acc[t][z], rows - int64_t(z) * 2 * kPanelRows);
 }
 
 // Panels [p_begin, p_end) against MR activation rows: 2 NZ panels at a time, then pairs,
@@ -124,25 +112,9 @@ void panel_rows(const PanelWeights& w, int64_t p_begin, int64_t p_end, const Pan
     if (n_x == 1) return panel_simd::row_stream<T, Dpwssd256>(w, p_begin, p_end, x, t0, y);
     for (int64_t p0 = p_begin; p0 < p_end; p0 += kPanelGroup) {
         const int64_t p1 = std::min(p_end, p0 + kPanelGroup);
-        int64_t t = 0;
-        // Six rows a tile, but the last seven to ten as 4 + the rest: a lone tile of one
-        // or two rows reads the weights for little work (eight chats' decode steps).
-        for (; n_x - t > 10; t += 6) panels_against<T, 6, 2>(w, p0, p1, x, t0 + t, y + t * ldy, ldy);
-        if (n_x - t > 6) {
-            panels_against<T, 4, 2>(w, p0, p1, x, t0 + t, y + t * ldy, ldy);
-            t += 4;
-        }
-        float* yt = y + t * ldy;
-        const int64_t tt = t0 + t;
-        switch (n_x - t) {
-        case 6: panels_against<T, 6, 2>(w, p0, p1, x, tt, yt, ldy); break;
-        case 5: panels_against<T, 5, 2>(w, p0, p1, x, tt, yt, ldy); break;
-        case 4: panels_against<T, 4, 2>(w, p0, p1, x, tt, yt, ldy); break;
-        case 3: panels_against<T, 3, 2>(w, p0, p1, x, tt, yt, ldy); break;
-        case 2: panels_against<T, 2, 2>(w, p0, p1, x, tt, yt, ldy); break;
-        case 1: panels_against<T, 1, 2>(w, p0, p1, x, tt, yt, ldy); break;
-        default: break;
-        }
+        panel_simd::row_tiles(n_x, [&]<int MR>(int64_t t) {
+            panels_against<T, MR, 2>(w, p0, p1, x, t0 + t, y + t * ldy, ldy);
+        });
     }
 }
 

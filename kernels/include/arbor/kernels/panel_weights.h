@@ -291,9 +291,9 @@ void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const Pane
 // VEX-encoded AVX-VNNI (AVX2's tiles, vpdpwssd for vpmaddwd plus vpaddd); bit for bit as
 // the reference. Run only where isa_supported says so.
 // With 8-bit activation codes, AVX-512's panel_dot multiplies Q4_0, Q4_1, Q4_K and Q6_K
-// panels by two or more rows with VNNI's byte products (vpdpbusd: 64 products an
-// instruction): panel_dot_bytes, which returns false (and writes nothing) for other codes
-// and layouts.
+// panels with VNNI's byte products (vpdpbusd: 64 products an instruction in the tiles, a
+// lone row's stream with 256-bit ones): panel_dot_bytes, which returns false (and writes
+// nothing) for other codes and layouts.
 namespace avx512 {
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                int64_t n_x, float* y, int64_t ldy);
