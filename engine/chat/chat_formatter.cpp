@@ -248,12 +248,15 @@ void ChatFormatter::append_reply(std::vector<TokenId>& out, const std::vector<To
 std::vector<TokenId> ChatFormatter::follow_up_prefix(const std::vector<TokenId>& prompt,
                                                      const std::vector<TokenId>& reply) const {
     if (whole_) return {};
+    return pieces_follow_up(prompt, reply);
+}
+
+std::vector<TokenId> ChatFormatter::pieces_follow_up(std::vector<TokenId> prompt, const std::vector<TokenId>& reply) const {
     // compose() ends with the assistant header, which append_assistant would write again;
     // after an assistant turn no system text is pending, so the user turn opens plainly.
-    std::vector<TokenId> out = prompt;
-    append_reply(out, reply);
-    append(out, user_header_);
-    return out;
+    append_reply(prompt, reply);
+    append(prompt, user_header_);
+    return prompt;
 }
 
 std::vector<TokenId> ChatFormatter::compose(const std::vector<ChatMessage>& messages, std::string* refusal) const {

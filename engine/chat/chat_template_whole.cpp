@@ -152,7 +152,9 @@ std::vector<TokenId> ChatFormatter::follow_up_prefix(const std::vector<ChatMessa
     try {
         return splice(render_placeholders(next, jinja::Value()), next, next.size() - 1);
     } catch (const std::exception&) {
-        return {};  // compose() falls back to the family for it: nothing is known to be shared
+        // compose() falls back to the family for M + [reply, U]: its prompt begins so (a
+        // restored tab's warm-up computes exactly that; it computed nothing before).
+        return pieces_follow_up(compose_pieces(messages), reply);
     }
 }
 

@@ -5,6 +5,7 @@
 // every session throughout.
 // Ending a turn early and the GUI thread's share are in test_chat_session_ending.cpp.
 #include "chat_session_fixture.h"
+#include "conversation_prompt.h"
 
 #include "../model/synthetic_model_files.h"
 
@@ -135,7 +136,7 @@ private slots:
     // message, so its turns are no fixed pieces) and refuses some conversations (Nemo's
     // unless roles alternate; this one past two exchanges): those turns are composed in the
     // family's format, and the session says so for the turn (ChatView shows it).
-    void aTemplateRefusingTheConversationIsNoted() {
+    QString refusingModel() const {
         const auto copy = std::filesystem::path(dir_.path().toStdString()) / "SmolLM2-refusing-template.gguf";
         if (!std::filesystem::exists(copy))
             arbor::test::write_default_model_with_template(
@@ -144,8 +145,12 @@ private slots:
                       "<|im_start|>{{ m['role'] }}{% if loop.last %} (latest){% endif %}\n"
                       "{{ m['content'] }}<|im_end|>\n{% endfor %}"
                       "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}");
+        return QString::fromStdString(copy.string());
+    }
+
+    void aTemplateRefusingTheConversationIsNoted() {
         ModelService refusing;
-        refusing.load(QString::fromStdString(copy.string()), 2, 64);
+        refusing.load(refusingModel(), 2, 64);
         QTRY_COMPARE_WITH_TIMEOUT(refusing.state(), QString("ready"), kWaitMs);
         auto s = session(refusing);
         QVERIFY(s);
@@ -173,6 +178,35 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(s->messages()->rowCount(), 2, kWaitMs);
         QCOMPARE(s->formatNote(), QString());
         QCOMPARE(noted.size(), 4);
+    }
+
+    // After a turn the template refused, the next turn's opening (the family's follow-up:
+    // the refused prompt, the reply, its end of turn and the next user header) is warmed as
+    // after any turn, and a restored tab's warm-up computes the same (both use
+    // follow_up_prefix, which was empty here): the next prompt computes only the new words.
+    void aRefusedTurnsFollowUpIsWarmed() {
+        ModelService refusing;
+        refusing.load(refusingModel(), 2, 64);
+        QTRY_COMPARE_WITH_TIMEOUT(refusing.state(), QString("ready"), kWaitMs);
+        auto s = session(refusing);
+        QVERIFY(s);
+        saveSmall(*s);
+        for (const char* question : {"Name a color.", "Name another.", "And one more."})
+            QVERIFY(reply(*s, [&] { return s->send(question); }) != 0);
+        QVERIFY(s->formatNote().contains("Two exchanges at most"));
+        refusing.current()->engine->wait_idle();
+        const qint64 fourth = reply(*s, [&] { return s->send("Yet another."); });
+        QVERIFY(fourth != 0);
+
+        auto store = reader();
+        const auto path = store->path(fourth);
+        QCOMPARE(int(path.size()), 8);
+        const arbor::ChatFormatter& f = *refusing.current()->formatter;
+        const auto warmed = f.follow_up_prefix(arbor::app::conversationChat(*store, f, conv_, path[4].id), ids(path[5].token_ids));
+        QVERIFY(!warmed.empty());
+        const int cached = *path[7].stats.cached_tokens, prompt = *path[7].stats.prompt_tokens;
+        QVERIFY2(cached == int(warmed.size()),
+                 qPrintable(QString("cached %1 of %2; warmed prefix %3").arg(cached).arg(prompt).arg(warmed.size())));
     }
 
     void regenerateMakesASiblingReply() {

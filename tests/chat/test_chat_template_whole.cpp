@@ -190,8 +190,9 @@ private slots:
     }
 
     // A conversation the template refuses (Nemo's roles must alternate) is composed by the
-    // family its markers match rather than not at all, no follow-up prefix is claimed, and
-    // compose() says why for the front ends (the template's own message).
+    // family its markers match rather than not at all, its follow-up prefix is the family's
+    // (the next prompt, composed by the family too, begins with it), and compose() says why
+    // for the front ends (the template's own message).
     void aRefusedConversationUsesTheFamily() {
         const ByteTokenizer tok = tokenizer_for(kNemo);
         const ChatFormatter f(tok, read_template(kNemo));
@@ -200,7 +201,14 @@ private slots:
                                              {Role::User, f.encode_content("Two.")}};
         QCOMPARE(f.compose(twice), ChatFormatter(tok, ChatTemplateKind::Llama2).compose(twice));
         QVERIFY(f.follow_up_prefix({twice[0]}, concat(f.encode_content("Hm."), {tok.eos()})).size() > 0);
-        QVERIFY(f.follow_up_prefix(twice, f.encode_content("Hm.")).empty());
+        const ChatFormatter family(tok, ChatTemplateKind::Llama2);
+        const std::vector<TokenId> hm = f.encode_content("Hm.");
+        const std::vector<TokenId> follow_up = f.follow_up_prefix(twice, hm);
+        QCOMPARE(follow_up, family.follow_up_prefix(family.compose(twice), hm));
+        std::vector<ChatMessage> next = twice;
+        next.push_back({Role::Assistant, hm});
+        next.push_back({Role::User, f.encode_content("Three.")});
+        QVERIFY(starts_with(f.compose(next), concat(follow_up, f.encode_content("Three."))));
         std::string refused;
         QCOMPARE(f.compose(twice, &refused), ChatFormatter(tok, ChatTemplateKind::Llama2).compose(twice));
         const QString why = QString::fromStdString(refused);

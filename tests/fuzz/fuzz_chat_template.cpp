@@ -3,8 +3,8 @@
 // replies rendered by every template family or by the template itself where it is used. What the app's prefix cache relies on must hold turn after turn:
 // the next prompt starts with the previous prompt plus the reply (not where the template is
 // rendered whole), and with follow_up_prefix(previous messages, reply) followed by the new
-// user message (rendered whole: with that prefix, which is empty where compose() had to fall
-// back to the family).
+// user message (rendered whole too: where the template refuses and compose() falls back to
+// the family, the prefix is the family's).
 #include "fixture_vocabularies.h"
 
 #include "arbor/chat_template.h"

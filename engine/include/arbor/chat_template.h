@@ -110,8 +110,10 @@ public:
     // whole, it is the render of M + [reply, U] up to U, which keeps compose(M) only as
     // far as the template keeps earlier text: gpt-oss renders a reply in the history as
     // its final message alone, so a follow-up shares all up to the reply's start; Mistral
-    // Nemo keeps the reply too, but moves the system text from turn to turn. Empty where
-    // the template refuses M + [reply, U] (compose() then falls back to the family).
+    // Nemo keeps the reply too, but moves the system text from turn to turn. Where the
+    // template refuses M + [reply, U], compose() falls back to the family, and so does
+    // this: the family's follow-up of M (its refusal does not depend on U's words, which
+    // render as the same placeholder).
     std::vector<TokenId> follow_up_prefix(const std::vector<ChatMessage>& messages,
                                           const std::vector<TokenId>& reply) const;
     // The same from the prompt compose() made, for callers that kept only that: in pieces
@@ -164,6 +166,8 @@ private:
     std::vector<ChatMessage> shown_in_history(const std::vector<ChatMessage>& messages) const;
     std::vector<TokenId> compose_whole(const std::vector<ChatMessage>& messages, std::string* refusal) const;
     std::vector<TokenId> compose_pieces(const std::vector<ChatMessage>& messages) const;
+    // In pieces: `prompt` (from compose_pieces), the reply, its end of turn and the next user header.
+    std::vector<TokenId> pieces_follow_up(std::vector<TokenId> prompt, const std::vector<TokenId>& reply) const;
     std::vector<TokenId> special(std::string_view text) const;
     bool ends_turn(const std::vector<TokenId>& content) const;
     void append_system(std::vector<TokenId>& out, const std::vector<TokenId>& content) const;
