@@ -3,7 +3,7 @@
 #include "arbor/kernels/panel_weights.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
-#include "panel_tile_avx2.h"
+#include "panel_bytes_tile.h"
 
 namespace arbor::avx2 {
 
@@ -41,6 +41,7 @@ PanelBlockScale quantize_panel_block(const float* x, int16_t* codes, int32_t lim
 
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                int64_t n_x, float* y, int64_t ldy) {
+    if (panel_simd::byte_panel_dot<panel_simd::MaddubsAdd>(w, p_begin, p_end, x, t0, n_x, y, ldy)) return;
     panel_simd::with_simd_layout(w.layout(), [&]<class T>() {
         panel_simd::panel_rows<T, panel_simd::MaddAdd>(w, p_begin, p_end, x, t0, n_x, y, ldy);
     });

@@ -290,9 +290,9 @@ void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const Pane
 // The same products with AVX-512 (two panels a register, VNNI's vpdpwssd) and with the
 // VEX-encoded AVX-VNNI (AVX2's tiles, vpdpwssd for vpmaddwd plus vpaddd); bit for bit as
 // the reference. Run only where isa_supported says so.
-// With 8-bit activation codes, AVX-512's panel_dot multiplies Q4_0, Q4_1, Q4_K and Q6_K
-// panels with VNNI's byte products (vpdpbusd: 64 products an instruction in the tiles, a
-// lone row's stream with 256-bit ones): panel_dot_bytes, which returns false (and writes
+// With 8-bit activation codes every set multiplies Q4_0, Q4_1, Q4_K and Q6_K panels with
+// byte products (panel_bytes_tile.h): AVX-512's panel_dot through panel_dot_bytes (VNNI's
+// vpdpbusd, 64 products an instruction in its tiles), which returns false (and writes
 // nothing) for other codes and layouts.
 namespace avx512 {
 void panel_dot(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
