@@ -44,6 +44,7 @@ LoadedModel load_model(const CliArgs& args, bool with_engine) {
         const std::optional<KvType> type = kv_type_from_name(kv_type);
         if (!type) throw Error("--kv-type expects f16, f32 or q8_0, not '" + kv_type + "'");
         options.kv_type = *type;
+        options.int8_activations = args.has("--int8-activations");
         out.engine = std::make_unique<Engine>(*out.model, engine_options);
         const std::string& fallback = out.engine->device_fallback();
         if (!fallback.empty() && args.has("--device")) spdlog::warn("no GPU used: {}", fallback);

@@ -19,7 +19,7 @@ int run_chat(const std::vector<std::string>& raw) {
     auto valued = model_options();
     valued.merge(sampling_options());
     valued.insert({"--system", "-n"});
-    const CliArgs args(raw, valued, {});
+    const CliArgs args(raw, valued, {"--int8-activations"});
 
     GenerateOptions options;
     options.max_tokens = int32_t(args.get_int("-n", 512, 1, 1 << 20));

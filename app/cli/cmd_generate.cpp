@@ -14,7 +14,7 @@ int run_generate(const std::vector<std::string>& raw) {
     auto valued = model_options();
     valued.merge(sampling_options());
     valued.insert({"--prompt", "-p", "--prompt-file", "-n"});
-    const CliArgs args(raw, valued, {"--ids", "--no-special"});
+    const CliArgs args(raw, valued, {"--ids", "--no-special", "--int8-activations"});
 
     std::string prompt;
     if (args.has("--prompt") || args.has("-p")) {
@@ -50,10 +50,12 @@ int run_generate(const std::vector<std::string>& raw) {
         std::printf("\n");
     }
     std::fprintf(stderr,
-                 "prompt tokens: %d, prefill: %.1f tokens/s, decode: %.1f tokens/s (%zu tokens, %s), KV cache: %s\n",
+                 "prompt tokens: %d, prefill: %.1f tokens/s, decode: %.1f tokens/s (%zu tokens, %s), KV cache: %s, "
+                 "on %s\n",
                  result.stats.prompt_tokens, result.prefill_tokens_per_second(),
                  result.stats.decode_tokens_per_second, result.tokens.size(),
-                 std::string(finish_reason_name(result.finish)).c_str(), kv_type_name(loaded.engine->kv_type()));
+                 std::string(finish_reason_name(result.finish)).c_str(), kv_type_name(loaded.engine->kv_type()),
+                 loaded.engine->device().c_str());
     return 0;
 }
 

@@ -20,9 +20,10 @@ const char* const kUsage =
     "  arbor-cli generate [--model PATH] (--prompt TEXT | --prompt-file F) [-n N] [--temp T]\n"
     "                     [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S]\n"
     "                     [--threads N] [--ctx N] [--device auto|cpu|cuda[:N]] [--kv-type f16|f32|q8_0]\n"
-    "                     [--ids]\n"
+    "                     [--int8-activations] [--ids]\n"
     "  arbor-cli tokenize [--model PATH] [--no-bos] [--no-special]   (text on standard input)\n"
     "  arbor-cli chat     [--model PATH] [--system TEXT] [-n N] [--temp T] [...sampling options]\n"
+    "                     [--int8-activations]\n"
     "  --model defaults to the installed default model; add --verbose for engine logs.\n";
 
 } // namespace

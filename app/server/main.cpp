@@ -29,6 +29,7 @@ int serve(const arbor::server::ServerArgs& args) {
     eo.backend.threads = args.threads;
     eo.backend.device = args.device;
     eo.backend.kv_type = args.kv_type;
+    eo.backend.int8_activations = args.int8_activations;
     eo.backend.kv_budget_bytes = size_t(args.kv_mib) << 20;
     eo.kv_disk_bytes = uint64_t(args.kv_disk_mib) << 20;
     eo.kv_disk_dir = args.kv_disk_dir;

@@ -23,6 +23,7 @@ struct ServerArgs {
     std::string device = "auto"; // BackendOptions::device
     int64_t kv_mib = 512;
     KvType kv_type = KvType::F16;  // BackendOptions::kv_type
+    bool int8_activations = false;  // BackendOptions::int8_activations
     int64_t kv_disk_mib = 4096;  // 0: no disk tier
     std::string kv_disk_dir;     // empty: arbor::kv_disk_dir()
     bool help = false;

@@ -66,7 +66,8 @@ public:
 
     std::string name() const override { return "cpu"; }
     std::string description() const override {
-        return "CPU (" + std::string(isa_name(best_isa())) + ", " + std::to_string(pool_.size()) + " threads)";
+        return "CPU (" + std::string(isa_name(best_isa())) + ", " + std::to_string(pool_.size()) + " threads" +
+               (activations_ == Activations::Int8 ? ", int8 activations)" : ")");
     }
     int32_t page_size() const override { return kv_.page_size(); }
     int32_t page_count() const override { return kv_.page_count(); }

@@ -21,8 +21,8 @@ class TestServerCli : public QObject {
 
     // Starts arbor-server on the default model and a free port; returns the port it
     // printed, 0 when it did not come up. Its KV disk tier starts empty (a directory of
-    // its own) unless extra_args name one.
-    static uint16_t start_server(QProcess& p, const QStringList& extra_args = {}) {
+    // its own) unless extra_args name one. `serving`: the line it printed.
+    static uint16_t start_server(QProcess& p, const QStringList& extra_args = {}, QString* serving = nullptr) {
         static std::vector<std::unique_ptr<QTemporaryDir>> disk_dirs;
         QStringList args{"--model", QString::fromStdString(arbor::test::model_path().string()), "--port", "0",
                          "--threads", "2", "--kv-mib", "64"};
@@ -36,6 +36,7 @@ class TestServerCli : public QObject {
         while (!line.contains('\n') && p.waitForReadyRead(60000)) line += QString::fromUtf8(p.readAllStandardOutput());
         const auto m = QRegularExpression("serving SmolLM2-135M-Instruct.Q4_1 on http://127\\.0\\.0\\.1:(\\d+)").match(line);
         if (!m.hasMatch()) qWarning("arbor-server did not start: %s", qPrintable(line + p.readAllStandardError()));
+        if (serving) *serving = line;
         return m.hasMatch() ? uint16_t(m.captured(1).toUInt()) : 0;
     }
 
@@ -192,6 +193,24 @@ private slots:
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);
         QCOMPARE(p.exitCode(), 0);
         QVERIFY(QString::fromUtf8(p.readAllStandardOutput()).contains("shutting down"));
+    }
+
+    // --int8-activations reaches the backend, which the serving line names, and it answers.
+    void servesWithInt8Activations() {
+        ARBOR_REQUIRE_MODEL();
+        QProcess p;
+        QString serving;
+        const uint16_t port = start_server(p, {"--int8-activations"}, &serving);
+        QVERIFY(port != 0);
+        QVERIFY2(serving.contains("int8 activations"), qPrintable(serving));
+        const auto r = arbor::test::http_request(
+            port, "POST", "/v1/completions",
+            "{\"model\":\"SmolLM2-135M-Instruct.Q4_1\",\"prompt\":\"1, 2, 3,\",\"max_tokens\":4,\"temperature\":0}",
+            {"Content-Type: application/json"});
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        QVERIFY2(r->body.find("\"completion_tokens\":4") != std::string::npos, r->body.c_str());
+        QVERIFY(stop(p));
     }
 
     // The key from a file (its first line, blanks trimmed) or from ARBOR_API_KEY, without a

@@ -282,7 +282,10 @@ int main(int argc, char** argv) {
                     run(context_of(o.depths[d]), o.gen_tokens + 1, kContextNamespace).decode_tokens_per_second);
         }
         arbor::bench::Report report{std::filesystem::path(o.model).filename().string(),
-                                    engine.device() + (o.int8 ? ", int8 activations" : "") +
+                                    engine.device() +
+                                        (o.int8 && engine.device().find("int8") == std::string::npos
+                                             ? ", int8 activations"
+                                             : "") +
                                         kv_label(o.kv_type) +
                                         (o.panel_weights ? "" : ", GGUF-order weights"),
                                     std::string(arbor::isa_name(arbor::best_isa())),

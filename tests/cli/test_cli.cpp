@@ -47,6 +47,18 @@ private slots:
         }
     }
 
+    // --int8-activations reaches the backend (which names it) and generates.
+    void generateTakesInt8Activations() {
+        const QStringList args = {"generate", "--model", model(), "--prompt", "The capital of France is", "-n", "4",
+                                  "--temp", "0", "--ids"};
+        const Run plain = run_cli(args), int8 = run_cli(args + QStringList{"--int8-activations"});
+        QCOMPARE(plain.exit_code, 0);
+        QCOMPARE(int8.exit_code, 0);
+        QCOMPARE(last_line_array(int8.out).size(), 4);
+        QVERIFY2(int8.err.contains("int8 activations"), qPrintable(int8.err));
+        QVERIFY2(plain.err.contains("on CPU (") && !plain.err.contains("int8"), qPrintable(plain.err));
+    }
+
     void generateIsReproducibleWithASeed() {
         const QStringList args = {"generate", "--model", model(), "--prompt", "Once upon a time", "-n", "12",
                                   "--temp", "1.0", "--top-k", "50", "--top-p", "0.9", "--seed", "7", "--ids"};
