@@ -364,7 +364,16 @@ void TestAppEndToEnd::missingDefaultModelIsFetchedFromTheWindow() {
 
     DefaultModelDownload* download = fresh.app.defaultModelDownload();
     arbor::test::click(fresh.window, button);
-    QTRY_VERIFY_WITH_TIMEOUT(download->receivedBytes() > 0, 30000);
+    // Where it stands when nothing came: the stage, the error and what the fake Hub was asked.
+    const auto standing = [&] {
+        QStringList asked;
+        for (const auto& r : hub.requests()) asked << QString::fromUtf8(r.method + ' ' + r.path);
+        return QString("stage %1, running %2, error '%3', status '%4', Hub requests: %5")
+            .arg(int(download->stage()))
+            .arg(download->running())
+            .arg(download->error(), statusText->property("text").toString(), asked.join(", "));
+    };
+    QTRY_VERIFY2_WITH_TIMEOUT(download->receivedBytes() > 0, qPrintable(standing()), 30000);
     QTRY_VERIFY(statusText->property("text").toString().contains(" of 98 MB"));
     QVERIFY2(statusText->property("text").toString().contains("Hugging Face"), qPrintable(statusText->property("text").toString()));
     QVERIFY(cancel->isVisible());
