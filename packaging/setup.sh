@@ -177,9 +177,13 @@ ci_summary() {
         [[ -s "$results/LastTestsFailed.log" ]] && failed="$(cut -d: -f2 "$results/LastTestsFailed.log")"
         cp -f "$results/LastTest.log" "$results/CiTestRun.log" 2>/dev/null || true
         for name in $failed; do
-            echo "--- $name: the end of its output"
-            awk -v t="$name" '$0 ~ ("Testing: " t "$") {on=1} on {print} on && /^<end of output>/ {exit}' \
-                "$results/CiTestRun.log" | tail -40
+            local output
+            output="$(awk -v t="$name" '$0 ~ ("Testing: " t "$") {on=1} on {print} on && /^<end of output>/ {exit}' \
+                "$results/CiTestRun.log")"
+            echo "--- $name: its failures (Qt Test's FAIL! lines and where)"
+            grep -E -A1 '^FAIL!' <<<"$output" | head -40
+            echo "--- $name: the end of its output, log lines left out"
+            grep -v -E '^\[[0-9]{4}-' <<<"$output" | tail -15
             echo "--- $name run once more: $(ctest --test-dir "$BUILD_DIR" -R "^${name}\$" 2>&1 |
                 grep -E -o '(Passed|\*\*\*[A-Za-z]+|Failed|Timeout)[^:]*$' | head -1)"
         done

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <ctime>
+#include <QtQuickTest/quicktest.h>
 #include <QtTest>
 
 namespace arbor::test {
@@ -97,6 +98,10 @@ void click(QQuickWindow* window, QQuickItem* item) {
     if (!QTest::qWaitFor([item] { return popupsSettled(item); }, 5000))
         qWarning("click: the popup holding %s was still opening after 5 s", qPrintable(item->objectName()));
     scrollIntoView(item);
+    // Where the item is once its layout has placed it: an item that just became visible
+    // (a button shown when a download is offered) is placed at the next polish, and on a
+    // busy machine the click came before it and hit the wrong spot.
+    if (!QQuickTest::qWaitForPolish(window, 5000)) qWarning("click: the window was still being laid out after 5 s");
     QTest::mouseClick(window, Qt::LeftButton, {}, item->mapToScene(item->boundingRect().center()).toPoint());
 }
 
