@@ -132,11 +132,9 @@ private slots:
         for (int i = 0; i < 4; ++i) compareRow(*model, i, path[size_t(i)]);
     }
 
-    // A model whose own template is rendered whole (as Nemo's: this one marks the last
-    // message, so its turns are no fixed pieces) and refuses some conversations (Nemo's
-    // unless roles alternate; this one past two exchanges): those turns are composed in the
-    // family's format, and the session says so for the turn (ChatView shows it).
-    QString refusingModel() const {
+    // Loads into `service` a copy of the default model whose template refuses more than two
+    // exchanges, and waits until it is ready.
+    void loadRefusing(ModelService& service) const {
         const auto copy = std::filesystem::path(dir_.path().toStdString()) / "SmolLM2-refusing-template.gguf";
         if (!std::filesystem::exists(copy))
             arbor::test::write_default_model_with_template(
@@ -145,13 +143,17 @@ private slots:
                       "<|im_start|>{{ m['role'] }}{% if loop.last %} (latest){% endif %}\n"
                       "{{ m['content'] }}<|im_end|>\n{% endfor %}"
                       "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}");
-        return QString::fromStdString(copy.string());
+        service.load(QString::fromStdString(copy.string()), 2, 64);
+        QTRY_COMPARE_WITH_TIMEOUT(service.state(), QString("ready"), kWaitMs);
     }
 
+    // A model whose own template is rendered whole (as Nemo's: this one marks the last
+    // message, so its turns are no fixed pieces) and refuses some conversations (Nemo's
+    // unless roles alternate; this one past two exchanges): those turns are composed in the
+    // family's format, and the session says so for the turn (ChatView shows it).
     void aTemplateRefusingTheConversationIsNoted() {
         ModelService refusing;
-        refusing.load(refusingModel(), 2, 64);
-        QTRY_COMPARE_WITH_TIMEOUT(refusing.state(), QString("ready"), kWaitMs);
+        loadRefusing(refusing);
         auto s = session(refusing);
         QVERIFY(s);
         saveSmall(*s);
@@ -186,8 +188,7 @@ private slots:
     // follow_up_prefix, which was empty here): the next prompt computes only the new words.
     void aRefusedTurnsFollowUpIsWarmed() {
         ModelService refusing;
-        refusing.load(refusingModel(), 2, 64);
-        QTRY_COMPARE_WITH_TIMEOUT(refusing.state(), QString("ready"), kWaitMs);
+        loadRefusing(refusing);
         auto s = session(refusing);
         QVERIFY(s);
         saveSmall(*s);
