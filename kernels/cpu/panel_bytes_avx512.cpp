@@ -30,6 +30,8 @@ inline __m512i nibble_quads(__m256i words) {
 // Each layout with byte codes: quads<G>(codes of panel v, codes of panel v + 1), the
 // sixteen rows' elements 4G .. 4G + 3 as unsigned bytes (panel_bytes_tile.h's eight-row
 // quads, two panels at once); kOffset, what the bytes exceed the contract's codes by.
+// Written out for sixteen lanes rather than pairing the eight-row ones: that pairing made
+// int8 pp512 on 1B Q4_K_M 2-3% slower (199-206 against 206-210 tokens/s, alternating).
 struct NibbleQuads {
     static constexpr int kOffset = 0;
     template <int G>
@@ -86,14 +88,10 @@ void tile(int64_t blocks, const uint8_t* panel, size_t panel_bytes, int panels, 
     const typename T::Block* pv[NV];
     for (int v = 0; v < NV; ++v)
         pv[v] = reinterpret_cast<const typename T::Block*>(panel + size_t(std::min(v, panels - 1)) * panel_bytes);
+    const panel_simd::TilePanels<T, NV> next(panel, panel_bytes);  // for its prefetches only
 
     for (int64_t b = 0; b < blocks; ++b) {
-        // The next tile's block b (a prefetch past the end is harmless).
-        for (int v = 0; v < NV; ++v) {
-            const char* ahead = reinterpret_cast<const char*>(panel) + (NV + v) * panel_bytes + b * T::kBlockBytes;
-            for (size_t at = 0; at < T::kBlockBytes; at += 64) _mm_prefetch(ahead + at, _MM_HINT_T0);
-            _mm_prefetch(ahead + T::kBlockBytes - 1, _MM_HINT_T0);
-        }
+        next.prefetch_next(b);
         __m512i n[MR][NZ];
         for (auto& row : n)
             for (auto& a : row) a = _mm512_setzero_si512();
@@ -116,20 +114,16 @@ void tile(int64_t blocks, const uint8_t* panel, size_t panel_bytes, int panels, 
                 const __m512 dw = pair_of(T::dw(pv[2 * z], b, part), T::dw(pv[2 * z + 1], b, part));
                 const __m512 mw = pair_of(T::mw(pv[2 * z], b, part), T::mw(pv[2 * z + 1], b, part));
                 for (int t = 0; t < MR; ++t) {
-                    __m512i sum = n[t][z];
-                    if constexpr (Q::kOffset != 0) {
-                        static_assert(T::kParts == 2, "offsets are per half block");
-                        sum = _mm512_sub_epi32(sum, _mm512_set1_epi32(Q::kOffset * ch[t][2 * b + part]));
-                    }
+                    // The offset per half block (panel_bytes_tile.h's contract_sum, sixteen lanes).
+                    static_assert(Q::kOffset == 0 || T::kParts == 2, "offsets are per half block");
+                    const __m512i sum = Q::kOffset == 0 ? n[t][z]
+                                                        : _mm512_sub_epi32(n[t][z], _mm512_set1_epi32(Q::kOffset * ch[t][2 * b + part]));
                     acc[t][z] = panel_simd::fold16<T::kHasMin>(acc[t][z], sum, dw, mw, d[t][b], s[t][T::kParts * b + part]);
                     n[t][z] = _mm512_setzero_si512();
                 }
             }
         };
-        [&]<int... G>(std::integer_sequence<int, G...>) {
-            ((group.template operator()<G>(), T::kParts == 2 && G == 3 ? fold(0) : void()), ...);
-        }(std::make_integer_sequence<int, 8>{});
-        fold(T::kParts - 1);
+        panel_simd::byte_block_steps<T>(group, fold);
     }
     for (int t = 0; t < MR; ++t)
         for (int z = 0; z < NZ; ++z) {
@@ -153,21 +147,14 @@ void panels_against(const PanelWeights& w, int64_t p_begin, int64_t p_end, const
     for (; p < p_end; p += 2) run.template operator()<1>(p, int(std::min<int64_t>(2, p_end - p)));
 }
 
-// Panels per group that every group of activation rows passes over while it stays in L1
-// or L2 (as the 16-bit tiles').
-constexpr int64_t kPanelGroup = 8;
-
 // Q: the two-panel quads of the tiles; Q8: the eight-row quads of a lone row's stream.
 template <class T, class Q, class Q8>
 void panel_rows(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                 int64_t n_x, float* y, int64_t ldy) {
     if (n_x == 1) return panel_simd::byte_row_stream<T, Q8, Dpbusd256>(w, p_begin, p_end, x, t0, y);
-    for (int64_t p0 = p_begin; p0 < p_end; p0 += kPanelGroup) {
-        const int64_t p1 = std::min(p_end, p0 + kPanelGroup);
-        panel_simd::row_tiles(n_x, [&]<int MR>(int64_t t) {
-            panels_against<T, Q, MR, 2>(w, p0, p1, x, t0 + t, y + t * ldy, ldy);
-        });
-    }
+    panel_simd::tile_schedule16(p_begin, p_end, n_x, [&]<int MR>(int64_t p0, int64_t p1, int64_t t) {
+        panels_against<T, Q, MR, 2>(w, p0, p1, x, t0 + t, y + t * ldy, ldy);
+    });
 }
 
 } // namespace

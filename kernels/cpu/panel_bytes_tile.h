@@ -197,40 +197,16 @@ void byte_tile(int64_t blocks, const uint8_t* panel, size_t panel_bytes, const P
                        int(rows - int64_t(v) * kPanelRows));
 }
 
-// Panels [p_begin, p_end) against MR activation rows, NV panels at a time and the rest
-// one by one.
-template <class T, class Q, class Dot, int MR, int NV>
-void byte_panels_against(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x,
-                         int64_t t0, float* y, int64_t ldy) {
-    const int64_t blocks = w.cols() / 32;
-    auto run = [&]<int N>(int64_t p) {
-        byte_tile<T, Q, Dot, MR, N>(blocks, w.panel(p), w.panel_bytes(), x, t0, y + p * kPanelRows, ldy,
-                                    w.rows() - p * kPanelRows);
-    };
-    int64_t p = p_begin;
-    for (; p + NV <= p_end; p += NV) run.template operator()<NV>(p);
-    for (; p < p_end; ++p) run.template operator()<1>(p);
-}
-
-// As panel_rows: a lone row streams, the others go four at a time against two panels,
-// the last one to three against two or three.
+// As panel_rows: a lone row streams, the others go through tile_schedule's tiles.
 template <class T, class Q, class Dot>
 void byte_panel_rows(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                      int64_t n_x, float* y, int64_t ldy) {
     if (n_x == 1) return byte_row_stream<T, Q, Dot>(w, p_begin, p_end, x, t0, y);
-    for (int64_t p0 = p_begin; p0 < p_end; p0 += kPanelGroup) {
-        const int64_t p1 = std::min(p_end, p0 + kPanelGroup);
-        int64_t t = 0;
-        for (; t + 4 <= n_x; t += 4) byte_panels_against<T, Q, Dot, 4, 2>(w, p0, p1, x, t0 + t, y + t * ldy, ldy);
-        float* yt = y + t * ldy;
-        const int64_t tt = t0 + t;
-        switch (n_x - t) {
-        case 3: byte_panels_against<T, Q, Dot, 3, 2>(w, p0, p1, x, tt, yt, ldy); break;
-        case 2: byte_panels_against<T, Q, Dot, 2, 2>(w, p0, p1, x, tt, yt, ldy); break;
-        case 1: byte_panels_against<T, Q, Dot, 1, 3>(w, p0, p1, x, tt, yt, ldy); break;
-        default: break;
-        }
-    }
+    const int64_t blocks = w.cols() / 32;
+    tile_schedule(p_begin, p_end, n_x, [&]<int MR, int NV>(int64_t p, int64_t t) {
+        byte_tile<T, Q, Dot, MR, NV>(blocks, w.panel(p), w.panel_bytes(), x, t0 + t, y + t * ldy + p * kPanelRows,
+                                     ldy, w.rows() - p * kPanelRows);
+    });
 }
 
 // Calls f.template operator()<T, Q>() with the layout and quads of `layout` when its codes

@@ -102,20 +102,13 @@ void panels_against(const PanelWeights& w, int64_t p_begin, int64_t p_end, const
                                               w.rows() - p * kPanelRows);
 }
 
-// Panels per group that every group of activation rows passes over while the group stays
-// in L1 or L2; a multiple of the four- and eight-panel tiles.
-constexpr int64_t kPanelGroup = 8;
-
 template <class T>
 void panel_rows(const PanelWeights& w, int64_t p_begin, int64_t p_end, const PanelActivations& x, int64_t t0,
                 int64_t n_x, float* y, int64_t ldy) {
     if (n_x == 1) return panel_simd::row_stream<T, Dpwssd256>(w, p_begin, p_end, x, t0, y);
-    for (int64_t p0 = p_begin; p0 < p_end; p0 += kPanelGroup) {
-        const int64_t p1 = std::min(p_end, p0 + kPanelGroup);
-        panel_simd::row_tiles(n_x, [&]<int MR>(int64_t t) {
-            panels_against<T, MR, 2>(w, p0, p1, x, t0 + t, y + t * ldy, ldy);
-        });
-    }
+    panel_simd::tile_schedule16(p_begin, p_end, n_x, [&]<int MR>(int64_t p0, int64_t p1, int64_t t) {
+        panels_against<T, MR, 2>(w, p0, p1, x, t0 + t, y + t * ldy, ldy);
+    });
 }
 
 } // namespace

@@ -1,7 +1,7 @@
 // The 512-bit pieces shared by the AVX-512 panel products (panel_dot_avx512.cpp with
 // 16-bit codes, panel_bytes_avx512.cpp with 8-bit ones), each unit built with the same
-// AVX-512 flags: two panels' halves as one register, the store of a tile's sixteen rows,
-// and the schedule of activation rows into tiles. Internal linkage, as panel_tile_avx2.h.
+// AVX-512 flags: two panels' halves as one register, the store and fold of a tile's
+// sixteen rows, and the schedule of tiles. Internal linkage, as panel_tile_avx2.h.
 #pragma once
 
 #if !(defined(__AVX512F__) && defined(__AVX512DQ__))
@@ -12,6 +12,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace arbor::panel_simd {
@@ -38,25 +39,34 @@ inline __m512 fold16(__m512 acc, __m512i sum, __m512 dw, __m512 mw, float d, flo
     return acc;
 }
 
-// Calls tile.template operator()<MR>(t) for tiles of MR activation rows from row t that
-// cover rows [0, n_x): six rows a tile, but the last seven to ten as 4 + the rest (a lone
-// tile of one or two rows reads the weights for little work: eight chats' decode steps).
-template <class Tile>
-inline void row_tiles(int64_t n_x, Tile&& tile) {
-    int64_t t = 0;
-    for (; n_x - t > 10; t += 6) tile.template operator()<6>(t);
-    if (n_x - t > 6) {
-        tile.template operator()<4>(t);
-        t += 4;
-    }
-    switch (n_x - t) {
-    case 6: tile.template operator()<6>(t); break;
-    case 5: tile.template operator()<5>(t); break;
-    case 4: tile.template operator()<4>(t); break;
-    case 3: tile.template operator()<3>(t); break;
-    case 2: tile.template operator()<2>(t); break;
-    case 1: tile.template operator()<1>(t); break;
-    default: break;
+// Panels per group that every group of activation rows passes over while the group stays
+// in L1 or L2; a multiple of the four- and eight-panel tiles.
+constexpr int64_t kPanelGroup16 = 8;
+
+// The tiles of a product of panels [p_begin, p_end) with n_x activation rows: for each
+// group of kPanelGroup16 panels, tiles.template operator()<MR>(p0, p1, t) for rows from t
+// six at a time, but the last seven to ten as 4 + the rest (a lone tile of one or two
+// rows reads the weights for little work: eight chats' decode steps).
+template <class Tiles>
+inline void tile_schedule16(int64_t p_begin, int64_t p_end, int64_t n_x, Tiles&& tiles) {
+    for (int64_t p0 = p_begin; p0 < p_end; p0 += kPanelGroup16) {
+        const int64_t p1 = std::min(p_end, p0 + kPanelGroup16);
+        auto run = [&]<int MR>(int64_t t) { tiles.template operator()<MR>(p0, p1, t); };
+        int64_t t = 0;
+        for (; n_x - t > 10; t += 6) run.template operator()<6>(t);
+        if (n_x - t > 6) {
+            run.template operator()<4>(t);
+            t += 4;
+        }
+        switch (n_x - t) {
+        case 6: run.template operator()<6>(t); break;
+        case 5: run.template operator()<5>(t); break;
+        case 4: run.template operator()<4>(t); break;
+        case 3: run.template operator()<3>(t); break;
+        case 2: run.template operator()<2>(t); break;
+        case 1: run.template operator()<1>(t); break;
+        default: break;
+        }
     }
 }
 
